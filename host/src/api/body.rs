@@ -1,0 +1,116 @@
+//! The parse request body: a JSON object with `url` and/or its alias `link`,
+//! nothing else. Both present with different values, neither, wrong types,
+//! or unknown members are `400 invalid_request`; over the cap is `413`.
+
+use axum::body::Body;
+use axum::http::{HeaderMap, StatusCode, header};
+use serde_json::Value;
+
+use super::envelope::ApiError;
+
+/// Read and validate a parse body; returns the input to parse.
+pub async fn read_parse_body(
+    headers: &HeaderMap,
+    body: Body,
+    max_bytes: usize,
+) -> Result<String, ApiError> {
+    if let Some(ct) = headers.get(header::CONTENT_TYPE) {
+        let ct = ct.to_str().unwrap_or_default().to_ascii_lowercase();
+        let essence = ct.split(';').next().unwrap_or_default().trim();
+        if essence != "application/json" && !essence.ends_with("+json") {
+            return Err(ApiError::new(
+                StatusCode::UNSUPPORTED_MEDIA_TYPE,
+                "unsupported_media_type",
+                "Content-Type must be application/json",
+            ));
+        }
+    }
+    let bytes = axum::body::to_bytes(body, max_bytes).await.map_err(|_| {
+        ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            format!("request body larger than {max_bytes} bytes"),
+        )
+    })?;
+    parse_input(&bytes)
+}
+
+pub fn parse_input(bytes: &[u8]) -> Result<String, ApiError> {
+    let value: Value = serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::invalid_request(format!("body is not valid JSON: {e}")))?;
+    let Value::Object(members) = value else {
+        return Err(ApiError::invalid_request(
+            "body must be a JSON object with `url` or `link`",
+        ));
+    };
+    let mut url = None;
+    let mut link = None;
+    for (name, value) in &members {
+        let slot = match name.as_str() {
+            "url" => &mut url,
+            "link" => &mut link,
+            other => {
+                return Err(ApiError::invalid_request(format!(
+                    "unknown property `{other}`; only `url` and `link` are accepted"
+                )));
+            }
+        };
+        match value {
+            Value::String(s) => *slot = Some(s.as_str()),
+            _ => {
+                return Err(ApiError::invalid_request(format!(
+                    "`{name}` must be a string"
+                )));
+            }
+        }
+    }
+    let input = match (url, link) {
+        (Some(u), Some(l)) if u.trim() != l.trim() => {
+            return Err(ApiError::invalid_request(
+                "`url` and `link` are both given with different values; send one",
+            ));
+        }
+        (Some(u), _) => u,
+        (None, Some(l)) => l,
+        (None, None) => {
+            return Err(ApiError::invalid_request(
+                "body needs `url` (or its alias `link`)",
+            ));
+        }
+    };
+    if input.trim().is_empty() {
+        return Err(ApiError::invalid_request("`url` must not be empty"));
+    }
+    Ok(input.trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_input;
+
+    fn code(body: &str) -> Result<String, &'static str> {
+        parse_input(body.as_bytes()).map_err(|e| e.code)
+    }
+
+    #[test]
+    fn url_link_rules() {
+        assert_eq!(code(r#"{"url":"https://a/b"}"#).unwrap(), "https://a/b");
+        assert_eq!(code(r#"{"link":" https://a/b "}"#).unwrap(), "https://a/b");
+        assert_eq!(
+            code(r#"{"url":"https://a/b","link":"https://a/b"}"#).unwrap(),
+            "https://a/b"
+        );
+        for bad in [
+            r#"{"url":"https://a/b","link":"https://a/c"}"#,
+            r#"{}"#,
+            r#"{"url":""}"#,
+            r#"{"url":"x","extra":1}"#,
+            r#"{"url":5}"#,
+            r#"["https://a"]"#,
+            r#"not json"#,
+            r#"{"url":"\ud800"}"#,
+        ] {
+            assert_eq!(code(bad), Err("invalid_request"), "{bad}");
+        }
+    }
+}

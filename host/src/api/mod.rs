@@ -1,0 +1,81 @@
+//! The HTTP API (axum): routes, request ids, and the handlers that turn
+//! requests into pipeline calls and results into SPEC.md's JSON.
+
+pub mod body;
+pub mod envelope;
+mod parse;
+mod request_id;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::http::StatusCode;
+use axum::response::IntoResponse;
+use axum::routing::{get, post};
+use serde_json::json;
+
+use crate::state::AppState;
+use envelope::ApiError;
+
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/api/v1/parse", post(parse::common))
+        .route("/api/v1/platforms/{platform}/parse", post(parse::platform))
+        .route("/api/v1/capabilities", get(capabilities))
+        .route("/healthz", get(healthz))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(request_id::middleware))
+        .with_state(state)
+}
+
+async fn healthz(
+    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+) -> impl IntoResponse {
+    axum::Json(json!({"status": "ok", "extractors": state.registry.all().len()}))
+}
+
+async fn not_found() -> ApiError {
+    ApiError::new(StatusCode::NOT_FOUND, "not_found", "no such endpoint")
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::new(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "method_not_allowed",
+        "method not allowed on this endpoint",
+    )
+}
+
+/// `GET /api/v1/capabilities`: public (no token), the source of truth for billing.
+async fn capabilities(
+    axum::extract::State(state): axum::extract::State<Arc<AppState>>,
+) -> impl IntoResponse {
+    let platforms: Vec<_> = mediaparse_sdk::spec::PLATFORMS
+        .iter()
+        .map(|p| {
+            let ext = state.registry.get(p);
+            json!({
+                "id": p,
+                "enabled": ext.is_some(),
+                "extractorVersion": ext.as_ref().map(|e| e.info.version.clone()),
+                "urlShapes": ext.as_ref().map(|e| e.info.url_shapes.clone()).unwrap_or_default(),
+                "credits": crate::billing::price(p),
+            })
+        })
+        .collect();
+    axum::Json(json!({
+        "status": 200,
+        "data": {
+            "apiVersion": "1.0.0",
+            "platforms": platforms,
+            "billing": {
+                "unit": "credit",
+                "chargedWhen": "a parse returns at least one image, video or audio URL; failures and no-media results cost 0",
+                "prices": crate::billing::price_table(),
+            },
+            "platformDataVersion": "1",
+        },
+        "msg": "success",
+    }))
+}

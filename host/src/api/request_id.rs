@@ -1,0 +1,35 @@
+//! A request id on every response (`X-Request-Id`) and in every log line of
+//! that request. A sane incoming id is kept, otherwise one is minted.
+
+use axum::extract::Request;
+use axum::http::HeaderValue;
+use axum::middleware::Next;
+use axum::response::Response;
+use tracing::Instrument;
+
+pub const HEADER: &str = "x-request-id";
+
+#[derive(Clone, Debug)]
+pub struct RequestId(pub String);
+
+pub async fn middleware(mut request: Request, next: Next) -> Response {
+    let id = request
+        .headers()
+        .get(HEADER)
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| {
+            !v.is_empty()
+                && v.len() <= 64
+                && v.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+        .map(String::from)
+        .unwrap_or_else(|| crate::auth::new_id("req"));
+    request.extensions_mut().insert(RequestId(id.clone()));
+    let span = tracing::info_span!("request", request_id = %id, method = %request.method(), path = %request.uri().path());
+    let mut response = next.run(request).instrument(span).await;
+    if let Ok(v) = HeaderValue::from_str(&id) {
+        response.headers_mut().insert(HEADER, v);
+    }
+    response
+}

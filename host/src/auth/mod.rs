@@ -1,0 +1,201 @@
+//! API keys: token minting and hashing, bearer authentication, expiry and
+//! platform permissions. Tokens are shown once and stored only as SHA-256.
+
+use base64::Engine as _;
+use rand::RngCore;
+use sha2::{Digest, Sha256};
+
+use crate::store::{KeyRecord, Store, StoreError};
+
+/// Every customer token starts with this, so leaked tokens are recognisable.
+pub const TOKEN_PREFIX: &str = "mp_live_";
+/// Characters of a token shown in listings.
+const DISPLAY_PREFIX_LEN: usize = TOKEN_PREFIX.len() + 6;
+
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    #[error("Authorization header missing")]
+    MissingToken,
+    #[error("token invalid")]
+    InvalidToken,
+    #[error("token expired")]
+    TokenExpired,
+    #[error("token not allowed to access platform {0}")]
+    PlatformNotAllowed(String),
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A fresh random token: the prefix plus 32 random bytes, base64url.
+pub fn mint_token() -> String {
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    format!(
+        "{TOKEN_PREFIX}{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    )
+}
+
+pub fn hash_token(token: &str) -> Vec<u8> {
+    Sha256::digest(token.as_bytes()).to_vec()
+}
+
+pub fn display_prefix(token: &str) -> String {
+    token.chars().take(DISPLAY_PREFIX_LEN).collect()
+}
+
+/// A short random identifier with a readable prefix (`key_3f9a…`).
+pub fn new_id(prefix: &str) -> String {
+    let mut bytes = [0u8; 6];
+    rand::rng().fill_bytes(&mut bytes);
+    format!("{prefix}_{}", hex::encode(bytes))
+}
+
+/// The bearer token of an `Authorization` header value.
+pub fn bearer(header: Option<&str>) -> Result<&str, AuthError> {
+    let value = header
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+        .ok_or(AuthError::MissingToken)?;
+    let (scheme, token) = value.split_once(' ').ok_or(AuthError::InvalidToken)?;
+    if !scheme.eq_ignore_ascii_case("bearer") {
+        return Err(AuthError::InvalidToken);
+    }
+    let token = token.trim();
+    if token.is_empty() {
+        Err(AuthError::MissingToken)
+    } else {
+        Ok(token)
+    }
+}
+
+/// Look a token up and check its expiry at `now_unix_s`.
+pub fn authenticate(store: &Store, token: &str, now_unix_s: i64) -> Result<KeyRecord, AuthError> {
+    let key = store
+        .key_by_token_hash(&hash_token(token))?
+        .ok_or(AuthError::InvalidToken)?;
+    if is_expired(&key, now_unix_s) {
+        return Err(AuthError::TokenExpired);
+    }
+    Ok(key)
+}
+
+/// A key is valid through the end of its expiry date in UTC.
+pub fn is_expired(key: &KeyRecord, now_unix_s: i64) -> bool {
+    match key.expires_on.as_deref().and_then(end_of_day_utc) {
+        Some(end) => now_unix_s >= end,
+        // An unparseable stored date cannot be honoured; fail closed.
+        None => key.expires_on.is_some(),
+    }
+}
+
+/// First second after the given `YYYY-MM-DD` day (UTC), as unix seconds.
+pub fn end_of_day_utc(date: &str) -> Option<i64> {
+    let day = chrono::NaiveDate::parse_from_str(date, "%Y-%m-%d").ok()?;
+    Some(day.succ_opt()?.and_hms_opt(0, 0, 0)?.and_utc().timestamp())
+}
+
+/// Parse an expiry argument: a `YYYY-MM-DD` date, or `never`/empty for none.
+pub fn parse_expiry(value: &str) -> Result<Option<String>, String> {
+    let v = value.trim();
+    if v.is_empty() || v.eq_ignore_ascii_case("never") {
+        return Ok(None);
+    }
+    chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d")
+        .map(|d| Some(d.format("%Y-%m-%d").to_string()))
+        .map_err(|_| format!("expiry must be YYYY-MM-DD or never, got {v:?}"))
+}
+
+/// Parse a platform permission argument: `all`, or a comma list of ids.
+pub fn parse_platforms(value: &str) -> Result<Option<Vec<String>>, String> {
+    let v = value.trim();
+    if v.eq_ignore_ascii_case("all") {
+        return Ok(None);
+    }
+    let mut list: Vec<String> = Vec::new();
+    for p in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let p = p.to_ascii_lowercase();
+        if !mediaparse_sdk::spec::PLATFORMS.contains(&p.as_str()) {
+            return Err(format!(
+                "unknown platform {p:?}; known: {}",
+                mediaparse_sdk::spec::PLATFORMS.join(", ")
+            ));
+        }
+        if !list.contains(&p) {
+            list.push(p);
+        }
+    }
+    if list.is_empty() {
+        return Err("platforms must be `all` or a comma-separated list of platform ids".into());
+    }
+    Ok(Some(list))
+}
+
+/// Is the key allowed to parse `platform`?
+pub fn check_platform(key: &KeyRecord, platform: &str) -> Result<(), AuthError> {
+    match &key.platforms {
+        Some(list) if !list.iter().any(|p| p == platform) => {
+            Err(AuthError::PlatformNotAllowed(platform.into()))
+        }
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expiry_is_inclusive_of_the_whole_utc_day() {
+        let key = |exp: Option<&str>| KeyRecord {
+            id: "k".into(),
+            account_id: "a".into(),
+            name: "n".into(),
+            token_prefix: "p".into(),
+            expires_on: exp.map(String::from),
+            platforms: None,
+            created_at: 0,
+            rotated_at: None,
+        };
+        // 2026-11-22T00:00:00Z = 1795305600
+        let start = 1_795_305_600;
+        let k = key(Some("2026-11-22"));
+        assert!(!is_expired(&k, start));
+        assert!(!is_expired(&k, start + 86_399));
+        assert!(is_expired(&k, start + 86_400));
+        assert!(!is_expired(&key(None), i64::MAX));
+        assert!(is_expired(&key(Some("garbage")), 0));
+    }
+
+    #[test]
+    fn bearer_parsing() {
+        assert!(matches!(bearer(None), Err(AuthError::MissingToken)));
+        assert!(matches!(bearer(Some("  ")), Err(AuthError::MissingToken)));
+        assert!(matches!(
+            bearer(Some("Basic abc")),
+            Err(AuthError::InvalidToken)
+        ));
+        assert_eq!(bearer(Some("bearer  mp_live_x ")).ok(), Some("mp_live_x"));
+    }
+
+    #[test]
+    fn tokens_are_long_prefixed_and_distinct() {
+        let (a, b) = (mint_token(), mint_token());
+        assert!(a.starts_with(TOKEN_PREFIX) && a.len() >= TOKEN_PREFIX.len() + 43);
+        assert_ne!(a, b);
+        assert_eq!(hash_token(&a).len(), 32);
+    }
+
+    #[test]
+    fn platform_lists() {
+        assert_eq!(parse_platforms("all").unwrap(), None);
+        assert_eq!(
+            parse_platforms("TikTok, youtube,tiktok").unwrap(),
+            Some(vec!["tiktok".into(), "youtube".into()])
+        );
+        assert!(parse_platforms("myspace").is_err());
+        assert!(parse_platforms(",").is_err());
+        assert_eq!(parse_expiry("never").unwrap(), None);
+        assert!(parse_expiry("2026-02-30").is_err());
+    }
+}

@@ -1,0 +1,293 @@
+//! The only code that talks to the network. Every upstream request an
+//! extractor plans goes through [`Fetcher::fetch`]: allowlist per extractor,
+//! redirects re-checked at every hop, timeouts, a response-size cap,
+//! refusal of non-public destinations in production, the bootstrap cache,
+//! and the upstream override (DESIGN.md §5).
+
+mod cache;
+mod guard;
+mod upstream;
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mediaparse_sdk::urls::host_matches;
+use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
+
+pub use cache::BootstrapCache;
+pub use upstream::UpstreamOverride;
+
+/// Limits on upstream traffic.
+#[derive(Clone, Debug)]
+pub struct FetchLimits {
+    /// Per request (one hop), connect through the last body byte.
+    pub request_timeout: Duration,
+    /// Largest response body accepted.
+    pub max_body_bytes: usize,
+    /// Redirect hops followed for one request.
+    pub max_redirects: usize,
+}
+
+impl Default for FetchLimits {
+    fn default() -> Self {
+        FetchLimits {
+            request_timeout: Duration::from_secs(10),
+            max_body_bytes: 8 * 1024 * 1024,
+            max_redirects: 10,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum FetchError {
+    /// The extractor asked for a host it did not declare: an extractor bug.
+    #[error("{0} is not on the extractor's declared api-hosts")]
+    HostNotAllowed(String),
+    #[error("invalid upstream URL {0:?}")]
+    InvalidUrl(String),
+    #[error("redirected to a non-public address ({0})")]
+    PrivateDestination(String),
+    #[error("more than {0} redirects")]
+    TooManyRedirects(usize),
+    #[error("the upstream did not answer in time")]
+    Timeout,
+    #[error("upstream response larger than {0} bytes")]
+    TooLarge(usize),
+    #[error("upstream connection failed: {0}")]
+    Connect(String),
+}
+
+/// Performs upstream requests for extractors.
+pub struct Fetcher {
+    client: reqwest::Client,
+    upstream: Option<UpstreamOverride>,
+    limits: FetchLimits,
+    cache: BootstrapCache,
+}
+
+impl Fetcher {
+    /// With an override every request goes to the fake upstream on loopback
+    /// (tests, demos, replay); without one, only public addresses are reached.
+    pub fn new(upstream: Option<UpstreamOverride>, limits: FetchLimits) -> anyhow::Result<Fetcher> {
+        let mut builder = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(limits.request_timeout)
+            .connect_timeout(limits.request_timeout.min(Duration::from_secs(5)))
+            .pool_max_idle_per_host(32);
+        if upstream.is_none() {
+            builder = builder.dns_resolver(Arc::new(guard::PublicOnlyResolver));
+        } else {
+            builder = builder.no_proxy();
+        }
+        Ok(Fetcher {
+            client: builder.build()?,
+            upstream,
+            limits,
+            cache: BootstrapCache::new(1024),
+        })
+    }
+
+    pub fn upstream(&self) -> Option<&UpstreamOverride> {
+        self.upstream.as_ref()
+    }
+
+    /// Perform one planned request for `platform`, whose extractor declared `api_hosts`.
+    pub async fn fetch(
+        &self,
+        platform: &str,
+        api_hosts: &[String],
+        request: &HttpRequest,
+    ) -> Result<HttpResponse, FetchError> {
+        let cacheable = request.cache_ttl_seconds > 0;
+        if cacheable && let Some(hit) = self.cache.get(platform, request) {
+            return Ok(hit);
+        }
+        let response = self.fetch_uncached(api_hosts, request).await?;
+        if cacheable && response.is_success() {
+            self.cache.put(
+                platform,
+                request,
+                &response,
+                Duration::from_secs(request.cache_ttl_seconds.into()),
+            );
+        }
+        Ok(response)
+    }
+
+    async fn fetch_uncached(
+        &self,
+        api_hosts: &[String],
+        request: &HttpRequest,
+    ) -> Result<HttpResponse, FetchError> {
+        let mut url = parse_logical(&request.url)?;
+        let mut method = request.method.to_ascii_uppercase();
+        let mut body = request.body.clone();
+        for _hop in 0..=self.limits.max_redirects {
+            self.check_destination(api_hosts, &url)?;
+            let started = Instant::now();
+            let (status, headers, bytes) = self
+                .send(&method, &url, &request.headers, body.as_deref())
+                .await?;
+            tracing::debug!(target: "mediaparse::fetch", %method, url = %redact_query(&url), status, elapsed_ms = started.elapsed().as_millis() as u64, "upstream");
+            let response = HttpResponse {
+                request_url: request.url.clone(),
+                final_url: url.to_string(),
+                status,
+                headers,
+                body: bytes,
+            };
+            if !(request.follow_redirects && response.is_redirect()) {
+                return Ok(self.presented(response));
+            }
+            let Some(location) = response.header("location") else {
+                return Ok(self.presented(response));
+            };
+            url = self.next_hop(&url, location)?;
+            if status == 303 || ((status == 301 || status == 302) && method == "POST") {
+                method = "GET".into();
+                body = None;
+            }
+        }
+        Err(FetchError::TooManyRedirects(self.limits.max_redirects))
+    }
+
+    /// The response as the extractor sees it: `Location` naming the fake
+    /// upstream is turned back into the platform URL it stands for.
+    fn presented(&self, mut response: HttpResponse) -> HttpResponse {
+        if let Some(up) = &self.upstream {
+            for h in response
+                .headers
+                .iter_mut()
+                .filter(|h| h.name.eq_ignore_ascii_case("location"))
+            {
+                if let Some(logical) = up.to_logical(&h.value) {
+                    h.value = logical;
+                }
+            }
+        }
+        response
+    }
+
+    fn next_hop(&self, current: &url::Url, location: &str) -> Result<url::Url, FetchError> {
+        let location = location.trim();
+        if let Some(up) = &self.upstream
+            && let Some(logical) = up.to_logical(location)
+        {
+            return parse_logical(&logical);
+        }
+        let next = current
+            .join(location)
+            .map_err(|_| FetchError::InvalidUrl(location.into()))?;
+        if !matches!(next.scheme(), "http" | "https") {
+            return Err(FetchError::InvalidUrl(location.into()));
+        }
+        Ok(next)
+    }
+
+    fn check_destination(&self, api_hosts: &[String], url: &url::Url) -> Result<(), FetchError> {
+        let host = url.host_str().unwrap_or_default();
+        if self.upstream.is_none()
+            && let Some(ip) = guard::literal_ip(url)
+            && !guard::is_public(ip)
+        {
+            return Err(FetchError::PrivateDestination(ip.to_string()));
+        }
+        if !api_hosts.iter().any(|p| host_matches(host, p)) {
+            return Err(FetchError::HostNotAllowed(host.to_string()));
+        }
+        Ok(())
+    }
+
+    async fn send(
+        &self,
+        method: &str,
+        url: &url::Url,
+        headers: &[Header],
+        body: Option<&[u8]>,
+    ) -> Result<(u16, Vec<Header>, Vec<u8>), FetchError> {
+        let wire_url = match &self.upstream {
+            Some(up) => up.to_wire(url),
+            None => url.clone(),
+        };
+        let method = reqwest::Method::from_bytes(method.as_bytes())
+            .map_err(|_| FetchError::InvalidUrl(format!("bad method {method}")))?;
+        let mut builder = self.client.request(method, wire_url);
+        for h in headers {
+            if is_forwardable(&h.name) {
+                builder = builder.header(&h.name, &h.value);
+            }
+        }
+        if let Some(body) = body {
+            builder = builder.body(body.to_vec());
+        }
+        let mut response = builder.send().await.map_err(classify)?;
+        let status = response.status().as_u16();
+        let headers = response
+            .headers()
+            .iter()
+            .map(|(k, v)| Header::new(k.as_str(), String::from_utf8_lossy(v.as_bytes())))
+            .collect();
+        if let Some(len) = response.content_length()
+            && len as usize > self.limits.max_body_bytes
+        {
+            return Err(FetchError::TooLarge(self.limits.max_body_bytes));
+        }
+        let mut bytes = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(classify)? {
+            if bytes.len() + chunk.len() > self.limits.max_body_bytes {
+                return Err(FetchError::TooLarge(self.limits.max_body_bytes));
+            }
+            bytes.extend_from_slice(&chunk);
+        }
+        Ok((status, headers, bytes))
+    }
+}
+
+fn parse_logical(raw: &str) -> Result<url::Url, FetchError> {
+    let url = url::Url::parse(raw).map_err(|_| FetchError::InvalidUrl(raw.into()))?;
+    if !matches!(url.scheme(), "http" | "https") || url.host_str().is_none() {
+        return Err(FetchError::InvalidUrl(raw.into()));
+    }
+    Ok(url)
+}
+
+/// Hop-by-hop and transport headers are the client's to set.
+fn is_forwardable(name: &str) -> bool {
+    ![
+        "host",
+        "content-length",
+        "connection",
+        "transfer-encoding",
+        "keep-alive",
+        "upgrade",
+        "te",
+        "trailer",
+        "proxy-authorization",
+    ]
+    .iter()
+    .any(|h| name.eq_ignore_ascii_case(h))
+}
+
+fn classify(e: reqwest::Error) -> FetchError {
+    if e.is_timeout() {
+        return FetchError::Timeout;
+    }
+    let mut source: Option<&dyn std::error::Error> = Some(&e);
+    while let Some(err) = source {
+        if let Some(private) = err.downcast_ref::<guard::PrivateAddress>() {
+            return FetchError::PrivateDestination(private.0.clone());
+        }
+        source = err.source();
+    }
+    FetchError::Connect(e.without_url().to_string())
+}
+
+/// Log URLs without their query (it may carry tokens).
+fn redact_query(url: &url::Url) -> String {
+    format!(
+        "{}://{}{}",
+        url.scheme(),
+        url.host_str().unwrap_or_default(),
+        url.path()
+    )
+}

@@ -1,0 +1,59 @@
+use clap::Parser;
+use mediaparse::cli::{Cli, Command};
+use mediaparse::server::{ServeOptions, serve};
+
+fn main() {
+    let cli = Cli::parse();
+    // The admin commands print results on stdout; keep their stderr quiet.
+    init_tracing(if matches!(cli.command, Command::Serve(_)) {
+        "info"
+    } else {
+        "warn"
+    });
+    let code = match cli.command {
+        Command::Serve(args) => {
+            let options = ServeOptions {
+                listen: args.listen,
+                db: cli.db,
+                extractors: args.extractors.resolve(),
+                upstream: args.upstream,
+                fixed_clock_ms: args.fixed_clock_ms,
+            };
+            let runtime = tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build();
+            match runtime
+                .map_err(anyhow::Error::from)
+                .and_then(|rt| rt.block_on(serve(options)))
+            {
+                Ok(()) => 0,
+                Err(e) => {
+                    eprintln!("mediaparse: {e:#}");
+                    1
+                }
+            }
+        }
+        command => match mediaparse::cli::run_admin(&cli.db, command) {
+            Ok(code) => code,
+            Err(e) => {
+                eprintln!("mediaparse: {e:#}");
+                1
+            }
+        },
+    };
+    std::process::exit(code);
+}
+
+/// Logs go to stderr; `RUST_LOG` filters, `MEDIAPARSE_LOG_FORMAT=json` for JSON lines.
+fn init_tracing(default_level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| format!("{default_level},wasmtime=warn,cranelift=warn").into());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr);
+    if std::env::var("MEDIAPARSE_LOG_FORMAT").is_ok_and(|v| v == "json") {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}

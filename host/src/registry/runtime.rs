@@ -1,0 +1,283 @@
+//! The wasm runtime: one engine, components compiled once and kept
+//! pre-instantiated, a fresh store per parse with a memory cap and an
+//! epoch deadline on every call, and WASI linked with nothing granted.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use wasmtime::component::{Component, Linker, ResourceTable};
+use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
+use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+
+use super::convert;
+use mediaparse_sdk as sdk;
+
+pub(super) mod bindings {
+    wasmtime::component::bindgen!({ path: "../wit", world: "extractor" });
+}
+
+/// Limits applied to every guest call.
+#[derive(Clone, Debug)]
+pub struct SandboxLimits {
+    /// Linear memory a component may grow to.
+    pub memory_bytes: usize,
+    /// Wall time one call (detect, plan or map) may take.
+    pub call_timeout: Duration,
+    /// Largest platform-data JSON text accepted from `map`.
+    pub max_output_bytes: usize,
+}
+
+impl Default for SandboxLimits {
+    fn default() -> Self {
+        SandboxLimits {
+            memory_bytes: 256 << 20,
+            call_timeout: Duration::from_secs(5),
+            max_output_bytes: 16 << 20,
+        }
+    }
+}
+
+const EPOCH_TICK: Duration = Duration::from_millis(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum RuntimeError {
+    /// The guest trapped, ran out of time or memory, or broke the contract.
+    #[error("extractor {platform} failed: {message}")]
+    Guest { platform: String, message: String },
+}
+
+/// The process-wide engine and linker.
+pub struct Runtime {
+    pub(super) engine: Engine,
+    linker: Linker<GuestState>,
+    pub limits: SandboxLimits,
+}
+
+/// Per-store host state.
+pub struct GuestState {
+    wasi: WasiCtx,
+    table: ResourceTable,
+    limits: StoreLimits,
+    platform: String,
+    log_lines_left: u32,
+}
+
+impl WasiView for GuestState {
+    fn ctx(&mut self) -> WasiCtxView<'_> {
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
+    }
+}
+
+impl bindings::ExtractorImports for GuestState {
+    fn log(&mut self, level: u8, message: String) {
+        if self.log_lines_left == 0 {
+            return;
+        }
+        self.log_lines_left -= 1;
+        let message: String = message.chars().take(1024).collect();
+        let platform = self.platform.as_str();
+        match level {
+            0 => tracing::error!(target: "mediaparse::extractor", platform, "{message}"),
+            1 => tracing::warn!(target: "mediaparse::extractor", platform, "{message}"),
+            2 => tracing::info!(target: "mediaparse::extractor", platform, "{message}"),
+            _ => tracing::debug!(target: "mediaparse::extractor", platform, "{message}"),
+        }
+    }
+}
+
+impl bindings::mediaparse::extractor::types::Host for GuestState {}
+
+impl Runtime {
+    pub fn new(limits: SandboxLimits) -> anyhow::Result<Arc<Runtime>> {
+        let mut config = Config::new();
+        config.wasm_component_model(true);
+        config.epoch_interruption(true);
+        let engine = Engine::new(&config).map_err(|e| anyhow::anyhow!("wasm engine: {e}"))?;
+        let mut linker = Linker::new(&engine);
+        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+            .map_err(|e| anyhow::anyhow!("linking WASI: {e}"))?;
+        bindings::Extractor::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
+            &mut linker,
+            |s| s,
+        )
+        .map_err(|e| anyhow::anyhow!("linking the extractor world: {e}"))?;
+        // The epoch ticker: deadlines are counted in ticks of this thread.
+        let ticker = engine.weak();
+        std::thread::Builder::new()
+            .name("wasm-epoch".into())
+            .spawn(move || {
+                while let Some(engine) = ticker.upgrade() {
+                    engine.increment_epoch();
+                    drop(engine);
+                    std::thread::sleep(EPOCH_TICK);
+                }
+            })?;
+        Ok(Arc::new(Runtime {
+            engine,
+            linker,
+            limits,
+        }))
+    }
+
+    pub fn compile(&self, bytes: &[u8]) -> anyhow::Result<Component> {
+        Component::new(&self.engine, bytes).map_err(|e| anyhow::anyhow!("compiling component: {e}"))
+    }
+
+    pub fn prepare(
+        &self,
+        component: &Component,
+    ) -> anyhow::Result<bindings::ExtractorPre<GuestState>> {
+        let pre = self
+            .linker
+            .instantiate_pre(component)
+            .map_err(|e| anyhow::anyhow!("linking component: {e}"))?;
+        bindings::ExtractorPre::new(pre)
+            .map_err(|e| anyhow::anyhow!("component does not export the extractor world: {e}"))
+    }
+
+    /// A fresh store and instance: nothing leaks between parses.
+    pub fn session(
+        self: &Arc<Self>,
+        platform: &str,
+        pre: &bindings::ExtractorPre<GuestState>,
+    ) -> Result<Session, RuntimeError> {
+        let state = GuestState {
+            wasi: WasiCtxBuilder::new().build(),
+            table: ResourceTable::new(),
+            limits: StoreLimitsBuilder::new()
+                .memory_size(self.limits.memory_bytes)
+                .trap_on_grow_failure(true)
+                .instances(64)
+                .build(),
+            platform: platform.to_string(),
+            log_lines_left: 64,
+        };
+        let mut store = Store::new(&self.engine, state);
+        store.limiter(|s| &mut s.limits);
+        store.epoch_deadline_trap();
+        store.set_epoch_deadline(self.deadline_ticks());
+        let guest = pre
+            .instantiate(&mut store)
+            .map_err(|e| guest_error(platform, e))?;
+        Ok(Session {
+            runtime: self.clone(),
+            store,
+            guest,
+            platform: platform.to_string(),
+        })
+    }
+
+    fn deadline_ticks(&self) -> u64 {
+        (self.limits.call_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+    }
+}
+
+fn guest_error(platform: &str, e: wasmtime::Error) -> RuntimeError {
+    let message = match e.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::Interrupt) => "the call ran past its deadline".to_string(),
+        Some(trap) => format!("trap: {trap}"),
+        None => format!("{e:#}")
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string(),
+    };
+    RuntimeError::Guest {
+        platform: platform.to_string(),
+        message,
+    }
+}
+
+/// One parse's instance. Calls are blocking CPU work: run them on a blocking thread.
+pub struct Session {
+    runtime: Arc<Runtime>,
+    store: Store<GuestState>,
+    guest: bindings::Extractor,
+    platform: String,
+}
+
+impl Session {
+    fn arm(&mut self) {
+        let ticks = self.runtime.deadline_ticks();
+        self.store.set_epoch_deadline(ticks);
+    }
+
+    pub fn info(&mut self) -> Result<sdk::Info, RuntimeError> {
+        self.arm();
+        let info = self
+            .guest
+            .call_info(&mut self.store)
+            .map_err(|e| guest_error(&self.platform, e))?;
+        Ok(convert::info(info))
+    }
+
+    pub fn detect(
+        &mut self,
+        input: &str,
+    ) -> Result<Result<sdk::Target, sdk::Failure>, RuntimeError> {
+        self.arm();
+        let out = self
+            .guest
+            .call_detect(&mut self.store, input)
+            .map_err(|e| guest_error(&self.platform, e))?;
+        Ok(out.map(convert::target_in).map_err(convert::failure_in))
+    }
+
+    pub fn plan(
+        &mut self,
+        target: &sdk::Target,
+        ctx: &sdk::Context,
+        done: &[sdk::Exchange],
+    ) -> Result<Result<sdk::Plan, sdk::Failure>, RuntimeError> {
+        self.arm();
+        let (t, c, d) = (
+            convert::target_out(target),
+            convert::context_out(ctx),
+            convert::exchanges_out(done),
+        );
+        let out = self
+            .guest
+            .call_plan(&mut self.store, &t, &c, &d)
+            .map_err(|e| guest_error(&self.platform, e))?;
+        Ok(out.map(convert::plan_in).map_err(convert::failure_in))
+    }
+
+    pub fn map(
+        &mut self,
+        target: &sdk::Target,
+        ctx: &sdk::Context,
+        done: &[sdk::Exchange],
+    ) -> Result<Result<(sdk::Media, String), sdk::Failure>, RuntimeError> {
+        self.arm();
+        let (t, c, d) = (
+            convert::target_out(target),
+            convert::context_out(ctx),
+            convert::exchanges_out(done),
+        );
+        let out = self
+            .guest
+            .call_map(&mut self.store, &t, &c, &d)
+            .map_err(|e| guest_error(&self.platform, e))?;
+        match out {
+            Ok(extraction)
+                if extraction.platform_data.len() > self.runtime.limits.max_output_bytes =>
+            {
+                Err(RuntimeError::Guest {
+                    platform: self.platform.clone(),
+                    message: format!(
+                        "platform data larger than {} bytes",
+                        self.runtime.limits.max_output_bytes
+                    ),
+                })
+            }
+            Ok(extraction) => Ok(Ok((
+                convert::media_in(extraction.media),
+                extraction.platform_data,
+            ))),
+            Err(f) => Ok(Err(convert::failure_in(f))),
+        }
+    }
+}

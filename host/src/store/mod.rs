@@ -1,0 +1,273 @@
+//! SQLite storage (rusqlite, bundled): accounts and balances, API keys,
+//! the credit ledger. One file, WAL mode, migrations by `user_version`.
+//! All calls are blocking; async callers go through `tokio::task::spawn_blocking`.
+
+mod schema;
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("database error: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("no such {0}: {1}")]
+    NotFound(&'static str, String),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+pub type StoreResult<T> = Result<T, StoreError>;
+
+/// A stored API key (the token itself is never stored, only its SHA-256).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyRecord {
+    pub id: String,
+    pub account_id: String,
+    pub name: String,
+    /// Short display prefix of the token.
+    pub token_prefix: String,
+    /// Last valid day (UTC), `YYYY-MM-DD`; `None` = permanent.
+    pub expires_on: Option<String>,
+    /// Allowed platforms; `None` = all.
+    pub platforms: Option<Vec<String>>,
+    pub created_at: i64,
+    pub rotated_at: Option<i64>,
+}
+
+/// Outcome of a conditional charge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Charge {
+    Charged { balance_after: i64 },
+    InsufficientCredits { balance: i64 },
+}
+
+/// A handle to the database; cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl Store {
+    /// Open (creating if needed) and migrate the database file.
+    pub fn open(path: &Path) -> StoreResult<Store> {
+        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+            std::fs::create_dir_all(parent).map_err(|e| {
+                StoreError::Invalid(format!("cannot create {}: {e}", parent.display()))
+            })?;
+        }
+        let conn = Connection::open(path)?;
+        conn.busy_timeout(std::time::Duration::from_secs(5))?;
+        conn.pragma_update(None, "journal_mode", "WAL")?;
+        conn.pragma_update(None, "synchronous", "NORMAL")?;
+        conn.pragma_update(None, "foreign_keys", "ON")?;
+        schema::migrate(&conn)?;
+        Ok(Store {
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Connection) -> StoreResult<T>) -> StoreResult<T> {
+        // A poisoned lock only means another thread panicked mid-call; SQLite
+        // rolled its transaction back, so the connection is still sound.
+        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        f(&mut conn)
+    }
+
+    /// Create the account if it does not exist.
+    pub fn ensure_account(&self, account: &str, now: i64) -> StoreResult<()> {
+        self.with(|c| {
+            c.execute(
+                "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
+                params![account, now],
+            )?;
+            Ok(())
+        })
+    }
+
+    pub fn balance(&self, account: &str) -> StoreResult<i64> {
+        self.with(|c| {
+            c.query_row(
+                "SELECT balance FROM accounts WHERE id = ?1",
+                [account],
+                |r| r.get(0),
+            )
+            .optional()?
+            .ok_or_else(|| StoreError::NotFound("account", account.into()))
+        })
+    }
+
+    /// Add credits (creating the account); returns the new balance.
+    pub fn add_credits(&self, account: &str, amount: i64, now: i64) -> StoreResult<i64> {
+        if amount <= 0 {
+            return Err(StoreError::Invalid(
+                "credits to add must be a positive number".into(),
+            ));
+        }
+        self.with(|c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
+                params![account, now],
+            )?;
+            tx.execute(
+                "UPDATE accounts SET balance = balance + ?2 WHERE id = ?1",
+                params![account, amount],
+            )?;
+            tx.execute(
+                "INSERT INTO credit_grants (account_id, credits, created_at) VALUES (?1, ?2, ?3)",
+                params![account, amount, now],
+            )?;
+            let balance = tx.query_row(
+                "SELECT balance FROM accounts WHERE id = ?1",
+                [account],
+                |r| r.get(0),
+            )?;
+            tx.commit()?;
+            Ok(balance)
+        })
+    }
+
+    pub fn insert_key(&self, key: &KeyRecord, token_hash: &[u8]) -> StoreResult<()> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            tx.execute("INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)", params![key.account_id, key.created_at])?;
+            tx.execute(
+                "INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, expires_on, platforms, created_at, rotated_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                params![
+                    key.id,
+                    key.account_id,
+                    key.name,
+                    token_hash,
+                    key.token_prefix,
+                    key.expires_on,
+                    key.platforms.as_ref().map(|p| p.join(",")),
+                    key.created_at,
+                    key.rotated_at
+                ],
+            )?;
+            tx.commit()?;
+            Ok(())
+        })
+    }
+
+    /// The key whose token hashes to `token_hash`.
+    pub fn key_by_token_hash(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
+        self.with(|c| {
+            Ok(c.query_row(
+                &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE token_hash = ?1"),
+                [token_hash],
+                key_from_row,
+            )
+            .optional()?)
+        })
+    }
+
+    pub fn key(&self, id: &str) -> StoreResult<KeyRecord> {
+        self.with(|c| {
+            c.query_row(
+                &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
+                [id],
+                key_from_row,
+            )
+            .optional()?
+            .ok_or_else(|| StoreError::NotFound("key", id.into()))
+        })
+    }
+
+    pub fn keys(&self) -> StoreResult<Vec<KeyRecord>> {
+        self.with(|c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
+            ))?;
+            let rows = stmt.query_map([], key_from_row)?;
+            Ok(rows.collect::<Result<_, _>>()?)
+        })
+    }
+
+    /// Charge `credits` if the balance still covers them: one transaction,
+    /// one conditional update and one ledger row, or nothing at all.
+    pub fn charge(
+        &self,
+        account: &str,
+        key_id: &str,
+        platform: &str,
+        credits: i64,
+        request_id: &str,
+        now: i64,
+    ) -> StoreResult<Charge> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let updated = tx.execute(
+                "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
+                params![account, credits],
+            )?;
+            if updated != 1 {
+                let balance = tx.query_row("SELECT balance FROM accounts WHERE id = ?1", [account], |r| r.get(0)).optional()?.unwrap_or(0);
+                return Ok(Charge::InsufficientCredits { balance });
+            }
+            tx.execute(
+                "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![account, key_id, platform, credits, request_id, now],
+            )?;
+            let balance_after = tx.query_row("SELECT balance FROM accounts WHERE id = ?1", [account], |r| r.get(0))?;
+            tx.commit()?;
+            Ok(Charge::Charged { balance_after })
+        })
+    }
+
+    /// Sum of credits in the ledger for an account (or all accounts).
+    pub fn ledger_sum(&self, account: Option<&str>) -> StoreResult<i64> {
+        self.with(|c| {
+            Ok(match account {
+                Some(a) => c.query_row(
+                    "SELECT COALESCE(SUM(credits), 0) FROM ledger WHERE account_id = ?1",
+                    [a],
+                    |r| r.get(0),
+                )?,
+                None => c.query_row("SELECT COALESCE(SUM(credits), 0) FROM ledger", [], |r| {
+                    r.get(0)
+                })?,
+            })
+        })
+    }
+
+    pub fn ledger_count(&self, account: Option<&str>) -> StoreResult<i64> {
+        self.with(|c| {
+            Ok(match account {
+                Some(a) => c.query_row(
+                    "SELECT COUNT(*) FROM ledger WHERE account_id = ?1",
+                    [a],
+                    |r| r.get(0),
+                )?,
+                None => c.query_row("SELECT COUNT(*) FROM ledger", [], |r| r.get(0))?,
+            })
+        })
+    }
+}
+
+const KEY_COLUMNS: &str =
+    "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at";
+
+fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
+    let platforms: Option<String> = r.get(5)?;
+    Ok(KeyRecord {
+        id: r.get(0)?,
+        account_id: r.get(1)?,
+        name: r.get(2)?,
+        token_prefix: r.get(3)?,
+        expires_on: r.get(4)?,
+        platforms: platforms.map(|p| {
+            p.split(',')
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        }),
+        created_at: r.get(6)?,
+        rotated_at: r.get(7)?,
+    })
+}
