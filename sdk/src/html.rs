@@ -172,13 +172,8 @@ pub fn tags(html: &str) -> impl Iterator<Item = Tag<'_>> {
         loop {
             let open = pos + html.get(pos..)?.find('<')?;
             let rest = &html[open + 1..];
-            if rest.starts_with("!--") {
-                pos = open
-                    + 4
-                    + rest[3..]
-                        .find("-->")
-                        .map(|e| e + 3)
-                        .unwrap_or(rest.len() - 3);
+            if let Some(comment) = rest.strip_prefix("!--") {
+                pos = open + 4 + comment.find("-->").map(|e| e + 3).unwrap_or(comment.len());
                 continue;
             }
             let name_len = rest

@@ -1,0 +1,181 @@
+//! A fake upstream on loopback that knows only the public override contract
+//! (DESIGN.md §5): `http://127.0.0.1:PORT/HOST/PATH?QUERY` stands for
+//! `https://HOST/PATH?QUERY`. It answers from recorded fixture exchanges and
+//! counts what it was asked, so tests can prove what was (not) fetched.
+
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+
+use axum::body::{Body, Bytes};
+use axum::http::{HeaderMap, Method, Response, StatusCode, Uri};
+use mediaparse_sdk::Header;
+use mediaparse_sdk::fixture::Case;
+
+/// One answer the fake upstream can give.
+#[derive(Clone, Debug)]
+pub struct Route {
+    pub method: String,
+    pub url: String,
+    pub header_constraints: Vec<Header>,
+    pub body_constraint: Option<String>,
+    pub status: u16,
+    pub headers: Vec<Header>,
+    pub body: Vec<u8>,
+}
+
+#[derive(Default)]
+struct Inner {
+    routes: Vec<Route>,
+    hits: Vec<String>,
+    misses: Vec<String>,
+}
+
+/// A running fake upstream; stops when dropped.
+pub struct FakeUpstream {
+    pub addr: SocketAddr,
+    inner: Arc<Mutex<Inner>>,
+    _shutdown: tokio::sync::oneshot::Sender<()>,
+}
+
+impl FakeUpstream {
+    /// Serve every exchange of the given cases.
+    pub async fn start(cases: &[Case]) -> anyhow::Result<FakeUpstream> {
+        let mut routes = Vec::new();
+        for case in cases {
+            for ex in &case.exchanges {
+                routes.push(Route {
+                    method: ex.request.method.to_ascii_uppercase(),
+                    url: ex.request.url.clone(),
+                    header_constraints: ex.request.headers.clone(),
+                    body_constraint: ex.request.body.clone(),
+                    status: ex.response.status,
+                    headers: ex.response.headers.clone(),
+                    body: case.body(ex)?,
+                });
+            }
+        }
+        Self::with_routes(routes).await
+    }
+
+    pub async fn with_routes(routes: Vec<Route>) -> anyhow::Result<FakeUpstream> {
+        let inner = Arc::new(Mutex::new(Inner {
+            routes,
+            ..Default::default()
+        }));
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+        let addr = listener.local_addr()?;
+        let state = inner.clone();
+        let app = axum::Router::new().fallback(
+            move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
+                let state = state.clone();
+                async move { answer(&state, method, uri, headers, body) }
+            },
+        );
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        tokio::spawn(async move {
+            let _ = axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = rx.await;
+                })
+                .await;
+        });
+        Ok(FakeUpstream {
+            addr,
+            inner,
+            _shutdown: tx,
+        })
+    }
+
+    pub fn base_url(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// Logical URLs requested so far (`METHOD https://host/path?q`).
+    pub fn hits(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .map(|i| i.hits.clone())
+            .unwrap_or_default()
+    }
+
+    /// Requests no route matched.
+    pub fn misses(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .map(|i| i.misses.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn clear_hits(&self) {
+        if let Ok(mut i) = self.inner.lock() {
+            i.hits.clear();
+            i.misses.clear();
+        }
+    }
+}
+
+fn answer(
+    state: &Mutex<Inner>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response<Body> {
+    let path_and_query = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
+    let logical = format!("https:/{path_and_query}");
+    let request_headers: Vec<Header> = headers
+        .iter()
+        .map(|(k, v)| Header::new(k.as_str(), String::from_utf8_lossy(v.as_bytes())))
+        .collect();
+    let Ok(mut inner) = state.lock() else {
+        return Response::builder()
+            .status(500)
+            .body(Body::empty())
+            .unwrap_or_default();
+    };
+    let line = format!("{method} {logical}");
+    // The most specific route wins: the one with the most header constraints.
+    let route = inner
+        .routes
+        .iter()
+        .filter(|r| {
+            r.method == method.as_str()
+                && r.url == logical
+                && r.header_constraints.iter().all(|want| {
+                    request_headers.iter().any(|h| {
+                        h.name.eq_ignore_ascii_case(&want.name) && h.value.contains(&want.value)
+                    })
+                })
+                && r.body_constraint
+                    .as_ref()
+                    .is_none_or(|b| b.as_bytes() == body.as_ref())
+        })
+        .max_by_key(|r| r.header_constraints.len() + usize::from(r.body_constraint.is_some()))
+        .cloned();
+    match route {
+        Some(route) => {
+            inner.hits.push(line);
+            let mut builder = Response::builder().status(route.status);
+            for h in &route.headers {
+                // Bodies are served as recorded (already decoded): the length is ours to set.
+                if !h.name.eq_ignore_ascii_case("content-length")
+                    && !h.name.eq_ignore_ascii_case("content-encoding")
+                    && !h.name.eq_ignore_ascii_case("transfer-encoding")
+                {
+                    builder = builder.header(&h.name, &h.value);
+                }
+            }
+            builder.body(Body::from(route.body)).unwrap_or_default()
+        }
+        None => {
+            inner.misses.push(line.clone());
+            Response::builder()
+                .status(StatusCode::NOT_FOUND)
+                .header("content-type", "text/plain")
+                .body(Body::from(format!(
+                    "fake upstream: no recorded exchange for {line}"
+                )))
+                .unwrap_or_default()
+        }
+    }
+}

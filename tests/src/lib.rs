@@ -1,0 +1,7 @@
+//! Test support shared by the end-to-end suite and `cargo xtask demo`:
+//! a fake upstream that honours the upstream-override contract and replays
+//! fixture cases, and a handle on a real `mediaparse serve` process.
+
+pub mod fake_upstream;
+pub mod paths;
+pub mod service;

@@ -1,0 +1,59 @@
+//! Where the built artifacts are: `cargo xtask test` builds them and sets
+//! the variables; the defaults are the workspace's own `target/` folders.
+
+use std::path::PathBuf;
+
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(PathBuf::from)
+        .unwrap_or_default()
+}
+
+/// The `mediaparse` binary (`MEDIAPARSE_BIN`, default `target/debug/mediaparse`).
+pub fn host_binary() -> PathBuf {
+    let path = std::env::var_os("MEDIAPARSE_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/debug/mediaparse"));
+    assert!(
+        path.is_file(),
+        "{} is missing: run the tests with `cargo xtask test`, which builds it",
+        path.display()
+    );
+    path
+}
+
+/// The built components (`MEDIAPARSE_EXTRACTORS`, default `target/extractors`).
+pub fn extractors_dir() -> PathBuf {
+    let dir = std::env::var_os("MEDIAPARSE_EXTRACTORS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/extractors"));
+    assert!(
+        dir.is_dir(),
+        "{} is missing: run the tests with `cargo xtask test`, which builds the extractors",
+        dir.display()
+    );
+    dir
+}
+
+/// Every `extractors/<platform>/fixtures` folder, by platform.
+pub fn fixture_dirs() -> Vec<(String, PathBuf)> {
+    let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(workspace_root().join("extractors"))
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.join("fixtures").is_dir())
+                .map(|p| {
+                    (
+                        p.file_name()
+                            .map(|n| n.to_string_lossy().into_owned())
+                            .unwrap_or_default(),
+                        p.join("fixtures"),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    out.sort();
+    out
+}
