@@ -160,12 +160,7 @@ pub fn media(item: &Value, headers: &[Header]) -> Result<Media> {
     if let Some(url) = item.music.as_ref().and_then(music_url) {
         let original = item.music.as_ref().and_then(|m| m.original) == Some(true);
         media.audios.push(Audio {
-            mime_type: if url.contains("mime_type=audio_mpeg") {
-                "audio/mpeg"
-            } else {
-                "audio/mp4"
-            }
-            .into(),
+            mime_type: audio_mime(&url).into(),
             url,
             quality: if original { "original" } else { "music" }.into(),
             bitrate: 0,
@@ -182,6 +177,17 @@ pub fn media(item: &Value, headers: &[Header]) -> Result<Media> {
         ));
     }
     Ok(media)
+}
+
+/// `audio/mpeg` when the URL says `mime_type=audio_mpeg` (guide §5) or is an
+/// `.mp3` file (licensed sounds on the music CDN); `audio/mp4` otherwise.
+fn audio_mime(url: &str) -> &'static str {
+    let path = url.split(['?', '#']).next().unwrap_or_default();
+    if url.contains("mime_type=audio_mpeg") || path.to_ascii_lowercase().ends_with(".mp3") {
+        "audio/mpeg"
+    } else {
+        "audio/mp4"
+    }
 }
 
 /// Every `bitrateInfo` rendition and every URL in its `UrlList` (alternate
@@ -437,8 +443,16 @@ mod tests {
         assert_eq!(media.duration, 12.0);
         assert_eq!(media.videos.len(), 1);
         assert_eq!((media.videos[0].width, media.videos[0].height), (720, 1280));
-        assert_eq!(media.audios[0].mime_type, "audio/mp4");
+        assert_eq!(media.audios[0].mime_type, "audio/mpeg");
         assert_eq!(media.audios[0].quality, "music");
+        assert_eq!(
+            audio_mime("https://v16-webapp-prime.tiktok.com/video/tos/x/?mime_type=audio_mp4"),
+            "audio/mp4"
+        );
+        assert_eq!(
+            audio_mime("https://v16-webapp-prime.tiktok.com/video/tos/x/?a=1&mime_type=audio_mpeg"),
+            "audio/mpeg"
+        );
     }
 
     #[test]
