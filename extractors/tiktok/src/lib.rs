@@ -4,8 +4,11 @@
 //! redirects. Notes beyond the guide: `docs/platforms/tiktok.md`.
 //!
 //! Rounds: [short-link hops] → post page → [page again after a challenge,
-//! a same-post redirect, or once more when the page came without data].
+//! a same-post redirect, or once more when the page came without data] →
+//! [strategy B, the app API, when the operator configured an `iid` and the
+//! page failed with an anti-bot, network-block or layout signal].
 
+mod app;
 mod challenge;
 mod links;
 mod map;
@@ -43,7 +46,11 @@ impl Extractor for TikTok {
             platform: PLATFORM.into(),
             version: env!("CARGO_PKG_VERSION").into(),
             url_hosts: vec!["*.tiktok.com".into(), "*.tiktokv.com".into()],
-            api_hosts: vec!["www.tiktok.com".into(), "vt.tiktok.com".into()],
+            api_hosts: vec![
+                "www.tiktok.com".into(),
+                "vt.tiktok.com".into(),
+                app::HOST.into(),
+            ],
             url_shapes: [
                 "/@{user}/video/{id}",
                 "/@{user}/photo/{id}",
@@ -79,21 +86,38 @@ impl Extractor for TikTok {
         })
     }
 
-    fn plan(target: &Target, _ctx: &Context, done: &[Exchange]) -> Result<Plan> {
+    fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan> {
         let post = match resolve(target, done)? {
             Resolved::Post(post) => post,
             Resolved::Fetch(request) => return Ok(Plan::one(request)),
         };
-        Ok(match page_step(&post, done)? {
-            Step::Fetch(request) => Plan::one(request),
-            Step::Ready(_) => Plan::Ready,
-        })
+        if done.iter().any(app::is_app) {
+            return Ok(Plan::Ready);
+        }
+        match page_step(&post, done) {
+            Ok(Step::Fetch(request)) => Ok(Plan::one(request)),
+            Ok(Step::Ready(_)) => Ok(Plan::Ready),
+            Err(failure) => match app::AppInfo::from_config(ctx) {
+                // Strategy B, only on the failure signals the app API can get past.
+                Some(info) if falls_back(&failure) => {
+                    Ok(Plan::one(info.request(&post.id, ctx.now_unix_ms)))
+                }
+                _ => Err(failure),
+            },
+        }
     }
 
     fn map(target: &Target, _ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
         let Resolved::Post(post) = resolve(target, done)? else {
             return Err(Failure::upstream("the short link was not resolved"));
         };
+        if let Some(exchange) = done.iter().rev().find(|e| app::is_app(e)) {
+            let aweme = app::aweme(&exchange.response, &post.id)?;
+            return Ok(Extraction {
+                media: app::media(&aweme)?,
+                platform_data: app::platform_data(&aweme),
+            });
+        }
         let Step::Ready(item) = page_step(&post, done)? else {
             return Err(Failure::upstream("the post page was not fetched"));
         };
@@ -106,6 +130,17 @@ impl Extractor for TikTok {
 }
 
 mediaparse_sdk::export_extractor!(TikTok);
+
+/// Page failures the app API may get past: the anti-bot challenge, a
+/// refused or data-less page, and the statuses TikTok gives datacenter
+/// networks (10204, 10231; guide §3).
+fn falls_back(failure: &Failure) -> bool {
+    match failure {
+        Failure::RateLimited(_) | Failure::UpstreamChanged(_) | Failure::UpstreamError(_) => true,
+        Failure::Unavailable(message) => page::is_network_block(message),
+        Failure::UnsupportedUrl(_) | Failure::LoginRequired(_) => false,
+    }
+}
 
 enum Resolved {
     Post(Post),

@@ -108,7 +108,7 @@ enum MusicUrl {
 }
 
 /// Numbers as TikTok sends them: integers, floats or numeric strings.
-fn lenient_f64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+pub(crate) fn lenient_f64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
     Ok(match Value::deserialize(d)? {
         Value::Number(n) => n.as_f64().unwrap_or(0.0),
         Value::String(s) => s.trim().parse().unwrap_or(0.0),
@@ -117,7 +117,7 @@ fn lenient_f64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::E
     .map(|v: f64| if v.is_finite() && v > 0.0 { v } else { 0.0 })
 }
 
-fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
+pub(crate) fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
     lenient_f64(d).map(|v| if v < u32::MAX as f64 { v as u32 } else { 0 })
 }
 
@@ -181,7 +181,7 @@ pub fn media(item: &Value, headers: &[Header]) -> Result<Media> {
 
 /// `audio/mpeg` when the URL says `mime_type=audio_mpeg` (guide §5) or is an
 /// `.mp3` file (licensed sounds on the music CDN); `audio/mp4` otherwise.
-fn audio_mime(url: &str) -> &'static str {
+pub(crate) fn audio_mime(url: &str) -> &'static str {
     let path = url.split(['?', '#']).next().unwrap_or_default();
     if url.contains("mime_type=audio_mpeg") || path.to_ascii_lowercase().ends_with(".mp3") {
         "audio/mpeg"
@@ -255,12 +255,12 @@ fn videos(video: &VideoInfo, headers: &[Header]) -> Vec<Video> {
     out
 }
 
-fn usable(url: &str) -> bool {
+pub(crate) fn usable(url: &str) -> bool {
     (url.starts_with("https://") || url.starts_with("http://"))
         && !url.contains("/media-video-hvc1/")
 }
 
-fn nonempty(s: Option<&str>) -> Option<&str> {
+pub(crate) fn nonempty(s: Option<&str>) -> Option<&str> {
     s.filter(|s| !s.trim().is_empty())
 }
 

@@ -135,6 +135,17 @@ fn status_code(v: &Value) -> i64 {
     }
 }
 
+/// Statuses TikTok also gives whole datacenter networks (guide §3).
+const NETWORK_BLOCK_CODES: [i64; 2] = [10204, 10231];
+
+/// Does an `unavailable` message come from a status that may be a block of
+/// our network rather than of the post?
+pub fn is_network_block(message: &str) -> bool {
+    NETWORK_BLOCK_CODES
+        .iter()
+        .any(|code| message.contains(&format!("(TikTok statusCode {code}")))
+}
+
 /// Guide §6: the status codes of `webapp.video-detail`.
 pub fn check_status(code: i64, msg: &str, has_item: bool) -> Result<()> {
     let what = match code {
@@ -196,6 +207,19 @@ mod tests {
                 "content_unavailable"
             );
         }
+    }
+
+    #[test]
+    fn network_blocks_are_recognised() {
+        let msg = |code| {
+            check_status(code, "", false)
+                .unwrap_err()
+                .message()
+                .to_string()
+        };
+        assert!(is_network_block(&msg(10204)));
+        assert!(is_network_block(&msg(10231)));
+        assert!(!is_network_block(&msg(10216)));
     }
 
     #[test]
