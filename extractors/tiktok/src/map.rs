@@ -1,0 +1,499 @@
+//! `itemStruct` (web, camelCase) → the media object and platformData
+//! (guide §4–§5).
+
+use mediaparse_sdk::serde_json::{Map, Value};
+use mediaparse_sdk::spec::fill_missing_members;
+use mediaparse_sdk::{Audio, Failure, Header, Image, Media, MediaSource, Result, Video};
+use serde::{Deserialize, Deserializer};
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Item {
+    desc: Option<String>,
+    video: Option<VideoInfo>,
+    image_post: Option<ImagePost>,
+    music: Option<Music>,
+    is_content_classified: Option<bool>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct VideoInfo {
+    #[serde(deserialize_with = "lenient_f64")]
+    duration: f64,
+    #[serde(deserialize_with = "lenient_u32")]
+    width: u32,
+    #[serde(deserialize_with = "lenient_u32")]
+    height: u32,
+    definition: Option<String>,
+    ratio: Option<String>,
+    cover: Option<String>,
+    origin_cover: Option<String>,
+    play_addr: Option<PlayAddr>,
+    bitrate_info: Option<Vec<BitrateInfo>>,
+}
+
+/// `playAddr` is a URL string, or in some answers a list of `{src}`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum PlayAddr {
+    Url(String),
+    List(Vec<Src>),
+    Other(#[allow(dead_code)] serde::de::IgnoredAny),
+}
+
+#[derive(Deserialize)]
+struct Src {
+    #[serde(default)]
+    src: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "PascalCase", default)]
+struct BitrateInfo {
+    gear_name: Option<String>,
+    codec_type: Option<String>,
+    play_addr: Option<BitratePlayAddr>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "PascalCase", default)]
+struct BitratePlayAddr {
+    url_list: Option<Vec<Option<String>>>,
+    #[serde(deserialize_with = "lenient_u32")]
+    width: u32,
+    #[serde(deserialize_with = "lenient_u32")]
+    height: u32,
+    url_key: Option<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ImagePost {
+    images: Option<Vec<PostImage>>,
+    cover: Option<PostImage>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct PostImage {
+    #[serde(rename = "imageURL")]
+    image_url: Option<UrlList>,
+    #[serde(deserialize_with = "lenient_u32")]
+    image_width: u32,
+    #[serde(deserialize_with = "lenient_u32")]
+    image_height: u32,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct UrlList {
+    url_list: Option<Vec<Option<String>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Music {
+    play_url: Option<MusicUrl>,
+    original: Option<bool>,
+}
+
+/// Web answers give `playUrl` as a string; app-shaped ones as `{urlList}`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum MusicUrl {
+    Url(String),
+    List(UrlList),
+    Other(#[allow(dead_code)] serde::de::IgnoredAny),
+}
+
+/// Numbers as TikTok sends them: integers, floats or numeric strings.
+pub(crate) fn lenient_f64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
+    Ok(match Value::deserialize(d)? {
+        Value::Number(n) => n.as_f64().unwrap_or(0.0),
+        Value::String(s) => s.trim().parse().unwrap_or(0.0),
+        _ => 0.0,
+    })
+    .map(|v: f64| if v.is_finite() && v > 0.0 { v } else { 0.0 })
+}
+
+pub(crate) fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
+    lenient_f64(d).map(|v| if v < u32::MAX as f64 { v as u32 } else { 0 })
+}
+
+/// Map one `itemStruct` to the media object. `headers` go on every video and
+/// audio item (Referer, User-Agent, the page's `tt_chain_token` cookie).
+pub fn media(item: &Value, headers: &[Header]) -> Result<Media> {
+    let item = Item::deserialize(item)
+        .map_err(|e| Failure::changed(format!("itemStruct has an unknown shape: {e}")))?;
+    let video = item.video.unwrap_or_default();
+    let mut media = Media {
+        title: item.desc.unwrap_or_default(),
+        thumbnail: nonempty(video.cover.as_deref())
+            .or(nonempty(video.origin_cover.as_deref()))
+            .unwrap_or_default()
+            .to_string(),
+        duration: video.duration,
+        ..Media::default()
+    };
+    match item.image_post {
+        // The presence of `imagePost` is the photo-post signal.
+        Some(post) => {
+            if let Some(cover) = post.cover.as_ref().and_then(|c| first_url(c, false)) {
+                media.thumbnail = cover;
+            }
+            media.images = post
+                .images
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|image| {
+                    Some(Image {
+                        url: first_url(image, true)?,
+                        width: image.image_width,
+                        height: image.image_height,
+                    })
+                })
+                .collect();
+        }
+        None => media.videos = videos(&video, headers),
+    }
+    if let Some(url) = item.music.as_ref().and_then(music_url) {
+        let original = item.music.as_ref().and_then(|m| m.original) == Some(true);
+        media.audios.push(Audio {
+            mime_type: audio_mime(&url).into(),
+            url,
+            quality: if original { "original" } else { "music" }.into(),
+            bitrate: 0,
+            source: MediaSource::Direct,
+            headers: headers.to_vec(),
+        });
+    }
+    if media.videos.is_empty()
+        && media.images.is_empty()
+        && item.is_content_classified == Some(true)
+    {
+        return Err(Failure::LoginRequired(
+            "TikTok shows this post (classified as sensitive) only to signed-in adults".into(),
+        ));
+    }
+    Ok(media)
+}
+
+/// `audio/mpeg` when the URL says `mime_type=audio_mpeg` (guide §5) or is an
+/// `.mp3` file (licensed sounds on the music CDN); `audio/mp4` otherwise.
+pub(crate) fn audio_mime(url: &str) -> &'static str {
+    let path = url.split(['?', '#']).next().unwrap_or_default();
+    if url.contains("mime_type=audio_mpeg") || path.to_ascii_lowercase().ends_with(".mp3") {
+        "audio/mpeg"
+    } else {
+        "audio/mp4"
+    }
+}
+
+/// Every `bitrateInfo` rendition and every URL in its `UrlList` (alternate
+/// hosts kept, source order), then `playAddr`. The watermarked
+/// `downloadAddr` is never emitted; `bytevc2` renditions (unplayable) and
+/// `/media-video-hvc1/` URLs (sometimes video-only or 404) are dropped.
+fn videos(video: &VideoInfo, headers: &[Header]) -> Vec<Video> {
+    let item = |url: &str, quality: &str, (width, height): (u32, u32)| Video {
+        url: url.to_string(),
+        quality: quality.to_string(),
+        mime_type: "video/mp4".into(),
+        width,
+        height,
+        has_audio: true,
+        source: MediaSource::Direct,
+        headers: headers.to_vec(),
+    };
+    let mut out = Vec::new();
+    for rendition in video.bitrate_info.iter().flatten() {
+        if rendition
+            .codec_type
+            .as_deref()
+            .is_some_and(|c| c.eq_ignore_ascii_case("bytevc2"))
+        {
+            continue;
+        }
+        let Some(addr) = &rendition.play_addr else {
+            continue;
+        };
+        let key = addr.url_key.as_deref().and_then(parse_url_key);
+        if key.is_some_and(|k| k.codec == "bytevc2") {
+            continue;
+        }
+        let size = if addr.width > 0 && addr.height > 0 {
+            (addr.width, addr.height)
+        } else {
+            key.map(|k| scale(k.short_side, video.width, video.height))
+                .unwrap_or((0, 0))
+        };
+        let quality = nonempty(rendition.gear_name.as_deref())
+            .map(str::to_string)
+            .or_else(|| key.map(|k| format!("{}p", k.label)))
+            .unwrap_or_default();
+        for url in addr.url_list.iter().flatten().flatten() {
+            if usable(url) {
+                out.push(item(url, &quality, size));
+            }
+        }
+    }
+    let quality = nonempty(video.definition.as_deref())
+        .or(nonempty(video.ratio.as_deref()))
+        .unwrap_or_default();
+    let size = (video.width, video.height);
+    match &video.play_addr {
+        Some(PlayAddr::Url(url)) if usable(url) => out.push(item(url, quality, size)),
+        Some(PlayAddr::List(list)) => {
+            for url in list.iter().filter_map(|s| s.src.as_deref()) {
+                if usable(url) {
+                    out.push(item(url, quality, size));
+                }
+            }
+        }
+        _ => {}
+    }
+    out
+}
+
+pub(crate) fn usable(url: &str) -> bool {
+    (url.starts_with("https://") || url.starts_with("http://"))
+        && !url.contains("/media-video-hvc1/")
+}
+
+pub(crate) fn nonempty(s: Option<&str>) -> Option<&str> {
+    s.filter(|s| !s.trim().is_empty())
+}
+
+/// An image's URL: the `urlList` entry that is a JPEG (cobalt), else the first.
+fn first_url(image: &PostImage, prefer_jpeg: bool) -> Option<String> {
+    let list: Vec<&str> = image
+        .image_url
+        .as_ref()?
+        .url_list
+        .iter()
+        .flatten()
+        .flatten()
+        .map(String::as_str)
+        .filter(|u| usable(u))
+        .collect();
+    let jpeg = prefer_jpeg
+        .then(|| list.iter().find(|u| u.contains(".jpeg?")))
+        .flatten();
+    jpeg.or(list.first()).map(|u| u.to_string())
+}
+
+fn music_url(music: &Music) -> Option<String> {
+    match music.play_url.as_ref()? {
+        MusicUrl::Url(url) => Some(url.clone()),
+        MusicUrl::List(list) => list.url_list.iter().flatten().flatten().next().cloned(),
+        MusicUrl::Other(_) => None,
+    }
+    .filter(|u| usable(u))
+}
+
+/// The parts of a `UrlKey` such as `v0f0…_h264_540p_1711805`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UrlKey<'a> {
+    pub codec: &'a str,
+    /// The label's number (`540` for `540p`).
+    pub label: u32,
+    /// The real short side: TikTok's "540p" is 576 pixels.
+    pub short_side: u32,
+}
+
+/// Parse `{uri}_{codec}_{n}p_{bitrate}` from the end.
+pub fn parse_url_key(key: &str) -> Option<UrlKey<'_>> {
+    let mut parts = key.rsplit('_');
+    let bitrate = parts.next()?;
+    let resolution = parts.next()?;
+    let codec = parts.next()?;
+    parts.next()?; // the uri before them
+    let label: u32 = resolution.strip_suffix('p')?.parse().ok()?;
+    if !bitrate.bytes().all(|b| b.is_ascii_digit()) || codec.is_empty() || label == 0 {
+        return None;
+    }
+    Some(UrlKey {
+        codec,
+        label,
+        short_side: if label == 540 { 576 } else { label },
+    })
+}
+
+/// Width and height of a rendition whose short side is `short`, in the
+/// aspect of the post's `video.width`/`video.height` (portrait 9:16 when
+/// those are unknown). Sides are rounded to even numbers, as encoders do.
+pub fn scale(short: u32, width: u32, height: u32) -> (u32, u32) {
+    let (w, h) = if width > 0 && height > 0 {
+        (u64::from(width), u64::from(height))
+    } else {
+        (9, 16)
+    };
+    let short = u64::from(short);
+    let even = |x: u64| u32::try_from(x - x % 2).unwrap_or(0);
+    if w < h {
+        (even(short), even(short * h / w))
+    } else {
+        let long = short * w / h;
+        (even(long + long % 2), even(short))
+    }
+}
+
+/// platformData: the final `itemStruct` with SPEC's listed names built from
+/// the web names (`id`→`aweme_id`, `stats`/`statsV2`→`statistics`,
+/// `imagePost.images`→`images`), every other public member kept.
+pub fn platform_data(item: &Value) -> Value {
+    let source = item.as_object().cloned().unwrap_or_default();
+    let mut out = Map::new();
+    let aweme_id = match source.get("id") {
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Number(n)) => n.to_string(),
+        _ => String::new(),
+    };
+    out.insert("aweme_id".into(), aweme_id.into());
+    out.insert(
+        "desc".into(),
+        source
+            .get("desc")
+            .filter(|d| d.is_string())
+            .cloned()
+            .unwrap_or_else(|| "".into()),
+    );
+    let author = match source.get("author") {
+        Some(Value::Object(a)) => Value::Object(a.clone()),
+        // SIGI_STATE items name the author by handle, with `authorId` beside it.
+        Some(Value::String(handle)) => {
+            let mut a = Map::new();
+            a.insert("uniqueId".into(), handle.clone().into());
+            if let Some(id) = source.get("authorId") {
+                a.insert("id".into(), id.clone());
+            }
+            Value::Object(a)
+        }
+        _ => Value::Object(Map::new()),
+    };
+    out.insert("author".into(), author);
+    if let Some(video) = source.get("video").filter(|v| v.is_object()) {
+        out.insert("video".into(), video.clone());
+    }
+    let images = source
+        .get("imagePost")
+        .and_then(|p| p.get("images"))
+        .filter(|i| i.is_array())
+        .cloned()
+        .unwrap_or_else(|| Value::Array(vec![]));
+    out.insert("images".into(), images);
+    if let Some(stats) = ["stats", "statsV2"]
+        .iter()
+        .find_map(|k| source.get(*k).filter(|s| s.is_object()))
+    {
+        out.insert("statistics".into(), stats.clone());
+    }
+    for (key, value) in source {
+        if !out.contains_key(&key) {
+            out.insert(key, value);
+        }
+    }
+    fill_missing_members("tiktok", &mut out);
+    Value::Object(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mediaparse_sdk::serde_json;
+
+    fn parse_item(text: &str) -> Result<Value> {
+        serde_json::from_str(text).map_err(|e| Failure::changed(e.to_string()))
+    }
+
+    #[test]
+    fn url_keys() {
+        let k = parse_url_key("v0f044gc0000clho6ffog65ruf6d59j0_bytevc1_1080p_1312594").unwrap();
+        assert_eq!((k.codec, k.label, k.short_side), ("bytevc1", 1080, 1080));
+        let k = parse_url_key("v0f044gc0000clho6ffog65ruf6d59j0_h264_540p_1711805").unwrap();
+        assert_eq!((k.codec, k.label, k.short_side), ("h264", 540, 576));
+        assert_eq!(parse_url_key(""), None);
+        assert_eq!(parse_url_key("abc_h264_540p"), None);
+        assert_eq!(parse_url_key("uri_h264_540x_1"), None);
+        assert_eq!(parse_url_key("uri_h264_540p_x1"), None);
+    }
+
+    #[test]
+    fn scaling_follows_the_post_aspect() {
+        // The payload's post: 576×1024.
+        assert_eq!(scale(576, 576, 1024), (576, 1024));
+        assert_eq!(scale(720, 576, 1024), (720, 1280));
+        assert_eq!(scale(1080, 576, 1024), (1080, 1920));
+        // Landscape 16:9 and unknown aspect.
+        assert_eq!(scale(720, 1280, 720), (1280, 720));
+        assert_eq!(scale(576, 0, 0), (576, 1024));
+        // Odd results are rounded to even.
+        assert_eq!(scale(576, 3, 5), (576, 960));
+        assert_eq!(scale(575, 5, 3), (958, 574));
+    }
+
+    #[test]
+    fn lenient_numbers_and_missing_parts() {
+        let item = parse_item(
+            r#"{"desc":null,"video":{"duration":"12","width":"720","height":1280.0,"playAddr":[{"src":"https://v16-webapp-prime.tiktok.com/a"},{"src":null}]},"music":{"playUrl":{"urlList":["https://sf16-ies-music.tiktokcdn.com/a.mp3"]}}}"#,
+        )
+        .unwrap();
+        let media = media(&item, &[]).unwrap();
+        assert_eq!(media.title, "");
+        assert_eq!(media.duration, 12.0);
+        assert_eq!(media.videos.len(), 1);
+        assert_eq!((media.videos[0].width, media.videos[0].height), (720, 1280));
+        assert_eq!(media.audios[0].mime_type, "audio/mpeg");
+        assert_eq!(media.audios[0].quality, "music");
+        assert_eq!(
+            audio_mime("https://v16-webapp-prime.tiktok.com/video/tos/x/?mime_type=audio_mp4"),
+            "audio/mp4"
+        );
+        assert_eq!(
+            audio_mime("https://v16-webapp-prime.tiktok.com/video/tos/x/?a=1&mime_type=audio_mpeg"),
+            "audio/mpeg"
+        );
+    }
+
+    #[test]
+    fn drops_bytevc2_and_hvc1_paths() {
+        let item = parse_item(
+            r#"{"video":{"bitrateInfo":[
+                {"CodecType":"bytevc2","GearName":"a","PlayAddr":{"UrlList":["https://v16-webapp-prime.tiktok.com/x"]}},
+                {"CodecType":"h265_hvc1","GearName":"b","PlayAddr":{"UrlKey":"u_bytevc2_720p_1","UrlList":["https://v16-webapp-prime.tiktok.com/y"]}},
+                {"CodecType":"h265_hvc1","GearName":"c","PlayAddr":{"Width":720,"Height":1280,"UrlList":["https://v16-webapp-prime.tiktok.com/media-video-hvc1/z","https://v19-webapp-prime.tiktok.com/w",null]}}
+            ]}}"#,
+        )
+        .unwrap();
+        let media = media(&item, &[]).unwrap();
+        let urls: Vec<&str> = media.videos.iter().map(|v| v.url.as_str()).collect();
+        assert_eq!(urls, ["https://v19-webapp-prime.tiktok.com/w"]);
+        assert_eq!((media.videos[0].width, media.videos[0].height), (720, 1280));
+        assert_eq!(media.videos[0].quality, "c");
+    }
+
+    #[test]
+    fn classified_post_without_media_needs_login() {
+        let item = parse_item(r#"{"id":"1","isContentClassified":true}"#).unwrap();
+        assert_eq!(media(&item, &[]).unwrap_err().code(), "login_required");
+        let item = parse_item(r#"{"id":"1"}"#).unwrap();
+        assert!(media(&item, &[]).unwrap().is_empty());
+    }
+
+    #[test]
+    fn platform_data_names() {
+        let item = parse_item(
+            r#"{"id":"7305827432509082913","desc":"d","author":"someone","authorId":"68","statsV2":{"playCount":"5"},"imagePost":{"images":[{"imageWidth":1}]}}"#,
+        )
+        .unwrap();
+        let data = platform_data(&item);
+        assert_eq!(data["aweme_id"], "7305827432509082913");
+        assert_eq!(data["author"]["uniqueId"], "someone");
+        assert_eq!(data["author"]["id"], "68");
+        assert_eq!(data["statistics"]["playCount"], "5");
+        assert_eq!(data["images"][0]["imageWidth"], 1);
+        assert_eq!(data["video"], Value::Object(Map::new()));
+        assert_eq!(data["statsV2"]["playCount"], "5");
+        assert!(mediaparse_sdk::spec::check_platform_data("tiktok", &data).is_empty());
+    }
+}
