@@ -27,9 +27,7 @@ const RESERVED: [&str; 12] = [
 
 /// A shortcode (public or private) whose public part decodes to an id.
 pub fn valid_code(code: &str) -> bool {
-    (5..=48).contains(&code.len())
-        && shortcode::is_code(code)
-        && shortcode::decode(code).is_some()
+    (5..=48).contains(&code.len()) && shortcode::is_code(code) && shortcode::decode(code).is_some()
 }
 
 fn valid_username(user: &str) -> bool {
@@ -52,9 +50,7 @@ pub fn post_code(segments: &[&str]) -> Option<String> {
         {
             code
         }
-        [user, "p" | "reel" | "tv", code]
-            if valid_username(user) && !RESERVED.contains(user) =>
-        {
+        [user, "p" | "reel" | "tv", code] if valid_username(user) && !RESERVED.contains(user) => {
             code
         }
         _ => return None,
@@ -86,7 +82,11 @@ pub fn detect(input: &str) -> Result<Target> {
             return Ok(share_target(Some(kind), id, input));
         }
         // The mobile host's `/p/{id}` may carry the numeric media id.
-        ["p", id] if url.host == "m.instagram.com" && id.len() >= 12 && id.bytes().all(|b| b.is_ascii_digit()) => {
+        ["p", id]
+            if url.host == "m.instagram.com"
+                && id.len() >= 12
+                && id.bytes().all(|b| b.is_ascii_digit()) =>
+        {
             let pk: u64 = id
                 .parse()
                 .map_err(|_| Failure::unsupported("media id out of range"))?;
@@ -126,8 +126,14 @@ mod tests {
 
     #[test]
     fn post_codes_in_paths() {
-        assert_eq!(post_code(&["p", "CAnqPB-Jzcj"]).as_deref(), Some("CAnqPB-Jzcj"));
-        assert_eq!(post_code(&["natgeo", "reel", "Chunk8-jurw"]).as_deref(), Some("Chunk8-jurw"));
+        assert_eq!(
+            post_code(&["p", "CAnqPB-Jzcj"]).as_deref(),
+            Some("CAnqPB-Jzcj")
+        );
+        assert_eq!(
+            post_code(&["natgeo", "reel", "Chunk8-jurw"]).as_deref(),
+            Some("Chunk8-jurw")
+        );
         assert_eq!(post_code(&["stories", "p", "Chunk8-jurw"]), None);
         assert_eq!(post_code(&["reels", "audio", "123"]), None);
         assert_eq!(post_code(&["r", "Chunk8-jurw", "embed"]), None);

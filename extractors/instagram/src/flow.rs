@@ -86,10 +86,9 @@ pub fn run(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
     match &session.lsd {
         Some(lsd) => {
             let body = graphql_body(lsd, pk, ctx);
-            let answer = done
-                .iter()
-                .rev()
-                .find(|e| e.request.url == GRAPHQL && e.request.body.as_deref() == Some(body.as_bytes()));
+            let answer = done.iter().rev().find(|e| {
+                e.request.url == GRAPHQL && e.request.body.as_deref() == Some(body.as_bytes())
+            });
             match answer {
                 None => {
                     return Ok(Step::Fetch(vec![graphql_request(
@@ -155,13 +154,20 @@ fn most_telling(misses: Vec<Failure>) -> Failure {
 
 /// The post code a share link leads to, or the next hop to request.
 fn resolve_share(target: &Target, done: &[Exchange]) -> Result<Result<String, HttpRequest>> {
-    let hops: Vec<&Exchange> = done.iter().filter(|e| !e.request.follow_redirects).collect();
+    let hops: Vec<&Exchange> = done
+        .iter()
+        .filter(|e| !e.request.follow_redirects)
+        .collect();
     let Some(last) = hops.last() else {
         return Ok(Err(share_request(&target.canonical_url)));
     };
     let response = &last.response;
     match response.status {
-        429 => return Err(Failure::RateLimited("Instagram is rate-limiting share links".into())),
+        429 => {
+            return Err(Failure::RateLimited(
+                "Instagram is rate-limiting share links".into(),
+            ));
+        }
         404 | 410 => return Err(Failure::unavailable("the share link does not exist")),
         _ if !response.is_redirect() => {
             return Err(Failure::changed(format!(
@@ -410,7 +416,9 @@ fn status_miss(ex: &Exchange, what: &str) -> Option<Miss> {
         429 => Some(miss(Failure::RateLimited(format!(
             "Instagram is rate-limiting the {what}"
         )))),
-        s => Some(miss(Failure::upstream(format!("the {what} answered HTTP {s}")))),
+        s => Some(miss(Failure::upstream(format!(
+            "the {what} answered HTTP {s}"
+        )))),
     }
 }
 
@@ -492,9 +500,14 @@ fn eval_embed(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
                 continue;
             };
             let Ok(context) = serde_json::from_str::<Value>(context) else {
-                return Err(miss(Failure::changed("the embed page's contextJSON is not JSON")));
+                return Err(miss(Failure::changed(
+                    "the embed page's contextJSON is not JSON",
+                )));
             };
-            if let Some(media) = context.pointer("/gql_data/shortcode_media").filter(|m| m.is_object()) {
+            if let Some(media) = context
+                .pointer("/gql_data/shortcode_media")
+                .filter(|m| m.is_object())
+            {
                 return match media.get("shortcode").and_then(Value::as_str) {
                     Some(c) if c == code => Ok(Post::Legacy(media.clone())),
                     Some(other) => Err(miss(Failure::upstream(format!(
@@ -515,8 +528,7 @@ fn embed_html_image(html: &str, code: &str) -> std::result::Result<Post, Miss> {
     let mut owner_id = None;
     let mut image: Option<(String, u32)> = None;
     let mut username = None;
-    let mut tags = mediaparse_sdk::html::tags(html).peekable();
-    while let Some(tag) = tags.next() {
+    for tag in mediaparse_sdk::html::tags(html) {
         let class = tag.attr("class").unwrap_or_default();
         let classes: Vec<&str> = class.split_ascii_whitespace().collect();
         if classes.contains(&"Embed") && kind.is_none() {
@@ -531,11 +543,16 @@ fn embed_html_image(html: &str, code: &str) -> std::result::Result<Post, Miss> {
                 username = Some(mediaparse_sdk::html::decode_entities(text));
             }
         }
-        if tag.name.eq_ignore_ascii_case("img") && classes.contains(&"EmbeddedMediaImage") && image.is_none() {
+        if tag.name.eq_ignore_ascii_case("img")
+            && classes.contains(&"EmbeddedMediaImage")
+            && image.is_none()
+        {
             image = largest_src(&tag);
         }
     }
-    if html.contains("WatchOnInstagram") || matches!(kind.as_deref(), Some("GraphVideo" | "GraphSidecar")) {
+    if html.contains("WatchOnInstagram")
+        || matches!(kind.as_deref(), Some("GraphVideo" | "GraphSidecar"))
+    {
         return Err(miss(Failure::upstream(
             "the embed page withholds this post's media (watch on Instagram)",
         )));

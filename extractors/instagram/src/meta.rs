@@ -183,7 +183,13 @@ mod tests {
     fn finds_sjs_blobs_and_lsd() {
         let html = r#"<script type="application/json" data-content-len="9" data-sjs>{"a":1}</script>
 <script type="application/json">{"no":1}</script><script data-sjs type="application/json">{"require":[["LSD",[],{"token":"AVq1"},323]]}</script>"#;
-        assert_eq!(data_sjs_blobs(html), vec![r#"{"a":1}"#, r#"{"require":[["LSD",[],{"token":"AVq1"},323]]}"#]);
+        assert_eq!(
+            data_sjs_blobs(html),
+            vec![
+                r#"{"a":1}"#,
+                r#"{"require":[["LSD",[],{"token":"AVq1"},323]]}"#
+            ]
+        );
         assert_eq!(lsd_token(html).as_deref(), Some("AVq1"));
         let eqmc = r#"<script type="application/json" id="__eqmc">{"u":"/x","l":"AVqE"}</script>"#;
         assert_eq!(lsd_token(eqmc).as_deref(), Some("AVqE"));
@@ -198,24 +204,46 @@ mod tests {
         // "vts_vod_urlgen.452.feed.default" (percent-encoded padding survives)
         let url = "https://scontent.cdninstagram.com/v.mp4?efg=eyJ2ZW5jb2RlX3RhZyI6InZ0c192b2RfdXJsZ2VuLjQ1Mi5mZWVkLmRlZmF1bHQiLCJxZV9ncm91cHMiOiJbXCJpZ193ZWJfZGVsaXZlcnlfdnRzX290ZlwiXSJ9";
         assert_eq!(video_quality(url, 452, 566, Some(102)), "452p");
-        assert_eq!(video_quality("https://x.net/v.mp4?efg=%%%", 720, 900, None), "720p");
-        assert_eq!(video_quality("https://x.net/v.mp4", 0, 0, Some(103)), "type 103");
+        assert_eq!(
+            video_quality("https://x.net/v.mp4?efg=%%%", 720, 900, None),
+            "720p"
+        );
+        assert_eq!(
+            video_quality("https://x.net/v.mp4", 0, 0, Some(103)),
+            "type 103"
+        );
     }
 
     #[test]
     fn best_candidate_skips_square_crops() {
-        let c = |w, h| Candidate { url: format!("https://x/{w}x{h}"), width: Some(w), height: Some(h) };
+        let c = |w, h| Candidate {
+            url: format!("https://x/{w}x{h}"),
+            width: Some(w),
+            height: Some(h),
+        };
         let list = vec![c(720, 900), c(640, 800), c(1080, 1080), c(150, 150)];
-        assert_eq!(best_candidate(&list, Some((720, 900))).map(|c| c.url.as_str()), Some("https://x/720x900"));
-        assert_eq!(best_candidate(&list, None).map(|c| c.url.as_str()), Some("https://x/720x900"));
+        assert_eq!(
+            best_candidate(&list, Some((720, 900))).map(|c| c.url.as_str()),
+            Some("https://x/720x900")
+        );
+        assert_eq!(
+            best_candidate(&list, None).map(|c| c.url.as_str()),
+            Some("https://x/720x900")
+        );
         assert!(best_candidate(&[], Some((1, 1))).is_none());
         let list = vec![c(480, 853), c(540, 960)];
-        assert_eq!(best_candidate(&list, Some((540, 960))).map(|c| c.url.as_str()), Some("https://x/540x960"));
+        assert_eq!(
+            best_candidate(&list, Some((540, 960))).map(|c| c.url.as_str()),
+            Some("https://x/540x960")
+        );
     }
 
     #[test]
     fn big_ints_become_strings() {
-        let mut v: Value = serde_json::from_str(r#"{"pk":2317006284167526179,"n":12,"f":1.5,"a":[-9007199254740993]}"#).unwrap();
+        let mut v: Value = serde_json::from_str(
+            r#"{"pk":2317006284167526179,"n":12,"f":1.5,"a":[-9007199254740993]}"#,
+        )
+        .unwrap();
         stringify_big_ints(&mut v);
         assert_eq!(v["pk"], "2317006284167526179");
         assert_eq!(v["n"], 12);

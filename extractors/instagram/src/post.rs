@@ -323,7 +323,7 @@ impl Legacy {
                 )
             })
             .collect();
-        out.sort_by(|a, b| b.0.cmp(&a.0));
+        out.sort_by_key(|x| std::cmp::Reverse(x.0));
         let mut out: Vec<Value> = out.into_iter().map(|(_, v)| v).collect();
         if out.is_empty()
             && let Some(url) = &self.display_url
@@ -336,11 +336,9 @@ impl Legacy {
 
     /// The full image: the largest display resource, else `display_url`.
     fn image(&self) -> Option<Image> {
-        let best = self
-            .display_resources
-            .iter()
-            .flatten()
-            .max_by_key(|r| r.config_width.unwrap_or(0) as u64 * r.config_height.unwrap_or(0) as u64);
+        let best = self.display_resources.iter().flatten().max_by_key(|r| {
+            r.config_width.unwrap_or(0) as u64 * r.config_height.unwrap_or(0) as u64
+        });
         match (best, &self.display_url) {
             (Some(r), _) => Some(Image {
                 url: r.src.clone(),
@@ -429,10 +427,7 @@ fn map_legacy(value: &Value) -> Result<Extraction> {
 
     let mut data = value.as_object().cloned().unwrap_or_default();
     let pk = item.id.as_ref().and_then(|v| id_string(Some(v)));
-    let owner_id = item
-        .owner
-        .as_ref()
-        .and_then(|o| id_string(o.get("id")));
+    let owner_id = item.owner.as_ref().and_then(|o| id_string(o.get("id")));
     if let Some(pk) = &pk {
         let id = match &owner_id {
             Some(owner) => format!("{pk}_{owner}"),
@@ -454,7 +449,10 @@ fn map_legacy(value: &Value) -> Result<Extraction> {
     );
     data.insert(
         "user".into(),
-        item.owner.clone().filter(Value::is_object).unwrap_or_else(|| json!({})),
+        item.owner
+            .clone()
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({})),
     );
     let top = item.as_v1_child();
     data.insert(
@@ -481,4 +479,67 @@ fn map_legacy(value: &Value) -> Result<Extraction> {
         media,
         platform_data,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn legacy_sidecar_keeps_order_and_kinds() {
+        let v: Value = serde_json::from_str(
+            r#"{"__typename":"GraphSidecar","id":"2273581388251073154","shortcode":"B-NYjoGpQqC",
+            "display_url":"https://scontent.cdninstagram.com/a.jpg","owner":{"id":"305701719","username":"jlo"},
+            "taken_at_timestamp":1585243045,
+            "edge_media_to_caption":{"edges":[{"node":{"text":"hi"}}]},
+            "edge_sidecar_to_children":{"edges":[
+              {"node":{"__typename":"GraphVideo","id":"1","is_video":true,"video_url":"https://scontent.cdninstagram.com/v.mp4","dimensions":{"width":480,"height":480},"display_url":"https://scontent.cdninstagram.com/v.jpg","video_duration":12.866}},
+              {"node":{"__typename":"GraphImage","id":"2","is_video":false,"dimensions":{"width":1080,"height":1080},"display_url":"https://scontent.cdninstagram.com/b.jpg",
+                "display_resources":[{"src":"https://scontent.cdninstagram.com/s640.jpg","config_width":640,"config_height":640},{"src":"https://scontent.cdninstagram.com/s1080.jpg","config_width":1080,"config_height":1080}]}}]}}"#,
+        )
+        .unwrap();
+        let ex = map(&Post::Legacy(v)).unwrap();
+        assert_eq!(ex.media.title, "hi");
+        assert_eq!(ex.media.duration, 12.866);
+        assert_eq!(ex.media.videos.len(), 1);
+        assert_eq!(ex.media.videos[0].quality, "480p");
+        assert_eq!(ex.media.images.len(), 1);
+        assert_eq!(
+            ex.media.images[0].url,
+            "https://scontent.cdninstagram.com/s1080.jpg"
+        );
+        let pd = &ex.platform_data;
+        assert_eq!(pd["id"], "2273581388251073154_305701719");
+        assert_eq!(pd["carousel_media"][0]["media_type"], 2);
+        assert_eq!(
+            pd["carousel_media"][1]["image_versions2"]["candidates"][0]["width"],
+            1080
+        );
+        assert_eq!(pd["video_versions"], serde_json::json!([]));
+        assert!(mediaparse_sdk::spec::check_platform_data("instagram", pd).is_empty());
+    }
+
+    #[test]
+    fn legacy_video_without_url_is_an_error() {
+        let v: Value = serde_json::from_str(
+            r#"{"shortcode":"B-NYjoGpQqC","edge_sidecar_to_children":{"edges":[{"node":{"is_video":true,"display_url":"https://x/a.jpg"}}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(map(&Post::Legacy(v)).unwrap_err().code(), "upstream_error");
+    }
+
+    #[test]
+    fn odd_v1_items_never_panic() {
+        for text in [
+            r#"{}"#,
+            r#"{"carousel_media":[]}"#,
+            r#"{"video_versions":null,"image_versions2":{"candidates":[]}}"#,
+        ] {
+            let v: Value = serde_json::from_str(text).unwrap();
+            let ex = map(&Post::V1(v)).unwrap();
+            assert!(ex.media.is_empty());
+        }
+        let v: Value = serde_json::from_str(r#"{"video_versions":"nope"}"#).unwrap();
+        assert_eq!(map(&Post::V1(v)).unwrap_err().code(), "upstream_error");
+    }
 }
