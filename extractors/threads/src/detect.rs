@@ -15,9 +15,7 @@ pub const URL_HOSTS: [&str; 4] = [
 ];
 
 pub fn valid_code(code: &str) -> bool {
-    (5..=64).contains(&code.len())
-        && shortcode::is_code(code)
-        && shortcode::decode(code).is_some()
+    (5..=64).contains(&code.len()) && shortcode::is_code(code) && shortcode::decode(code).is_some()
 }
 
 fn valid_username(user: &str) -> bool {

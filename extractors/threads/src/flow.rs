@@ -13,7 +13,8 @@ use crate::post::{CHROME_UA, is_post};
 
 pub const HOME: &str = "https://www.threads.com/";
 pub const GRAPHQL: &str = "https://www.threads.com/api/graphql";
-pub const GOOGLEBOT_UA: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+pub const GOOGLEBOT_UA: &str =
+    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 /// The Threads web app id (not Instagram's).
 pub const APP_ID: &str = "238260118697367";
 pub const ASBD_ID: &str = "359341";
@@ -136,13 +137,20 @@ fn resolve_share(
     target: &Target,
     done: &[Exchange],
 ) -> Result<Result<(String, String), HttpRequest>> {
-    let hops: Vec<&Exchange> = done.iter().filter(|e| !e.request.follow_redirects).collect();
+    let hops: Vec<&Exchange> = done
+        .iter()
+        .filter(|e| !e.request.follow_redirects)
+        .collect();
     let Some(last) = hops.last() else {
         return Ok(Err(share_request(&target.canonical_url)));
     };
     let response = &last.response;
     match response.status {
-        429 => return Err(Failure::RateLimited("Threads is rate-limiting share links".into())),
+        429 => {
+            return Err(Failure::RateLimited(
+                "Threads is rate-limiting share links".into(),
+            ));
+        }
         404 | 410 => return Err(Failure::unavailable("the share link does not exist")),
         _ if !response.is_redirect() => {
             return Err(Failure::changed(format!(
@@ -240,7 +248,11 @@ fn eval_ssr(ex: &Exchange, code: &str) -> std::result::Result<Value, Miss> {
                 "Threads is rate-limiting the post page".into(),
             )));
         }
-        s => return Err(miss(Failure::upstream(format!("the post page answered HTTP {s}")))),
+        s => {
+            return Err(miss(Failure::upstream(format!(
+                "the post page answered HTTP {s}"
+            ))));
+        }
     }
     let html = ex.response.text();
     for blob in data_sjs_blobs(&html) {

@@ -11,7 +11,9 @@ mod flow;
 pub mod meta;
 mod post;
 
-use mediaparse_sdk::{Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target};
+use mediaparse_sdk::{
+    Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target,
+};
 
 pub use detect::{URL_HOSTS, post_path};
 

@@ -201,7 +201,9 @@ pub fn map(value: &Value) -> Result<Extraction> {
         .and_then(|i| i.is_post_unavailable)
         == Some(true)
     {
-        return Err(Failure::unavailable("Threads marks this post as unavailable"));
+        return Err(Failure::unavailable(
+            "Threads marks this post as unavailable",
+        ));
     }
     let title = post
         .caption
@@ -263,4 +265,54 @@ pub fn is_post(m: &Map<String, Value>, code: &str) -> bool {
             || m.contains_key("carousel_media")
             || m.contains_key("text_post_app_info")
             || m.contains_key("media_type"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gif_posts_give_the_giphy_image() {
+        let v: Value = serde_json::from_str(
+            r#"{"pk":"1","id":"1_2","code":"DXhZAMkljvS","media_type":19,"caption":null,
+            "image_versions2":{"candidates":[]},"video_versions":null,
+            "giphy_media_info":{"images":{"fixed_height":{"webp":"https://media.giphy.com/media/abc/200.webp"}}}}"#,
+        )
+        .unwrap();
+        let ex = map(&v).unwrap();
+        assert_eq!(ex.media.images.len(), 1);
+        assert_eq!(
+            ex.media.images[0].url,
+            "https://media.giphy.com/media/abc/200.webp"
+        );
+        assert_eq!(ex.platform_data["text"], "");
+        assert!(mediaparse_sdk::spec::check_platform_data("threads", &ex.platform_data).is_empty());
+    }
+
+    #[test]
+    fn quoted_posts_are_not_this_posts_media() {
+        let v: Value = serde_json::from_str(
+            r#"{"pk":"1","code":"DXhZAMkljvS","media_type":19,"image_versions2":{"candidates":[]},
+            "text_post_app_info":{"share_info":{"quoted_post":{"pk":"9","code":"C8CTu0iswgv","media_type":1,
+              "image_versions2":{"candidates":[{"url":"https://x.cdninstagram.com/q.jpg","width":1,"height":1}]}}}}}"#,
+        )
+        .unwrap();
+        let ex = map(&v).unwrap();
+        assert!(ex.media.is_empty());
+        assert_eq!(ex.platform_data["id"], "1");
+    }
+
+    #[test]
+    fn odd_posts_never_panic() {
+        for text in [
+            "{}",
+            r#"{"carousel_media":[{}]}"#,
+            r#"{"text_post_app_info":null}"#,
+        ] {
+            let v: Value = serde_json::from_str(text).unwrap();
+            assert!(map(&v).unwrap().media.is_empty());
+        }
+        let v: Value = serde_json::from_str(r#"{"carousel_media":"x"}"#).unwrap();
+        assert_eq!(map(&v).unwrap_err().code(), "upstream_error");
+    }
 }

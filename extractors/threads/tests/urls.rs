@@ -6,31 +6,107 @@ use mediaparse_sdk::Extractor;
 /// (input, expected id, expected canonical URL)
 const ACCEPTED: &[(&str, &str, &str)] = &[
     // /@{user}/post/{shortcode} on both hosts, www or not; the id is the decoded pk
-    ("https://www.threads.net/@zuck/post/DHV7vTivqWD", "3591039013441414531", "https://www.threads.com/@zuck/post/DHV7vTivqWD"),
-    ("https://threads.net/@natgeo/post/C8CTu0iswgv", "3387356650132408367", "https://www.threads.com/@natgeo/post/C8CTu0iswgv"),
-    ("https://www.threads.com/@natgeo/post/C8CTu0iswgv", "3387356650132408367", "https://www.threads.com/@natgeo/post/C8CTu0iswgv"),
-    ("https://threads.com/@discoverocean/post/CuVdfsNtmvh/", "3140546036288089057", "https://www.threads.com/@discoverocean/post/CuVdfsNtmvh"),
-    ("http://www.threads.net/@natgeo/post/C8CTu0iswgv", "3387356650132408367", "https://www.threads.com/@natgeo/post/C8CTu0iswgv"),
-    ("HTTPS://WWW.THREADS.COM/@natgeo/post/C8CTu0iswgv", "3387356650132408367", "https://www.threads.com/@natgeo/post/C8CTu0iswgv"),
+    (
+        "https://www.threads.net/@zuck/post/DHV7vTivqWD",
+        "3591039013441414531",
+        "https://www.threads.com/@zuck/post/DHV7vTivqWD",
+    ),
+    (
+        "https://threads.net/@natgeo/post/C8CTu0iswgv",
+        "3387356650132408367",
+        "https://www.threads.com/@natgeo/post/C8CTu0iswgv",
+    ),
+    (
+        "https://www.threads.com/@natgeo/post/C8CTu0iswgv",
+        "3387356650132408367",
+        "https://www.threads.com/@natgeo/post/C8CTu0iswgv",
+    ),
+    (
+        "https://threads.com/@discoverocean/post/CuVdfsNtmvh/",
+        "3140546036288089057",
+        "https://www.threads.com/@discoverocean/post/CuVdfsNtmvh",
+    ),
+    (
+        "http://www.threads.net/@natgeo/post/C8CTu0iswgv",
+        "3387356650132408367",
+        "https://www.threads.com/@natgeo/post/C8CTu0iswgv",
+    ),
+    (
+        "HTTPS://WWW.THREADS.COM/@natgeo/post/C8CTu0iswgv",
+        "3387356650132408367",
+        "https://www.threads.com/@natgeo/post/C8CTu0iswgv",
+    ),
     // optional query string and /media suffix
-    ("https://www.threads.net/@natgeo/post/C8CTu0iswgv?xmt=AQGzKx9&slof=1", "3387356650132408367", "https://www.threads.com/@natgeo/post/C8CTu0iswgv"),
-    ("https://www.threads.com/@natgeo/post/C8CTu0iswgv?igshid=NTc4MTIwNjQ2YQ==", "3387356650132408367", "https://www.threads.com/@natgeo/post/C8CTu0iswgv"),
-    ("https://www.threads.com/@discoverocean/post/CuVdfsNtmvh/media", "3140546036288089057", "https://www.threads.com/@discoverocean/post/CuVdfsNtmvh"),
-    ("https://www.threads.net/@discoverocean/post/CuVdfsNtmvh/media/?hl=en", "3140546036288089057", "https://www.threads.com/@discoverocean/post/CuVdfsNtmvh"),
+    (
+        "https://www.threads.net/@natgeo/post/C8CTu0iswgv?xmt=AQGzKx9&slof=1",
+        "3387356650132408367",
+        "https://www.threads.com/@natgeo/post/C8CTu0iswgv",
+    ),
+    (
+        "https://www.threads.com/@natgeo/post/C8CTu0iswgv?igshid=NTc4MTIwNjQ2YQ==",
+        "3387356650132408367",
+        "https://www.threads.com/@natgeo/post/C8CTu0iswgv",
+    ),
+    (
+        "https://www.threads.com/@discoverocean/post/CuVdfsNtmvh/media",
+        "3140546036288089057",
+        "https://www.threads.com/@discoverocean/post/CuVdfsNtmvh",
+    ),
+    (
+        "https://www.threads.net/@discoverocean/post/CuVdfsNtmvh/media/?hl=en",
+        "3140546036288089057",
+        "https://www.threads.com/@discoverocean/post/CuVdfsNtmvh",
+    ),
     // usernames with dots and underscores, percent-encoding
-    ("https://www.threads.com/@earthrise.studio/post/C8FN7wUI6nJ", "3388175575597427145", "https://www.threads.com/@earthrise.studio/post/C8FN7wUI6nJ"),
-    ("https://www.threads.com/%40eddieexplores_/post/C8CV4ptMMqT", "3387366121785051795", "https://www.threads.com/@eddieexplores_/post/C8CV4ptMMqT"),
-    ("https://www.threads.com/@lifeofmili/post/C8D0tYIImQH#replies", "3387783161414050823", "https://www.threads.com/@lifeofmili/post/C8D0tYIImQH"),
+    (
+        "https://www.threads.com/@earthrise.studio/post/C8FN7wUI6nJ",
+        "3388175575597427145",
+        "https://www.threads.com/@earthrise.studio/post/C8FN7wUI6nJ",
+    ),
+    (
+        "https://www.threads.com/%40eddieexplores_/post/C8CV4ptMMqT",
+        "3387366121785051795",
+        "https://www.threads.com/@eddieexplores_/post/C8CV4ptMMqT",
+    ),
+    (
+        "https://www.threads.com/@lifeofmili/post/C8D0tYIImQH#replies",
+        "3387783161414050823",
+        "https://www.threads.com/@lifeofmili/post/C8D0tYIImQH",
+    ),
     // replies are /post/ URLs too
-    ("https://www.threads.net/@lifeofmili/post/C8D0tYIImQH", "3387783161414050823", "https://www.threads.com/@lifeofmili/post/C8D0tYIImQH"),
+    (
+        "https://www.threads.net/@lifeofmili/post/C8D0tYIImQH",
+        "3387783161414050823",
+        "https://www.threads.com/@lifeofmili/post/C8D0tYIImQH",
+    ),
     // share links: the id is the share code until resolved (never decoded)
-    ("https://www.threads.com/share/BAd-r4UCHz/", "BAd-r4UCHz", "https://www.threads.com/share/BAd-r4UCHz/"),
-    ("https://www.threads.net/share/BAZU1LA0-D", "BAZU1LA0-D", "https://www.threads.com/share/BAZU1LA0-D/"),
-    ("https://threads.com/share/BAd-r4UCHz?igsh=abc", "BAd-r4UCHz", "https://www.threads.com/share/BAd-r4UCHz/"),
+    (
+        "https://www.threads.com/share/BAd-r4UCHz/",
+        "BAd-r4UCHz",
+        "https://www.threads.com/share/BAd-r4UCHz/",
+    ),
+    (
+        "https://www.threads.net/share/BAZU1LA0-D",
+        "BAZU1LA0-D",
+        "https://www.threads.com/share/BAZU1LA0-D/",
+    ),
+    (
+        "https://threads.com/share/BAd-r4UCHz?igsh=abc",
+        "BAd-r4UCHz",
+        "https://www.threads.com/share/BAd-r4UCHz/",
+    ),
     // private posts' long codes are recognised (answered unavailable in plan)
-    ("https://www.threads.com/@someone/post/C5_A1TQNPrYw4c2g9KAUTPUl8RVHqiAdAcOOSY0", "3350400310592207576", "https://www.threads.com/@someone/post/C5_A1TQNPrYw4c2g9KAUTPUl8RVHqiAdAcOOSY0"),
+    (
+        "https://www.threads.com/@someone/post/C5_A1TQNPrYw4c2g9KAUTPUl8RVHqiAdAcOOSY0",
+        "3350400310592207576",
+        "https://www.threads.com/@someone/post/C5_A1TQNPrYw4c2g9KAUTPUl8RVHqiAdAcOOSY0",
+    ),
     // inside surrounding text
-    ("see https://www.threads.net/@zuck/post/DHV7vTivqWD, wow", "3591039013441414531", "https://www.threads.com/@zuck/post/DHV7vTivqWD"),
+    (
+        "see https://www.threads.net/@zuck/post/DHV7vTivqWD, wow",
+        "3591039013441414531",
+        "https://www.threads.com/@zuck/post/DHV7vTivqWD",
+    ),
 ];
 
 const REJECTED: &[&str] = &[
@@ -90,7 +166,9 @@ fn declared_hosts_cover_accepted_inputs() {
         let url = mediaparse_sdk::share::first_url(input).unwrap();
         let host = mediaparse_sdk::urls::InputUrl::parse(&url).unwrap().host;
         assert!(
-            info.url_hosts.iter().any(|p| mediaparse_sdk::urls::host_matches(&host, p)),
+            info.url_hosts
+                .iter()
+                .any(|p| mediaparse_sdk::urls::host_matches(&host, p)),
             "{host} not declared"
         );
     }
