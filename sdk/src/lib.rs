@@ -15,6 +15,7 @@ pub mod html;
 pub mod jsobj;
 pub mod log;
 pub mod share;
+pub mod shortcode;
 pub mod spec;
 pub mod types;
 pub mod urls;

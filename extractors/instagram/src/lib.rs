@@ -1,0 +1,68 @@
+//! Instagram: one public post (photo, video/reel, carousel) from its URL.
+//!
+//! Strategies (upstream/instagram.md §3): homepage session + logged-out
+//! Polaris GraphQL; then the permalink page's `data-sjs` JSON; then the
+//! `/embed/captioned/` page. Share links are resolved by redirect first.
+
+mod detect;
+mod flow;
+pub mod meta;
+mod post;
+
+use mediaparse_sdk::{
+    Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target,
+};
+
+pub use detect::{URL_HOSTS, post_code};
+
+pub struct Instagram;
+
+impl Extractor for Instagram {
+    fn info() -> Info {
+        Info {
+            platform: detect::PLATFORM.into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+            url_hosts: vec!["*.instagram.com".into(), "*.instagr.am".into()],
+            api_hosts: vec!["www.instagram.com".into()],
+            url_shapes: [
+                "/p/{code}",
+                "/reel/{code}",
+                "/reels/{code}",
+                "/tv/{code}",
+                "/r/{code}",
+                "/{username}/p/{code}",
+                "/{username}/reel/{code}",
+                "/p/{code}/embed",
+                "/reel/{code}/embed",
+                "/share/{id}",
+                "/share/{type}/{id}",
+                "m.instagram.com/p/{id}",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
+        }
+    }
+
+    fn detect(input: &str) -> Result<Target> {
+        detect::detect(input)
+    }
+
+    fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan> {
+        match flow::run(target, ctx, done)? {
+            flow::Step::Fetch(requests) => Ok(Plan::Fetch(requests)),
+            flow::Step::Found(_) => Ok(Plan::Ready),
+        }
+    }
+
+    fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
+        match flow::run(target, ctx, done)? {
+            flow::Step::Found(post) => post::map(&post),
+            flow::Step::Fetch(_) => Err(Failure::upstream(
+                "map was called before the post was fetched",
+            )),
+        }
+    }
+}
+
+mediaparse_sdk::export_extractor!(Instagram);

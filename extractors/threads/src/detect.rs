@@ -1,0 +1,89 @@
+//! Which Threads URLs name one post (SPEC.md shapes, upstream/threads.md §1).
+
+use mediaparse_sdk::shortcode;
+use mediaparse_sdk::urls::InputUrl;
+use mediaparse_sdk::{Failure, Result, Target};
+
+pub const PLATFORM: &str = "threads";
+pub const WWW: &str = "https://www.threads.com";
+
+pub const URL_HOSTS: [&str; 4] = [
+    "threads.net",
+    "www.threads.net",
+    "threads.com",
+    "www.threads.com",
+];
+
+pub fn valid_code(code: &str) -> bool {
+    (5..=64).contains(&code.len()) && shortcode::is_code(code) && shortcode::decode(code).is_some()
+}
+
+fn valid_username(user: &str) -> bool {
+    (1..=30).contains(&user.len())
+        && user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+}
+
+fn valid_share_code(code: &str) -> bool {
+    (4..=32).contains(&code.len()) && shortcode::is_code(code)
+}
+
+/// `(user, shortcode)` of a post path `/@{user}/post/{code}[/media]`.
+pub fn post_path(segments: &[&str]) -> Option<(String, String)> {
+    let (user, code) = match segments {
+        [user, "post", code] | [user, "post", code, "media"] => (user, code),
+        _ => return None,
+    };
+    let user = user.strip_prefix('@')?;
+    (valid_username(user) && valid_code(code)).then(|| (user.to_string(), code.to_string()))
+}
+
+pub fn post_target(user: &str, code: &str, input: &str) -> Target {
+    let id = shortcode::decode(code)
+        .map(|pk| pk.to_string())
+        .unwrap_or_else(|| code.to_string());
+    Target {
+        platform: PLATFORM.into(),
+        id,
+        canonical_url: format!("{WWW}/@{user}/post/{code}"),
+        input: input.into(),
+    }
+}
+
+pub fn detect(input: &str) -> Result<Target> {
+    let raw = mediaparse_sdk::share::first_url(input).unwrap_or_else(|| input.trim().to_string());
+    let url = InputUrl::parse(&raw)?;
+    if !url.host_in(&URL_HOSTS) {
+        return Err(Failure::unsupported("not a Threads URL"));
+    }
+    let segs: Vec<&str> = url.segments.iter().map(String::as_str).collect();
+    if let ["share", code] = segs.as_slice()
+        && valid_share_code(code)
+    {
+        return Ok(Target {
+            platform: PLATFORM.into(),
+            id: code.to_string(),
+            canonical_url: format!("{WWW}/share/{code}/"),
+            input: input.into(),
+        });
+    }
+    match post_path(&segs) {
+        Some((user, code)) => Ok(post_target(&user, &code, input)),
+        None => Err(Failure::unsupported(
+            "not a single Threads post (profiles, feeds, search and activity pages are unsupported)",
+        )),
+    }
+}
+
+/// Is this target a share link still to be resolved?
+pub fn is_share(target: &Target) -> bool {
+    target.canonical_url.starts_with(&format!("{WWW}/share/"))
+}
+
+/// `(user, shortcode)` of a post target's canonical URL.
+pub fn canonical_post(target: &Target) -> Option<(String, String)> {
+    let url = InputUrl::parse(&target.canonical_url).ok()?;
+    let segs: Vec<&str> = url.segments.iter().map(String::as_str).collect();
+    post_path(&segs)
+}

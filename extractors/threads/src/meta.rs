@@ -1,0 +1,252 @@
+//! Pieces of Meta's web stack that Threads pages share (the same as Instagram's): the `data-sjs`
+//! JSON script blobs, the LSD token, CDN media labels.
+
+use base64::Engine;
+use serde_json::Value;
+
+/// The text of every `<script type="application/json" … data-sjs>` blob, in order.
+pub fn data_sjs_blobs(html: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    for tag in mediaparse_sdk::html::tags(html) {
+        if !tag.name.eq_ignore_ascii_case("script") || tag.attr("data-sjs").is_none() {
+            continue;
+        }
+        let Some(rest) = html.get(tag.end..) else {
+            continue;
+        };
+        if let Some(close) = rest.find("</script") {
+            out.push(rest[..close].trim());
+        }
+    }
+    out
+}
+
+/// The LSD token of a Meta page: `<script id="__eqmc">` JSON key `l`, or
+/// the `["LSD",[],{"token":"…"}` define.
+pub fn lsd_token(html: &str) -> Option<String> {
+    if let Some(eqmc) = mediaparse_sdk::html::script_by_id(html, "__eqmc")
+        && let Ok(v) = serde_json::from_str::<Value>(eqmc)
+        && let Some(l) = v.get("l").and_then(Value::as_str)
+        && !l.is_empty()
+    {
+        return Some(l.to_string());
+    }
+    let marker = "[\"LSD\",[],{\"token\":\"";
+    let start = html.find(marker)? + marker.len();
+    let rest = &html[start..];
+    let end = rest.find('"')?;
+    let token = &rest[..end];
+    (!token.is_empty() && token.len() < 200).then(|| token.to_string())
+}
+
+/// Depth-first search for the first member named `key`.
+pub fn find_key<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+    match v {
+        Value::Object(map) => {
+            if let Some(found) = map.get(key) {
+                return Some(found);
+            }
+            map.values().find_map(|child| find_key(child, key))
+        }
+        Value::Array(items) => items.iter().find_map(|child| find_key(child, key)),
+        _ => None,
+    }
+}
+
+/// Depth-first search for the first object satisfying `pred`.
+pub fn find_object<'a>(
+    v: &'a Value,
+    pred: &dyn Fn(&serde_json::Map<String, Value>) -> bool,
+) -> Option<&'a Value> {
+    match v {
+        Value::Object(map) => {
+            if pred(map) {
+                return Some(v);
+            }
+            map.values().find_map(|child| find_object(child, pred))
+        }
+        Value::Array(items) => items.iter().find_map(|child| find_object(child, pred)),
+        _ => None,
+    }
+}
+
+/// Integers beyond 2^53 become strings, everywhere in the value.
+pub fn stringify_big_ints(v: &mut Value) {
+    match v {
+        Value::Number(n) => {
+            let text = n.to_string();
+            let integer = !text.contains(['.', 'e', 'E']);
+            let big = text.trim_start_matches('-').len() > 15
+                && text
+                    .trim_start_matches('-')
+                    .parse::<u128>()
+                    .map(|x| x > (1u128 << 53))
+                    .unwrap_or(true);
+            if integer && big {
+                *v = Value::String(text);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(stringify_big_ints),
+        Value::Object(map) => map.values_mut().for_each(stringify_big_ints),
+        _ => {}
+    }
+}
+
+/// An id member as a string (upstreams send some as bare numbers).
+pub fn id_string(v: Option<&Value>) -> Option<String> {
+    match v? {
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        Value::Number(n) => Some(n.to_string()),
+        _ => None,
+    }
+}
+
+/// An image candidate: `{url, width, height}`.
+#[derive(Clone, Debug, serde::Deserialize)]
+pub struct Candidate {
+    pub url: String,
+    #[serde(default)]
+    pub width: Option<u32>,
+    #[serde(default)]
+    pub height: Option<u32>,
+}
+
+/// The full image among `candidates`: the largest whose aspect matches the
+/// original's (square crops of portrait posts are listed too), else the first.
+pub fn best_candidate(
+    candidates: &[Candidate],
+    original: Option<(u32, u32)>,
+) -> Option<&Candidate> {
+    let area = |c: &Candidate| c.width.unwrap_or(0) as u64 * c.height.unwrap_or(0) as u64;
+    let matches = |c: &Candidate| match (original, c.width, c.height) {
+        (Some((ow, oh)), Some(w), Some(h)) if ow > 0 && oh > 0 && w > 0 && h > 0 => {
+            let a = w as f64 * oh as f64;
+            let b = h as f64 * ow as f64;
+            (a - b).abs() <= 0.02 * a.max(b)
+        }
+        _ => false,
+    };
+    let mut best: Option<&Candidate> = None;
+    for c in candidates.iter().filter(|c| matches(c)) {
+        if best.is_none_or(|b| area(c) > area(b)) {
+            best = Some(c);
+        }
+    }
+    best.or_else(|| candidates.first())
+}
+
+/// A video's quality label: the encode cap from the CDN URL's `efg`
+/// parameter (base64 JSON `vencode_tag`, e.g. `…CLIPS.C3.720.dash…` → `720p`),
+/// else the shorter side, else the version type.
+pub fn video_quality(url: &str, width: u32, height: u32, kind: Option<u32>) -> String {
+    if let Some(cap) = efg_cap(url) {
+        return format!("{cap}p");
+    }
+    match (width.min(height), kind) {
+        (side, _) if side > 0 => format!("{side}p"),
+        (_, Some(t)) => format!("type {t}"),
+        _ => String::new(),
+    }
+}
+
+fn efg_cap(url: &str) -> Option<u32> {
+    let parsed = url::Url::parse(url).ok()?;
+    let efg = parsed
+        .query_pairs()
+        .find(|(k, _)| k == "efg")
+        .map(|(_, v)| v.into_owned())?;
+    let normalized: String = efg
+        .trim_end_matches('=')
+        .chars()
+        .map(|c| match c {
+            '+' => '-',
+            '/' => '_',
+            c => c,
+        })
+        .collect();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(normalized.as_bytes())
+        .ok()?;
+    let json: Value = serde_json::from_slice(&bytes).ok()?;
+    let tag = json.get("vencode_tag")?.as_str()?;
+    tag.split(['.', '_'])
+        .find(|t| !t.is_empty() && t.len() <= 4 && t.bytes().all(|b| b.is_ascii_digit()))
+        .and_then(|t| t.parse().ok())
+        .filter(|&n: &u32| n >= 100)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_sjs_blobs_and_lsd() {
+        let html = r#"<script type="application/json" data-content-len="9" data-sjs>{"a":1}</script>
+<script type="application/json">{"no":1}</script><script data-sjs type="application/json">{"require":[["LSD",[],{"token":"AVq1"},323]]}</script>"#;
+        assert_eq!(
+            data_sjs_blobs(html),
+            vec![
+                r#"{"a":1}"#,
+                r#"{"require":[["LSD",[],{"token":"AVq1"},323]]}"#
+            ]
+        );
+        assert_eq!(lsd_token(html).as_deref(), Some("AVq1"));
+        let eqmc = r#"<script type="application/json" id="__eqmc">{"u":"/x","l":"AVqE"}</script>"#;
+        assert_eq!(lsd_token(eqmc).as_deref(), Some("AVqE"));
+        assert_eq!(lsd_token("<html></html>"), None);
+    }
+
+    #[test]
+    fn efg_quality_labels() {
+        // vencode_tag "xpv_progressive.INSTAGRAM.CLIPS.C3.720.dash_baseline_1_v1"
+        let url = "https://instagram.fyto1-2.fna.fbcdn.net/o1/v.mp4?efg=eyJ2ZW5jb2RlX3RhZyI6Inhwdl9wcm9ncmVzc2l2ZS5JTlNUQUdSQU0uQ0xJUFMuQzMuNzIwLmRhc2hfYmFzZWxpbmVfMV92MSIsInhwdl9hc3NldF9pZCI6OTgzNTQ5MTkxMDU3MjQ2LCJhc3NldF9hZ2VfZGF5cyI6MCwidmlfdXNlY2FzZV9pZCI6MTAwOTksImR1cmF0aW9uX3MiOjYwLCJ1cmxnZW5fc291cmNlIjoid3d3In0&x=1";
+        assert_eq!(video_quality(url, 720, 1280, Some(101)), "720p");
+        // "vts_vod_urlgen.452.feed.default" (percent-encoded padding survives)
+        let url = "https://scontent.cdninstagram.com/v.mp4?efg=eyJ2ZW5jb2RlX3RhZyI6InZ0c192b2RfdXJsZ2VuLjQ1Mi5mZWVkLmRlZmF1bHQiLCJxZV9ncm91cHMiOiJbXCJpZ193ZWJfZGVsaXZlcnlfdnRzX290ZlwiXSJ9";
+        assert_eq!(video_quality(url, 452, 566, Some(102)), "452p");
+        assert_eq!(
+            video_quality("https://x.net/v.mp4?efg=%%%", 720, 900, None),
+            "720p"
+        );
+        assert_eq!(
+            video_quality("https://x.net/v.mp4", 0, 0, Some(103)),
+            "type 103"
+        );
+    }
+
+    #[test]
+    fn best_candidate_skips_square_crops() {
+        let c = |w, h| Candidate {
+            url: format!("https://x/{w}x{h}"),
+            width: Some(w),
+            height: Some(h),
+        };
+        let list = vec![c(720, 900), c(640, 800), c(1080, 1080), c(150, 150)];
+        assert_eq!(
+            best_candidate(&list, Some((720, 900))).map(|c| c.url.as_str()),
+            Some("https://x/720x900")
+        );
+        assert_eq!(
+            best_candidate(&list, None).map(|c| c.url.as_str()),
+            Some("https://x/720x900")
+        );
+        assert!(best_candidate(&[], Some((1, 1))).is_none());
+        let list = vec![c(480, 853), c(540, 960)];
+        assert_eq!(
+            best_candidate(&list, Some((540, 960))).map(|c| c.url.as_str()),
+            Some("https://x/540x960")
+        );
+    }
+
+    #[test]
+    fn big_ints_become_strings() {
+        let mut v: Value = serde_json::from_str(
+            r#"{"pk":2317006284167526179,"n":12,"f":1.5,"a":[-9007199254740993]}"#,
+        )
+        .unwrap();
+        stringify_big_ints(&mut v);
+        assert_eq!(v["pk"], "2317006284167526179");
+        assert_eq!(v["n"], 12);
+        assert_eq!(v["a"][0], "-9007199254740993");
+    }
+}
