@@ -77,10 +77,8 @@ pub fn detect_input(input: &str) -> Result<Kind> {
     let lower = text.get(..8).unwrap_or(text).to_ascii_lowercase();
     let is_bare_url = (lower.starts_with("https://") || lower.starts_with("http://"))
         && !text.contains(char::is_whitespace);
-    if !is_bare_url {
-        if let Some(found) = first_url(text) {
-            return classify(&InputUrl::parse(&found)?);
-        }
+    if !is_bare_url && let Some(found) = first_url(text) {
+        return classify(&InputUrl::parse(&found)?);
     }
     classify(&InputUrl::parse(text)?)
 }
@@ -95,10 +93,10 @@ pub fn classify(url: &InputUrl) -> Result<Kind> {
     }
     if url.host == "player.bilibili.com" {
         // The embed player: `player.html?bvid=…` or `?aid=…` (an alias users paste).
-        if url.path("/player.html").is_some() {
-            if let Some(kind) = video_from_query(url) {
-                return kind;
-            }
+        if url.path("/player.html").is_some()
+            && let Some(kind) = video_from_query(url)
+        {
+            return kind;
         }
         return Err(Failure::unsupported("embed player URL without a video id"));
     }
