@@ -1,0 +1,1 @@
+//! X / Twitter: being written.
