@@ -28,9 +28,9 @@ struct Chosen {
 
 /// Where the per-client decisions stand after the exchanges so far.
 enum State {
-    /// Ask for these clients' answers next.
-    Need(Vec<Client>),
-    Done(Chosen),
+    /// Ask for this client's answer next.
+    Need(Client),
+    Done(Box<Chosen>),
 }
 
 fn answer(done: &[Exchange], client: Client) -> Option<&Exchange> {
@@ -49,11 +49,11 @@ fn state(target: &Target, done: &[Exchange]) -> Result<State> {
         (Client::Android, player::parse_reel),
     ] {
         let Some(exchange) = answer(done, client) else {
-            return Ok(State::Need(vec![client]));
+            return Ok(State::Need(client));
         };
         match player::judge(&exchange.response, &target.id, parse) {
             Verdict::Usable(p) => {
-                return Ok(State::Done(Chosen { player: *p, client }));
+                return Ok(State::Done(Box::new(Chosen { player: *p, client })));
             }
             Verdict::Final(f) => return Err(f),
             Verdict::TryNext(f) => last_failure = Some(f),
@@ -125,14 +125,11 @@ impl Extractor for YouTube {
         }
         match state(target, done)? {
             State::Done(_) => Ok(Plan::Ready),
-            State::Need(clients) => {
-                let mut batch = Vec::new();
-                for client in clients {
-                    batch.push(match client {
-                        Client::VisionOs => innertube::visionos(&target.id, ctx),
-                        Client::Android => innertube::android(&target.id, ctx),
-                    });
-                }
+            State::Need(client) => {
+                let mut batch = vec![match client {
+                    Client::VisionOs => innertube::visionos(&target.id, ctx),
+                    Client::Android => innertube::android(&target.id, ctx),
+                }];
                 // The microformat call rides along with the first round.
                 if done.last_to(innertube::WEB_FIELDS_URL).is_none() {
                     batch.push(innertube::web_fields(&target.id, ctx));
@@ -144,7 +141,7 @@ impl Extractor for YouTube {
 
     fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
         let Chosen { player, client } = match state(target, done)? {
-            State::Done(chosen) => chosen,
+            State::Done(chosen) => *chosen,
             State::Need(_) => return Err(Failure::upstream("map called before the player answer")),
         };
         let web = web_answer(target, done);
