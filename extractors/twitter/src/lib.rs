@@ -297,3 +297,106 @@ impl Extractor for Twitter {
 }
 
 mediaparse_sdk::export_extractor!(Twitter);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(request: HttpRequest, status: u16, body: &str) -> Exchange {
+        Exchange {
+            response: HttpResponse {
+                request_url: request.url.clone(),
+                final_url: request.url.clone(),
+                status,
+                headers: Vec::new(),
+                body: body.as_bytes().to_vec(),
+            },
+            request,
+        }
+    }
+
+    fn next(target: &Target, ctx: &Context, done: &[Exchange]) -> HttpRequest {
+        match Twitter::plan(target, ctx, done) {
+            Ok(Plan::Fetch(mut batch)) if batch.len() == 1 => batch.remove(0),
+            other => panic!("expected one request, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn refused_guest_token_is_renewed_once_then_syndication() {
+        let target =
+            Twitter::detect("https://x.com/jack/status/20").unwrap_or_else(|f| panic!("{f}"));
+        let ctx = Context::default();
+        let mut done = Vec::new();
+
+        let act = next(&target, &ctx, &done);
+        assert_eq!(act.url, requests::ACTIVATE_URL);
+        assert_eq!(act.cache_ttl_seconds, requests::GUEST_TOKEN_TTL);
+        done.push(answer(act, 200, r#"{"guest_token":"111"}"#));
+
+        let gql = next(&target, &ctx, &done);
+        assert_eq!(gql.header_value("x-guest-token"), Some("111"));
+        done.push(answer(
+            gql,
+            403,
+            r#"{"errors":[{"code":239,"message":"Bad guest token."}]}"#,
+        ));
+
+        let fresh = next(&target, &ctx, &done);
+        assert_eq!(fresh.url, requests::ACTIVATE_URL);
+        assert_eq!(
+            fresh.cache_ttl_seconds, 0,
+            "the retry must bypass the host cache"
+        );
+        done.push(answer(fresh, 200, r#"{"guest_token":"222"}"#));
+
+        let gql = next(&target, &ctx, &done);
+        assert_eq!(gql.header_value("x-guest-token"), Some("222"));
+        done.push(answer(
+            gql,
+            200,
+            r#"{"errors":[{"code":239,"message":"Bad guest token."}]}"#,
+        ));
+
+        let synd = next(&target, &ctx, &done);
+        assert_eq!(
+            synd.url,
+            "https://cdn.syndication.twimg.com/tweet-result?id=20&token=6dq1a2xwd93"
+        );
+        done.push(answer(synd, 503, ""));
+        match Twitter::plan(&target, &ctx, &done) {
+            Err(f) => assert_eq!(f.code(), "upstream_rate_limited"),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn failed_activation_goes_to_syndication() {
+        let target =
+            Twitter::detect("https://x.com/jack/status/20").unwrap_or_else(|f| panic!("{f}"));
+        let ctx = Context::default();
+        let act = next(&target, &ctx, &[]);
+        let done = vec![answer(act, 429, "")];
+        let synd = next(&target, &ctx, &done);
+        assert!(synd.url.starts_with(requests::SYNDICATION_URL));
+    }
+
+    #[test]
+    fn operator_cookie_is_not_sent_to_guests() {
+        let target =
+            Twitter::detect("https://x.com/jack/status/20").unwrap_or_else(|f| panic!("{f}"));
+        let ctx = Context {
+            now_unix_ms: 0,
+            config: vec![mediaparse_sdk::Header::new("cookie", "auth_token=a; ct0=b")],
+        };
+        let act = next(&target, &ctx, &[]);
+        assert!(act.header_value("cookie").is_none());
+        let done = vec![answer(act, 200, r#"{"guest_token":"111"}"#)];
+        let gql = next(&target, &ctx, &done);
+        assert!(
+            !gql.header_value("cookie")
+                .unwrap_or_default()
+                .contains("auth_token")
+        );
+    }
+}

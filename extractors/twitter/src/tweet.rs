@@ -242,12 +242,23 @@ pub fn map_media(list: &[Value]) -> Mapped {
                 if out.duration == 0.0 {
                     out.duration = info.duration_millis.unwrap_or(0) as f64 / 1000.0;
                 }
+                let mp4_count = info
+                    .variants
+                    .iter()
+                    .filter(|v| v.content_type == "video/mp4")
+                    .count();
+                // A single mp4 (how GIFs come) is the original size.
+                let original = item
+                    .original_info
+                    .as_ref()
+                    .filter(|_| mp4_count == 1)
+                    .map(|o| (o.width, o.height));
                 for v in &info.variants {
                     if !v.url.starts_with("http") {
                         continue;
                     }
                     if v.content_type == "video/mp4" {
-                        let (width, height) = size_in_url(&v.url).unwrap_or((0, 0));
+                        let (width, height) = size_in_url(&v.url).or(original).unwrap_or((0, 0));
                         let quality = if width > 0 {
                             format!("{width}x{height}")
                         } else {
@@ -288,13 +299,10 @@ pub fn map_media(list: &[Value]) -> Mapped {
 /// the HTML entities X leaves in `full_text`.
 pub fn clean_title(text: &str, media_links: &[String]) -> String {
     let mut t = text.trim_end();
-    loop {
-        let Some(link) = media_links
-            .iter()
-            .find(|l| !l.is_empty() && t.ends_with(l.as_str()))
-        else {
-            break;
-        };
+    while let Some(link) = media_links
+        .iter()
+        .find(|l| !l.is_empty() && t.ends_with(l.as_str()))
+    {
         t = t[..t.len() - link.len()].trim_end();
     }
     decode_entities(t).trim().to_string()
@@ -633,6 +641,7 @@ mod tests {
         assert_eq!(media.videos.len(), 1);
         assert!(!media.videos[0].has_audio);
         assert_eq!(media.videos[0].quality, "0k");
+        assert_eq!(media.videos[0].width, 0);
         assert_eq!(data["media"]["media"][0]["type"], "animated_gif");
     }
 
