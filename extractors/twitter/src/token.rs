@@ -39,7 +39,7 @@ pub fn radix_string(value: f64, radix: u32) -> String {
         loop {
             fraction *= r;
             delta *= r;
-            let digit = fraction as u32;
+            let digit = (fraction as u32).min(radix - 1);
             frac_digits.push(digit as u8);
             fraction -= f64::from(digit);
             if (fraction > 0.5 || (fraction == 0.5 && digit & 1 == 1)) && fraction + delta > 1.0 {

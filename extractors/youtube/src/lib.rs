@@ -201,3 +201,52 @@ impl Extractor for YouTube {
 }
 
 mediaparse_sdk::export_extractor!(YouTube);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mediaparse_sdk::{HttpRequest, HttpResponse};
+
+    fn answer(request: HttpRequest, status: u16, body: &str) -> Exchange {
+        Exchange {
+            response: HttpResponse {
+                request_url: request.url.clone(),
+                final_url: request.url.clone(),
+                status,
+                headers: Vec::new(),
+                body: body.as_bytes().to_vec(),
+            },
+            request,
+        }
+    }
+
+    #[test]
+    fn garbage_answers_fall_back_then_fail_cleanly() {
+        let target =
+            YouTube::detect("https://youtu.be/M4gD1WSo5mA").unwrap_or_else(|f| panic!("{f}"));
+        let ctx = Context::default();
+        let Ok(Plan::Fetch(first)) = YouTube::plan(&target, &ctx, &[]) else {
+            panic!("expected round 1");
+        };
+        assert_eq!(first.len(), 2, "VISIONOS and the WEB $fields call together");
+        let mut done: Vec<Exchange> = first
+            .into_iter()
+            .map(|r| answer(r, 200, "<html>consent</html>"))
+            .collect();
+        let Ok(Plan::Fetch(second)) = YouTube::plan(&target, &ctx, &done) else {
+            panic!("expected the ANDROID round");
+        };
+        assert_eq!(second.len(), 1);
+        assert!(second[0].url.starts_with(innertube::REEL_URL));
+        done.extend(
+            second
+                .into_iter()
+                .map(|r| answer(r, 200, "{\"playerResponse\": [")),
+        );
+        match YouTube::plan(&target, &ctx, &done) {
+            Err(f) => assert_eq!(f.code(), "upstream_error"),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+        assert!(YouTube::map(&target, &ctx, &done).is_err());
+    }
+}
