@@ -1,0 +1,7 @@
+#[test]
+fn fixtures_replay() {
+    mediaparse_sdk::replay::assert_fixtures::<mediaparse_extractor_twitter::Twitter>(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/fixtures"
+    ));
+}
