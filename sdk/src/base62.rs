@@ -96,7 +96,11 @@ pub fn mblogid_to_mid(mblogid: &str) -> Option<String> {
     }
     // A leading zero group would not round-trip.
     let trimmed = out.trim_start_matches('0');
-    Some(if trimmed.is_empty() { "0".into() } else { trimmed.into() })
+    Some(if trimmed.is_empty() {
+        "0".into()
+    } else {
+        trimmed.into()
+    })
 }
 
 #[cfg(test)]
