@@ -147,11 +147,16 @@ fn id_in_page(page: &str) -> Option<String> {
 /// mobile API.
 fn post(mid: &str, ctx: &mediaparse_sdk::Context, done: &[Exchange]) -> Result<Decision> {
     let pc_url = pc_url(mid);
-    let cookie = match ctx.config("cookie") {
-        Some(configured) => Some(configured.trim().to_string()),
+    // The operator's cookie goes to weibo.com only; an anonymous visitor
+    // cookie is also offered to m.weibo.cn.
+    let (cookie, visitor) = match ctx.config("cookie") {
+        Some(configured) => (Some(configured.trim().to_string()), None),
         None => match find(done, VISITOR_URL) {
             None => return Ok(Decision::Fetch(visitor_request())),
-            Some(exchange) => visitor_cookie(&exchange.response),
+            Some(exchange) => {
+                let visitor = visitor_cookie(&exchange.response);
+                (visitor.clone(), visitor)
+            }
         },
     };
     if let Some(cookie) = cookie {
@@ -164,7 +169,7 @@ fn post(mid: &str, ctx: &mediaparse_sdk::Context, done: &[Exchange]) -> Result<D
     }
     let m_url = m_url(mid);
     match find(done, &m_url) {
-        None => Ok(Decision::Fetch(m_request(&m_url, mid))),
+        None => Ok(Decision::Fetch(m_request(&m_url, mid, visitor.as_deref()))),
         Some(exchange) => read_m(&exchange.response).map(Decision::Status),
     }
 }
@@ -209,14 +214,18 @@ fn pc_request(url: &str, cookie: &str) -> HttpRequest {
         .no_redirects()
 }
 
-fn m_request(url: &str, mid: &str) -> HttpRequest {
-    HttpRequest::get(url)
+fn m_request(url: &str, mid: &str, visitor: Option<&str>) -> HttpRequest {
+    let request = HttpRequest::get(url)
         .header("User-Agent", MOBILE_UA)
         .header("Referer", format!("https://m.weibo.cn/detail/{mid}"))
         .header("Accept", "application/json, text/plain, */*")
         .header("MWeibo-Pwa", "1")
         .header("X-Requested-With", "XMLHttpRequest")
-        .no_redirects()
+        .no_redirects();
+    match visitor {
+        Some(cookie) => request.header("Cookie", cookie),
+        None => request,
+    }
 }
 
 fn component_request(oid: &str) -> HttpRequest {
