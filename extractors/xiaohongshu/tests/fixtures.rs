@@ -1,0 +1,8 @@
+//! Replays every recorded case under `fixtures/` (native, no wasm).
+
+#[test]
+fn fixtures() {
+    mediaparse_sdk::replay::assert_fixtures::<mediaparse_extractor_xiaohongshu::Xiaohongshu>(
+        concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures"),
+    );
+}
