@@ -9,6 +9,7 @@
 //! recognise URLs ([`Extractor::detect`]), plan upstream requests
 //! ([`Extractor::plan`]) and map the answers ([`Extractor::map`]).
 
+pub mod bigints;
 pub mod cookies;
 pub mod exchanges;
 pub mod html;
