@@ -183,10 +183,10 @@ impl Aweme {
         let mut audio_urls: Vec<&String> = self.music.play_url.url_list.iter().collect();
         if audio_urls.is_empty() && image_post {
             // Notes keep their background audio in `video.play_addr.uri`.
-            if let Some(addr) = &self.video.play_addr {
-                if is_http(&addr.uri) {
-                    audio_urls.push(&addr.uri);
-                }
+            if let Some(addr) = &self.video.play_addr
+                && is_http(&addr.uri)
+            {
+                audio_urls.push(&addr.uri);
             }
         }
         for url in audio_urls.into_iter().filter(|u| is_http(u)) {
@@ -208,21 +208,6 @@ impl Aweme {
     fn videos(&self, headers: &[Header]) -> Vec<Video> {
         let v = &self.video;
         let mut out = Vec::new();
-        let mut push = |addr: &Addr, quality: String| {
-            let (width, height) = dims(addr, v.width, v.height);
-            for url in addr.url_list.iter().filter(|u| is_http(u)) {
-                out.push(Video {
-                    url: unwatermark(url),
-                    quality: quality.clone(),
-                    mime_type: "video/mp4".into(),
-                    width,
-                    height,
-                    has_audio: true,
-                    source: MediaSource::Direct,
-                    headers: headers.to_vec(),
-                });
-            }
-        };
         if !v.bit_rate.is_empty() {
             for rate in &v.bit_rate {
                 let quality = if rate.gear_name.is_empty() {
@@ -230,7 +215,7 @@ impl Aweme {
                 } else {
                     rate.gear_name.clone()
                 };
-                push(&rate.play_addr, quality);
+                push_renditions(&mut out, &rate.play_addr, &quality, v, headers);
             }
         } else {
             let label = if v.ratio.is_empty() {
@@ -239,32 +224,19 @@ impl Aweme {
                 v.ratio.clone()
             };
             if let Some(a) = &v.play_addr_h264 {
-                push(a, format!("{label} h264"));
+                push_renditions(&mut out, a, &format!("{label} h264"), v, headers);
             }
             if let Some(a) = &v.play_addr {
-                push(a, label.clone());
+                push_renditions(&mut out, a, &label, v, headers);
             }
             if let Some(a) = &v.play_addr_265 {
-                push(a, format!("{label} h265"));
+                push_renditions(&mut out, a, &format!("{label} h265"), v, headers);
             }
         }
-        drop(push);
-        if out.is_empty() {
-            if let Some(a) = &v.download_addr {
-                let (width, height) = dims(a, v.width, v.height);
-                for url in a.url_list.iter().filter(|u| is_http(u)) {
-                    out.push(Video {
-                        url: unwatermark(url),
-                        quality: "download".into(),
-                        mime_type: "video/mp4".into(),
-                        width,
-                        height,
-                        has_audio: true,
-                        source: MediaSource::Direct,
-                        headers: headers.to_vec(),
-                    });
-                }
-            }
+        if out.is_empty()
+            && let Some(a) = &v.download_addr
+        {
+            push_renditions(&mut out, a, "download", v, headers);
         }
         out
     }
@@ -284,6 +256,30 @@ impl Aweme {
             })
             .cloned()
             .unwrap_or_default()
+    }
+}
+
+/// One progressive video item per URL of a play address (alternate hosts
+/// kept in order), unwatermarked.
+fn push_renditions(
+    out: &mut Vec<Video>,
+    addr: &Addr,
+    quality: &str,
+    video: &VideoInfo,
+    headers: &[Header],
+) {
+    let (width, height) = dims(addr, video.width, video.height);
+    for url in addr.url_list.iter().filter(|u| is_http(u)) {
+        out.push(Video {
+            url: unwatermark(url),
+            quality: quality.to_string(),
+            mime_type: "video/mp4".into(),
+            width,
+            height,
+            has_audio: true,
+            source: MediaSource::Direct,
+            headers: headers.to_vec(),
+        });
     }
 }
 
