@@ -10,6 +10,7 @@
 //! ([`Extractor::plan`]) and map the answers ([`Extractor::map`]).
 
 pub mod base62;
+pub mod bigints;
 pub mod bvid;
 pub mod cookies;
 pub mod exchanges;
