@@ -84,6 +84,12 @@ pub struct ServeArgs {
     /// Send every upstream request to this fake upstream (DESIGN.md §5).
     #[arg(long, env = "MEDIAPARSE_UPSTREAM")]
     pub upstream: Option<String>,
+    /// Operator configuration file (TOML): platform switches and extractor settings.
+    #[arg(long, env = "MEDIAPARSE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// Operator token for `/api/v1/admin/` (the admin API is off without one).
+    #[arg(long, env = "MEDIAPARSE_ADMIN_TOKEN", hide_env_values = true)]
+    pub admin_token: Option<String>,
     /// Fix the clock extractors see (replay and tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_CLOCK_MS", hide = true)]
     pub fixed_clock_ms: Option<u64>,

@@ -6,6 +6,7 @@ pub mod api;
 pub mod auth;
 pub mod billing;
 pub mod cli;
+pub mod config;
 pub mod fetch;
 pub mod pipeline;
 pub mod registry;

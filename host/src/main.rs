@@ -18,6 +18,8 @@ fn main() {
                 extractors: args.extractors.resolve(),
                 upstream: args.upstream,
                 fixed_clock_ms: args.fixed_clock_ms,
+                config: args.config,
+                admin_token: args.admin_token,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

@@ -103,6 +103,9 @@ pub async fn parse(
     }
     let ext = route(&state.registry, input, path_platform)?;
     let platform = ext.platform().to_string();
+    if !state.platform_enabled(&platform) {
+        return Err(ParseError::ExtractorUnavailable(platform));
+    }
     let mut session = blocking({
         let registry = state.registry.clone();
         let ext = ext.clone();

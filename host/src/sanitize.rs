@@ -68,35 +68,19 @@ pub fn is_sensitive(key: &str) -> bool {
 
 /// Remove sensitive members recursively and stringify unsafe integers.
 pub fn sanitize(value: &mut Value) {
+    remove_sensitive(value);
+    mediaparse_sdk::bigints::stringify_large_integers(value);
+}
+
+fn remove_sensitive(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.retain(|k, _| !is_sensitive(k));
-            map.values_mut().for_each(sanitize);
+            map.values_mut().for_each(remove_sensitive);
         }
-        Value::Array(items) => items.iter_mut().for_each(sanitize),
-        Value::Number(n) => {
-            if let Some(text) = unsafe_integer(n) {
-                *value = Value::String(text);
-            }
-        }
+        Value::Array(items) => items.iter_mut().for_each(remove_sensitive),
         _ => {}
     }
-}
-
-/// The decimal text of an integer that a JavaScript number cannot hold exactly.
-fn unsafe_integer(n: &serde_json::Number) -> Option<String> {
-    const MAX_SAFE: u64 = (1 << 53) - 1;
-    let text = n.to_string();
-    let is_integer = !text.contains(['.', 'e', 'E']);
-    if !is_integer {
-        return None;
-    }
-    let magnitude = text.trim_start_matches('-');
-    let safe = magnitude
-        .parse::<u64>()
-        .map(|m| m <= MAX_SAFE)
-        .unwrap_or(false);
-    (!safe).then_some(text)
 }
 
 #[cfg(test)]

@@ -1,11 +1,11 @@
 //! `mediaparse serve`: assemble the state, bind, serve, shut down gracefully.
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::config::OperatorConfig;
 use crate::fetch::{FetchLimits, Fetcher, UpstreamOverride};
 use crate::pipeline::ParseLimits;
 use crate::registry::{Registry, Runtime, SandboxLimits};
@@ -18,11 +18,17 @@ pub struct ServeOptions {
     pub extractors: PathBuf,
     pub upstream: Option<String>,
     pub fixed_clock_ms: Option<u64>,
+    pub config: Option<PathBuf>,
+    pub admin_token: Option<String>,
 }
 
 pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let store = Store::open(&options.db)?;
+    let config = match &options.config {
+        Some(path) => OperatorConfig::load(path)?,
+        None => OperatorConfig::default(),
+    };
     let runtime = Runtime::new(SandboxLimits::default())?;
     let registry = Arc::new(Registry::new(runtime));
     let loaded = {
@@ -51,7 +57,8 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         registry,
         fetcher,
         limits: ParseLimits::default(),
-        platform_config: BTreeMap::new(),
+        config: arc_swap::ArcSwap::from_pointee(config),
+        admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
         fixed_clock_ms: options.fixed_clock_ms,
         max_body_bytes: 64 * 1024,
     });

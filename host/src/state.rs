@@ -1,9 +1,11 @@
 //! What every request handler shares.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
 use mediaparse_sdk::Header;
+
+use crate::config::OperatorConfig;
 
 use crate::fetch::Fetcher;
 use crate::pipeline::ParseLimits;
@@ -15,8 +17,10 @@ pub struct AppState {
     pub registry: Arc<Registry>,
     pub fetcher: Arc<Fetcher>,
     pub limits: ParseLimits,
-    /// Operator settings per platform, handed to extractors as `context.config`.
-    pub platform_config: BTreeMap<String, Vec<Header>>,
+    /// The operator configuration (platform switches, `context.config` values).
+    pub config: ArcSwap<OperatorConfig>,
+    /// The operator token guarding `/api/v1/admin/` (`None`: admin API off).
+    pub admin_token: Option<String>,
     /// A fixed `context.now-unix-ms` for replay and tests; `None` = the real clock.
     pub fixed_clock_ms: Option<u64>,
     /// Largest request body accepted, in bytes.
@@ -30,9 +34,10 @@ impl AppState {
     }
 
     pub fn platform_config(&self, platform: &str) -> Vec<Header> {
-        self.platform_config
-            .get(platform)
-            .cloned()
-            .unwrap_or_default()
+        self.config.load().extractor_config(platform)
+    }
+
+    pub fn platform_enabled(&self, platform: &str) -> bool {
+        self.config.load().enabled(platform)
     }
 }

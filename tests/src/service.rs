@@ -26,6 +26,10 @@ pub struct ServiceOptions {
     /// Reuse this database file instead of a fresh temporary one.
     pub db: Option<PathBuf>,
     pub extractors: Option<PathBuf>,
+    /// Operator configuration file (`--config`).
+    pub config: Option<PathBuf>,
+    /// Operator token for the admin API.
+    pub admin_token: Option<String>,
     /// Listen address (default `127.0.0.1:0`, a free port).
     pub listen: Option<String>,
     pub extra_env: Vec<(String, String)>,
@@ -54,16 +58,32 @@ impl Service {
                 .unwrap_or_else(paths::extractors_dir),
         );
         cmd.arg("--fixed-clock-ms").arg(FIXED_CLOCK_MS.to_string());
+        // Only what the options say reaches the child.
+        for var in [
+            "MEDIAPARSE_UPSTREAM",
+            "MEDIAPARSE_CONFIG",
+            "MEDIAPARSE_ADMIN_TOKEN",
+            "MEDIAPARSE_DB",
+            "MEDIAPARSE_LISTEN",
+        ] {
+            cmd.env_remove(var);
+        }
+        cmd.env(
+            "RUST_LOG",
+            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
+        );
+        if let Some(config) = &options.config {
+            cmd.arg("--config").arg(config);
+        }
         if let Some(up) = &options.upstream {
             cmd.arg("--upstream").arg(up);
+        }
+        if let Some(token) = &options.admin_token {
+            cmd.env("MEDIAPARSE_ADMIN_TOKEN", token);
         }
         for (k, v) in &options.extra_env {
             cmd.env(k, v);
         }
-        cmd.env_remove("MEDIAPARSE_UPSTREAM").env(
-            "RUST_LOG",
-            std::env::var("RUST_LOG").unwrap_or_else(|_| "warn".into()),
-        );
         cmd.stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .stdin(Stdio::null())

@@ -1,6 +1,7 @@
 //! The HTTP API (axum): routes, request ids, and the handlers that turn
 //! requests into pipeline calls and results into SPEC.md's JSON.
 
+pub mod admin;
 pub mod body;
 pub mod envelope;
 mod parse;
