@@ -151,9 +151,7 @@ impl OperatorConfig {
                 let ok = url::Url::parse(proxy)
                     .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
                 if !ok {
-                    return Err(format!(
-                        "[platforms.{name}] proxy is not an http(s) URL"
-                    ));
+                    return Err(format!("[platforms.{name}] proxy is not an http(s) URL"));
                 }
             }
             if p.limits.rate_limit_per_minute.is_some() {
@@ -206,7 +204,10 @@ impl OperatorConfig {
         PlatformLimits {
             parse_timeout: l.parse_timeout_ms.map(ms).unwrap_or(parse.deadline),
             fetch: FetchLimits {
-                request_timeout: l.request_timeout_ms.map(ms).unwrap_or(fetch.request_timeout),
+                request_timeout: l
+                    .request_timeout_ms
+                    .map(ms)
+                    .unwrap_or(fetch.request_timeout),
                 max_body_bytes: l.max_response_bytes.unwrap_or(fetch.max_body_bytes),
                 max_redirects: fetch.max_redirects,
             },
@@ -378,8 +379,14 @@ mod tests {
         assert_eq!(tw.sandbox.memory_bytes, 1 << 20);
         let tt = c.limits_for("tiktok");
         assert_eq!(tt.sandbox.call_timeout, Duration::from_millis(700));
-        assert_eq!(tt.sandbox.memory_bytes, SandboxLimits::default().memory_bytes);
-        assert_eq!(tt.fetch.request_timeout, FetchLimits::default().request_timeout);
+        assert_eq!(
+            tt.sandbox.memory_bytes,
+            SandboxLimits::default().memory_bytes
+        );
+        assert_eq!(
+            tt.fetch.request_timeout,
+            FetchLimits::default().request_timeout
+        );
         assert_eq!(c.rate_limit_per_minute(), Some(60));
         assert!(
             OperatorConfig::parse("[platforms.tiktok.limits]\nrate_limit_per_minute = 5\n")

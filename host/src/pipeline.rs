@@ -141,8 +141,13 @@ pub async fn parse(
     let started = Instant::now();
     let mut routed: Option<String> = None;
     let result = parse_routed(state, key, input, path_platform, request_id, &mut routed).await;
+    let unavailable = match &result {
+        Err(ParseError::ExtractorUnavailable(p)) => Some(p.as_str()),
+        _ => None,
+    };
     let platform = routed
         .as_deref()
+        .or(unavailable)
         .or(path_platform)
         .unwrap_or("unknown")
         .to_string();
@@ -296,9 +301,15 @@ pub fn route(
             }
             Ok(ext)
         }
-        None => registry.route(&url.host).ok_or_else(|| {
-            ParseError::Unsupported(format!("{} is not a supported platform host", url.host))
-        }),
+        None => registry
+            .route(&url.host)
+            .ok_or_else(|| match registry.retired_route(&url.host) {
+                Some(platform) => ParseError::ExtractorUnavailable(platform),
+                None => ParseError::Unsupported(format!(
+                    "{} is not a supported platform host",
+                    url.host
+                )),
+            }),
     }
 }
 
@@ -339,19 +350,15 @@ async fn extract(
                     )));
                 }
                 let platform = ext.platform();
-                let answers = futures::future::join_all(
-                    requests
-                        .iter()
-                        .map(|r| {
-                            state.fetcher.fetch_with(
-                                platform,
-                                &ext.info.api_hosts,
-                                r,
-                                &outbound.limits.fetch,
-                                outbound.proxy,
-                            )
-                        }),
-                )
+                let answers = futures::future::join_all(requests.iter().map(|r| {
+                    state.fetcher.fetch_with(
+                        platform,
+                        &ext.info.api_hosts,
+                        r,
+                        &outbound.limits.fetch,
+                        outbound.proxy,
+                    )
+                }))
                 .await;
                 let mut next = Vec::clone(&done);
                 for (request, answer) in requests.into_iter().zip(answers) {

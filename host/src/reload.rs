@@ -113,7 +113,8 @@ impl ConfigSource {
 }
 
 fn read(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("reading {}: {}", path.display(), e.kind()))
+    std::fs::read_to_string(path)
+        .map_err(|e| anyhow::anyhow!("reading {}: {}", path.display(), e.kind()))
 }
 
 fn digest(text: &str) -> String {
@@ -182,14 +183,23 @@ fn relevant(kind: &EventKind) -> bool {
     }
 }
 
-fn apply(state: &AppState, extractors_dir: &Path, config_dir: Option<&Path>, paths: BTreeSet<PathBuf>) {
+fn apply(
+    state: &AppState,
+    extractors_dir: &Path,
+    config_dir: Option<&Path>,
+    paths: BTreeSet<PathBuf>,
+) {
     let mut config_touched = false;
     for path in paths {
         let dir = path.parent();
         if dir == Some(extractors_dir) && is_component_path(&path) {
             let started = Instant::now();
             let outcome = state.registry.reload_path(&path);
-            tracing::debug!(?outcome, elapsed_ms = started.elapsed().as_millis() as u64, "reload");
+            tracing::debug!(
+                ?outcome,
+                elapsed_ms = started.elapsed().as_millis() as u64,
+                "reload"
+            );
         }
         if config_dir.is_some() && dir == config_dir {
             config_touched = true;

@@ -31,7 +31,10 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let store = Store::open(&options.db)?;
     let (config_source, config) = crate::reload::ConfigSource::open(options.config.clone())?;
     let runtime = Runtime::new(SandboxLimits::default())?;
-    let registry = Arc::new(Registry::with_cache(runtime, options.compiled_cache.clone()));
+    let registry = Arc::new(Registry::with_cache(
+        runtime,
+        options.compiled_cache.clone(),
+    ));
     let loaded = {
         let (registry, dir) = (registry.clone(), options.extractors.clone());
         tokio::task::spawn_blocking(move || registry.load_dir(&dir)).await?

@@ -3,8 +3,10 @@
 //! `https://HOST/PATH?QUERY`. It answers from recorded fixture exchanges and
 //! counts what it was asked, so tests can prove what was (not) fetched.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, Response, StatusCode, Uri};
@@ -28,6 +30,8 @@ struct Inner {
     routes: Vec<Route>,
     hits: Vec<String>,
     misses: Vec<String>,
+    /// Answer these logical URLs only after a pause (slow upstream).
+    delays: HashMap<String, Duration>,
 }
 
 /// A running fake upstream; stops when dropped.
@@ -68,7 +72,20 @@ impl FakeUpstream {
         let app = axum::Router::new().fallback(
             move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
                 let state = state.clone();
-                async move { answer(&state, method, uri, headers, body) }
+                async move {
+                    let logical = format!(
+                        "https:/{}",
+                        uri.path_and_query().map(|p| p.as_str()).unwrap_or("/")
+                    );
+                    let delay = state
+                        .lock()
+                        .ok()
+                        .and_then(|i| i.delays.get(&logical).copied());
+                    if let Some(d) = delay {
+                        tokio::time::sleep(d).await;
+                    }
+                    answer(&state, method, uri, headers, body)
+                }
             },
         );
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -84,6 +101,13 @@ impl FakeUpstream {
             inner,
             _shutdown: tx,
         })
+    }
+
+    /// Answer `url` (a logical `https://host/path?q`) only after `delay`.
+    pub fn set_delay(&self, url: &str, delay: Duration) {
+        if let Ok(mut i) = self.inner.lock() {
+            i.delays.insert(url.to_string(), delay);
+        }
     }
 
     pub fn base_url(&self) -> String {

@@ -83,6 +83,9 @@ pub struct Registry {
     errors: ArcSwap<BTreeMap<String, LoadFailure>>,
     /// One reload at a time (the watcher and a startup scan never interleave).
     reload_lock: std::sync::Mutex<()>,
+    /// What removed components declared, so their URLs still route to
+    /// `503 extractor_unavailable` rather than "unsupported URL".
+    retired: ArcSwap<BTreeMap<String, sdk::Info>>,
 }
 
 impl Registry {
@@ -99,6 +102,7 @@ impl Registry {
             extractors: ArcSwap::from_pointee(BTreeMap::new()),
             errors: ArcSwap::from_pointee(BTreeMap::new()),
             reload_lock: std::sync::Mutex::new(()),
+            retired: ArcSwap::from_pointee(BTreeMap::new()),
         }
     }
 
@@ -195,9 +199,14 @@ impl Registry {
 
     /// Stop serving `platform`; parses already holding it finish on it.
     pub fn remove(&self, platform: &str) -> bool {
-        if self.get(platform).is_none() {
+        let Some(old) = self.get(platform) else {
             return false;
-        }
+        };
+        self.retired.rcu(|map| {
+            let mut map = BTreeMap::clone(map);
+            map.insert(platform.to_string(), old.info.clone());
+            map
+        });
         self.extractors.rcu(|map| {
             let mut map = BTreeMap::clone(map);
             map.remove(platform);
@@ -230,7 +239,11 @@ impl Registry {
             .cache
             .as_ref()
             .and_then(|c| c.load(&self.runtime.engine, &sha256));
-        let compiled_from = if cached.is_some() { "cache" } else { "compiled" };
+        let compiled_from = if cached.is_some() {
+            "cache"
+        } else {
+            "compiled"
+        };
         let component = match cached {
             Some(c) => c,
             None => self.runtime.compile(bytes)?,
@@ -283,7 +296,23 @@ impl Registry {
             map
         });
         self.forget_error(&platform);
+        if self.retired.load().contains_key(&platform) {
+            self.retired.rcu(|map| {
+                let mut map = BTreeMap::clone(map);
+                map.remove(&platform);
+                map
+            });
+        }
         crate::metrics::global().set_loaded(self.extractors.load().len());
+    }
+
+    /// The platform whose removed component accepted URLs on `host`.
+    pub fn retired_route(&self, host: &str) -> Option<String> {
+        self.retired
+            .load()
+            .values()
+            .find(|i| i.url_hosts.iter().any(|p| host_matches(host, p)))
+            .map(|i| i.platform.clone())
     }
 
     pub fn get(&self, platform: &str) -> Option<Arc<LoadedExtractor>> {

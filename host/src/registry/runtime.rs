@@ -197,19 +197,17 @@ fn deadline_ticks(limits: &SandboxLimits) -> u64 {
 fn guest_error(platform: &str, e: wasmtime::Error) -> RuntimeError {
     let text = format!("{e:#}");
     let (reason, message) = match e.downcast_ref::<wasmtime::Trap>() {
-        Some(wasmtime::Trap::Interrupt) => {
-            (Some("deadline"), "the call ran past its deadline".to_string())
-        }
+        Some(wasmtime::Trap::Interrupt) => (
+            Some("deadline"),
+            "the call ran past its deadline".to_string(),
+        ),
         _ if text.contains("forcing trap when growing memory")
             || text.contains("forcing a memory growth failure") =>
         {
             (Some("memory"), "the guest hit its memory cap".to_string())
         }
         Some(trap) => (Some("trap"), format!("trap: {trap}")),
-        None => (
-            None,
-            text.lines().next().unwrap_or_default().to_string(),
-        ),
+        None => (None, text.lines().next().unwrap_or_default().to_string()),
     };
     if let Some(reason) = reason {
         crate::metrics::global().sandbox_kill(platform, reason);
@@ -340,7 +338,8 @@ impl Session {
 
 /// Bytes of text in a media object (what a caller would receive).
 fn media_size(m: &sdk::Media) -> usize {
-    let headers = |hs: &[sdk::Header]| -> usize { hs.iter().map(|h| h.name.len() + h.value.len()).sum() };
+    let headers =
+        |hs: &[sdk::Header]| -> usize { hs.iter().map(|h| h.name.len() + h.value.len()).sum() };
     m.title.len()
         + m.thumbnail.len()
         + m.images.iter().map(|i| i.url.len()).sum::<usize>()

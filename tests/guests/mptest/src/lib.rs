@@ -30,9 +30,7 @@ pub static IDENT: [u8; 45] = *b"MPTEST-IDENT:tiktok          1.0.0           ";
 fn ident() -> (String, String) {
     // Read through an opaque pointer so the optimizer keeps the bytes in memory.
     let bytes: &[u8; 45] = core::hint::black_box(&IDENT);
-    let field = |r: std::ops::Range<usize>| {
-        String::from_utf8_lossy(&bytes[r]).trim().to_string()
-    };
+    let field = |r: std::ops::Range<usize>| String::from_utf8_lossy(&bytes[r]).trim().to_string();
     (field(13..29), field(29..45))
 }
 
@@ -82,7 +80,8 @@ impl Extractor for MpTest {
             "oom" => {
                 let mut hoard: Vec<Vec<u8>> = Vec::new();
                 loop {
-                    hoard.push(vec![1u8; 1 << 20]);
+                    // Reserve without writing: grows linear memory fast.
+                    hoard.push(Vec::<u8>::with_capacity(1 << 20));
                     core::hint::black_box(&hoard);
                 }
             }
@@ -90,9 +89,10 @@ impl Extractor for MpTest {
             "host" => Ok(Plan::Fetch(vec![HttpRequest::get(
                 "https://undeclared.example/steal",
             )])),
-            "ok" | "slow" if done.is_empty() => Ok(Plan::Fetch(vec![HttpRequest::get(
-                format!("https://{API}/{}", mode(target)),
-            )])),
+            "ok" | "slow" if done.is_empty() => Ok(Plan::Fetch(vec![HttpRequest::get(format!(
+                "https://{API}/{}",
+                mode(target)
+            ))])),
             _ => Ok(Plan::Ready),
         }
     }
@@ -131,7 +131,9 @@ impl Extractor for MpTest {
                 data["blob"] = json!("x".repeat(100 << 20));
             }
             "badurl" => {
-                media.videos.push(video("javascript:alert(1)", MediaSource::Direct, vec![]));
+                media
+                    .videos
+                    .push(video("javascript:alert(1)", MediaSource::Direct, vec![]));
             }
             "badenum" => {
                 media.videos.push(video(
@@ -148,7 +150,10 @@ impl Extractor for MpTest {
                 media.videos.push(video(
                     "https://cdn.mptest.example/v.mp4",
                     MediaSource::Direct,
-                    values.iter().map(|v| Header::new("Cookie", v.clone())).collect(),
+                    values
+                        .iter()
+                        .map(|v| Header::new("Cookie", v.clone()))
+                        .collect(),
                 ));
                 data["echo"] = json!(values);
                 data["note"] = json!(format!("config was {}", values.join(" | ")));
