@@ -37,7 +37,12 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     ));
     let loaded = {
         let (registry, dir) = (registry.clone(), options.extractors.clone());
-        tokio::task::spawn_blocking(move || registry.load_dir(&dir)).await?
+        tokio::task::spawn_blocking(move || {
+            let loaded = registry.load_dir(&dir);
+            registry.prune_cache();
+            loaded
+        })
+        .await?
     };
     match loaded {
         Ok(n) => {

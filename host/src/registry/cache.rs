@@ -66,6 +66,28 @@ impl CompiledCache {
         }
     }
 
+    /// Delete entries for components other than `keep` (SHA-256s), and
+    /// entries of other engines. Run once after start-up, so the folder does
+    /// not grow with every version ever swapped in; a service sharing the
+    /// folder only loses speed.
+    pub fn retain(&self, keep: &[String]) {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".cwasm") else {
+                continue;
+            };
+            let wanted = stem.rsplit_once('-').is_some_and(|(sha, engine)| {
+                engine == self.engine_key && keep.iter().any(|k| k == sha)
+            });
+            if !wanted {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+
     /// Save a compiled component; failures only cost the next start its speed.
     pub fn store(&self, sha256: &str, component: &Component) {
         let result = (|| -> anyhow::Result<()> {

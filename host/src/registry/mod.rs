@@ -110,6 +110,14 @@ impl Registry {
         self.cache.as_ref().map(CompiledCache::dir)
     }
 
+    /// Drop cached compiled components that nothing serving uses.
+    pub fn prune_cache(&self) {
+        if let Some(cache) = &self.cache {
+            let keep: Vec<String> = self.all().iter().map(|e| e.sha256.clone()).collect();
+            cache.retain(&keep);
+        }
+    }
+
     pub fn runtime(&self) -> &Arc<Runtime> {
         &self.runtime
     }

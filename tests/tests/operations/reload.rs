@@ -232,3 +232,34 @@ async fn the_configuration_file_reloads_and_a_bad_one_is_refused() {
     .await;
     assert!(run.admin_extractors().await["data"]["config"]["lastError"].is_null());
 }
+
+#[tokio::test]
+async fn a_parse_in_flight_finishes_on_the_component_it_started_with() {
+    let up = upstream().await;
+    up.set_delay("https://api.mptest.example/slow", Duration::from_secs(8));
+    let dir = extractors(&[("tiktok", "1.0.0")]);
+    let run = std::sync::Arc::new(start(dir.path(), &up.base_url(), None, None).await);
+    let slow = tokio::spawn({
+        let run = run.clone();
+        async move { run.parse("tiktok", "slow").await }
+    });
+    eventually("slow parse under way", SWAP_LIMIT, || async {
+        up.hits().iter().any(|h| h.ends_with("/slow"))
+    })
+    .await;
+    guest::install(dir.path(), "tiktok", &guest::component("tiktok", "2.0.0"));
+    eventually("2.0.0 serves", SWAP_LIMIT, || async {
+        run.serving_version("tiktok").await.as_deref() == Some("2.0.0")
+    })
+    .await;
+    assert!(
+        !slow.is_finished(),
+        "the swap happened while the slow parse was in flight"
+    );
+    let a = slow.await.expect("join");
+    assert_eq!(a.status, 200, "{}", a.body);
+    assert_eq!(
+        a.body["data"]["title"], "mptest 1.0.0",
+        "finished on the old component"
+    );
+}

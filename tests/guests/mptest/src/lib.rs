@@ -34,9 +34,10 @@ fn ident() -> (String, String) {
     (field(13..29), field(29..45))
 }
 
-const API: &str = "api.mptest.example";
+pub const API: &str = "api.mptest.example";
 
-struct MpTest;
+/// The extractor; public so a native build (no export) keeps it.
+pub struct MpTest;
 
 fn mode(target: &Target) -> &str {
     target.id.as_str()
