@@ -32,12 +32,15 @@ struct Inner {
     misses: Vec<String>,
     /// Answer these logical URLs only after a pause (slow upstream).
     delays: HashMap<String, Duration>,
+    /// Delayed requests received so far (logical URLs), on arrival.
+    delayed_arrivals: Vec<String>,
 }
 
 /// A running fake upstream; stops when dropped.
 pub struct FakeUpstream {
     pub addr: SocketAddr,
     inner: Arc<Mutex<Inner>>,
+    release: Arc<tokio::sync::Notify>,
     _shutdown: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -69,20 +72,29 @@ impl FakeUpstream {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let state = inner.clone();
+        let release = Arc::new(tokio::sync::Notify::new());
+        let released = release.clone();
         let app = axum::Router::new().fallback(
             move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
                 let state = state.clone();
+                let released = released.clone();
                 async move {
                     let logical = format!(
                         "https:/{}",
                         uri.path_and_query().map(|p| p.as_str()).unwrap_or("/")
                     );
-                    let delay = state
-                        .lock()
-                        .ok()
-                        .and_then(|i| i.delays.get(&logical).copied());
+                    let delay = state.lock().ok().and_then(|mut i| {
+                        let d = i.delays.get(&logical).copied();
+                        if d.is_some() {
+                            i.delayed_arrivals.push(logical.clone());
+                        }
+                        d
+                    });
                     if let Some(d) = delay {
-                        tokio::time::sleep(d).await;
+                        tokio::select! {
+                            _ = tokio::time::sleep(d) => {}
+                            _ = released.notified() => {}
+                        }
                     }
                     answer(&state, method, uri, headers, body)
                 }
@@ -99,6 +111,7 @@ impl FakeUpstream {
         Ok(FakeUpstream {
             addr,
             inner,
+            release,
             _shutdown: tx,
         })
     }
@@ -108,6 +121,19 @@ impl FakeUpstream {
         if let Ok(mut i) = self.inner.lock() {
             i.delays.insert(url.to_string(), delay);
         }
+    }
+
+    /// Delayed requests that have arrived (answered or still waiting).
+    pub fn delayed_arrivals(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .map(|i| i.delayed_arrivals.clone())
+            .unwrap_or_default()
+    }
+
+    /// Answer every request now waiting out a delay.
+    pub fn release_delayed(&self) {
+        self.release.notify_waiters();
     }
 
     pub fn base_url(&self) -> String {

@@ -8,33 +8,48 @@ use super::*;
 #[tokio::test]
 async fn hostile_components_fail_only_their_own_request() {
     let up = upstream().await;
-    // tiktok is hostile on demand; youtube is the same guest behaving.
-    let dir = extractors(&[("tiktok", "6.6.6"), ("youtube", "1.0.0")]);
+    // tiktok and douyin are hostile on demand; youtube is the same guest behaving.
+    let dir = extractors(&[
+        ("tiktok", "6.6.6"),
+        ("douyin", "6.6.6"),
+        ("youtube", "1.0.0"),
+    ]);
     let conf_dir = tempfile::tempdir().expect("tempdir");
     let conf = conf_dir.path().join("config.toml");
     std::fs::write(
         &conf,
+        // Tight deadline and memory for tiktok; douyin gets room to build
+        // its 100 MB answer so that the output cap is what stops it.
         "[platforms.tiktok.limits]\n\
-         call_timeout_ms = 2000\n\
+         call_timeout_ms = 1000\n\
+         memory_bytes = 67108864\n\
+         [platforms.douyin.limits]\n\
+         call_timeout_ms = 60000\n\
          memory_bytes = 536870912\n\
          max_output_bytes = 1048576\n",
     )
     .expect("config");
     let run = start(dir.path(), &up.base_url(), Some(conf), None).await;
 
-    // (mode, status, code, sandbox kill reason)
+    // (platform, mode, status, code, sandbox kill reason)
     let cases = [
-        ("loop", 500, "extractor_failed", Some("deadline")),
-        ("oom", 500, "extractor_failed", Some("memory")),
-        ("trap", 500, "extractor_failed", Some("trap")),
-        ("host", 500, "extractor_failed", None),
-        ("big", 500, "extractor_failed", Some("output_limit")),
-        ("badurl", 500, "extractor_failed", None),
-        ("badenum", 500, "extractor_failed", None),
+        ("tiktok", "loop", 500, "extractor_failed", Some("deadline")),
+        ("tiktok", "oom", 500, "extractor_failed", Some("memory")),
+        ("tiktok", "trap", 500, "extractor_failed", Some("trap")),
+        ("tiktok", "host", 500, "extractor_failed", None),
+        (
+            "douyin",
+            "big",
+            500,
+            "extractor_failed",
+            Some("output_limit"),
+        ),
+        ("tiktok", "badurl", 500, "extractor_failed", None),
+        ("tiktok", "badenum", 500, "extractor_failed", None),
     ];
-    for (mode, status, code, kill) in cases {
+    for (platform, mode, status, code, kill) in cases {
         let before = run.metrics().await;
-        let a = run.parse("tiktok", mode).await;
+        let a = run.parse(platform, mode).await;
         assert_eq!(
             (a.status, a.body["code"].as_str()),
             (status, Some(code)),
@@ -51,7 +66,7 @@ async fn hostile_components_fail_only_their_own_request() {
             "{mode}: {msg}"
         );
         if mode == "loop" {
-            // Stopped at its 2 s call deadline, far from the 30 s parse deadline.
+            // Stopped at its 1 s call deadline, far from the 30 s parse deadline.
             assert!(
                 a.elapsed < Duration::from_secs(10),
                 "loop took {:?}",
@@ -59,8 +74,9 @@ async fn hostile_components_fail_only_their_own_request() {
             );
         }
         if let Some(reason) = kill {
-            let series =
-                format!(r#"mediaparse_sandbox_kills_total{{platform="tiktok",reason="{reason}"}}"#);
+            let series = format!(
+                r#"mediaparse_sandbox_kills_total{{platform="{platform}",reason="{reason}"}}"#
+            );
             let after = run.metrics().await;
             assert_eq!(
                 metric(&after, &series),

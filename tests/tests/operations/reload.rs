@@ -236,15 +236,23 @@ async fn the_configuration_file_reloads_and_a_bad_one_is_refused() {
 #[tokio::test]
 async fn a_parse_in_flight_finishes_on_the_component_it_started_with() {
     let up = upstream().await;
-    up.set_delay("https://api.mptest.example/slow", Duration::from_secs(8));
+    // The slow answer is held until the swap is done (released below).
+    up.set_delay("https://api.mptest.example/slow", Duration::from_secs(100));
     let dir = extractors(&[("tiktok", "1.0.0")]);
-    let run = std::sync::Arc::new(start(dir.path(), &up.base_url(), None, None).await);
+    let conf_dir = tempfile::tempdir().expect("tempdir");
+    let conf = conf_dir.path().join("config.toml");
+    std::fs::write(
+        &conf,
+        "[platforms.tiktok.limits]\nparse_timeout_ms = 120000\nrequest_timeout_ms = 120000\n",
+    )
+    .expect("config");
+    let run = std::sync::Arc::new(start(dir.path(), &up.base_url(), Some(conf), None).await);
     let slow = tokio::spawn({
         let run = run.clone();
         async move { run.parse("tiktok", "slow").await }
     });
     eventually("slow parse under way", SWAP_LIMIT, || async {
-        up.hits().iter().any(|h| h.ends_with("/slow"))
+        !up.delayed_arrivals().is_empty()
     })
     .await;
     guest::install(dir.path(), "tiktok", &guest::component("tiktok", "2.0.0"));
@@ -256,6 +264,7 @@ async fn a_parse_in_flight_finishes_on_the_component_it_started_with() {
         !slow.is_finished(),
         "the swap happened while the slow parse was in flight"
     );
+    up.release_delayed();
     let a = slow.await.expect("join");
     assert_eq!(a.status, 200, "{}", a.body);
     assert_eq!(
