@@ -27,6 +27,8 @@ pub mod urls;
 pub mod fixture;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod replay;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod testing;
 
 #[cfg(target_arch = "wasm32")]
 #[doc(hidden)]

@@ -23,6 +23,8 @@ pub struct Outcome {
     pub result: Result<Extraction, Failure>,
     /// Every request the extractor planned, in order.
     pub requests: Vec<HttpRequest>,
+    /// Recorded exchanges no request used (a case should record only what happens).
+    pub unused: Vec<String>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -44,6 +46,14 @@ pub fn run<E: Extractor>(case: &Case) -> Result<Outcome, HarnessError> {
     let info = E::info();
     let mut used = vec![false; case.exchanges.len()];
     let mut requests = Vec::new();
+    let unused = |used: &[bool]| -> Vec<String> {
+        case.exchanges
+            .iter()
+            .zip(used)
+            .filter(|(_, u)| !**u)
+            .map(|(e, _)| format!("{} {}", e.request.method, e.request.url))
+            .collect()
+    };
     let target = match E::detect(&case.input) {
         Ok(t) => t,
         Err(f) => {
@@ -51,6 +61,7 @@ pub fn run<E: Extractor>(case: &Case) -> Result<Outcome, HarnessError> {
                 target: None,
                 result: Err(f),
                 requests,
+                unused: unused(&used),
             });
         }
     };
@@ -66,6 +77,7 @@ pub fn run<E: Extractor>(case: &Case) -> Result<Outcome, HarnessError> {
                     target: Some(target),
                     result: Err(f),
                     requests,
+                    unused: unused(&used),
                 });
             }
             Ok(Plan::Ready) => {
@@ -74,6 +86,7 @@ pub fn run<E: Extractor>(case: &Case) -> Result<Outcome, HarnessError> {
                     target: Some(target),
                     result,
                     requests,
+                    unused: unused(&used),
                 });
             }
             Ok(Plan::Fetch(batch)) => {
@@ -144,6 +157,9 @@ fn perform(
 pub fn check<E: Extractor>(case: &Case) -> Result<(), String> {
     let outcome = run::<E>(case).map_err(|e| e.to_string())?;
     let mut problems = Vec::new();
+    for request in &outcome.unused {
+        problems.push(format!("recorded but never requested: {request}"));
+    }
     if let (Some(want), Some(got)) = (&case.expect.target, &outcome.target) {
         let got = serde_json::to_value(got).unwrap_or_default();
         for (k, v) in want {
@@ -279,5 +295,127 @@ pub fn json_diff(path: &str, want: &serde_json::Value, got: &serde_json::Value) 
         (Number(a), Number(b)) if a.as_f64() == b.as_f64() => vec![],
         _ if want == got => vec![],
         _ => vec![format!("{path}: expected {want}, got {got}")],
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fixture::{Expect, RecordedExchange, RecordedRequest, RecordedResponse};
+    use crate::{Info, Media};
+
+    /// Fetches one page, then maps it to one image.
+    struct OnePage;
+
+    impl Extractor for OnePage {
+        fn info() -> Info {
+            Info {
+                platform: "tiktok".into(),
+                version: "0".into(),
+                url_hosts: vec!["a.example".into()],
+                api_hosts: vec!["a.example".into()],
+                url_shapes: vec![],
+            }
+        }
+        fn detect(input: &str) -> crate::Result<Target> {
+            Ok(Target {
+                platform: "tiktok".into(),
+                id: "1".into(),
+                canonical_url: input.into(),
+                input: input.into(),
+            })
+        }
+        fn plan(_: &Target, _: &Context, done: &[Exchange]) -> crate::Result<Plan> {
+            Ok(if done.is_empty() {
+                Plan::one(HttpRequest::get("https://a.example/page"))
+            } else {
+                Plan::Ready
+            })
+        }
+        fn map(_: &Target, _: &Context, done: &[Exchange]) -> crate::Result<Extraction> {
+            let url = done[0].response.text().trim().to_string();
+            let media = Media {
+                images: vec![crate::Image {
+                    url,
+                    width: 1,
+                    height: 2,
+                }],
+                ..Media::default()
+            };
+            let mut data = serde_json::Map::new();
+            spec::fill_missing_members("tiktok", &mut data);
+            Ok(Extraction {
+                media,
+                platform_data: serde_json::Value::Object(data),
+            })
+        }
+    }
+
+    fn exchange(url: &str, body: &str) -> RecordedExchange {
+        RecordedExchange {
+            request: RecordedRequest {
+                method: "GET".into(),
+                url: url.into(),
+                headers: vec![],
+                body: None,
+            },
+            response: RecordedResponse {
+                status: 200,
+                headers: vec![],
+                body_file: None,
+                body: Some(body.into()),
+            },
+        }
+    }
+
+    fn case(exchanges: Vec<RecordedExchange>) -> Case {
+        let media = serde_json::json!({"platform":"tiktok","title":"","thumbnail":"","duration":0.0,
+            "images":[{"url":"https://cdn.example/1.jpg","width":1,"height":2}],"videos":[],"audios":[]});
+        Case {
+            description: String::new(),
+            input: "https://a.example/p/1".into(),
+            now_unix_ms: None,
+            config: vec![],
+            exchanges,
+            expect: Expect {
+                media: Some(media),
+                ..Expect::default()
+            },
+            dir: std::path::PathBuf::new(),
+        }
+    }
+
+    #[test]
+    fn a_matching_case_passes() {
+        let c = case(vec![exchange(
+            "https://a.example/page",
+            "https://cdn.example/1.jpg",
+        )]);
+        assert_eq!(check::<OnePage>(&c), Ok(()));
+    }
+
+    #[test]
+    fn unused_recordings_and_unrecorded_requests_fail() {
+        let c = case(vec![
+            exchange("https://a.example/page", "https://cdn.example/1.jpg"),
+            exchange("https://a.example/never", ""),
+        ]);
+        let report = check::<OnePage>(&c).unwrap_err();
+        assert!(
+            report.contains("recorded but never requested: GET https://a.example/never"),
+            "{report}"
+        );
+        let c = case(vec![exchange("https://a.example/other", "")]);
+        assert!(check::<OnePage>(&c).unwrap_err().contains("did not record"));
+    }
+
+    #[test]
+    fn a_different_media_object_is_reported_by_path() {
+        let c = case(vec![exchange(
+            "https://a.example/page",
+            "https://cdn.example/2.jpg",
+        )]);
+        let report = check::<OnePage>(&c).unwrap_err();
+        assert!(report.contains("media/images/0/url"), "{report}");
     }
 }

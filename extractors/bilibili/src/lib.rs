@@ -5,7 +5,6 @@
 //! `docs/platforms/bilibili.md` for what each fixture proves.
 
 mod detect;
-mod md5;
 mod media;
 mod upstream;
 mod wbi;

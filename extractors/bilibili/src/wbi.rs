@@ -3,7 +3,7 @@
 //! encoded query plus a "mixin key" derived from two keys that the `nav`
 //! endpoint hands out to everyone (they rotate about daily).
 
-use crate::md5;
+use md5::{Digest, Md5};
 
 /// The permutation that picks the mixin key's characters out of `img_key + sub_key`.
 const MIXIN_TABLE: [usize; 64] = [
@@ -77,7 +77,7 @@ pub fn signed_query(params: &[(&str, String)], keys: &Keys, wts_seconds: u64) ->
         })
         .collect::<Vec<_>>()
         .join("&");
-    let w_rid = md5::hex(format!("{query}{}", keys.mixin()).as_bytes());
+    let w_rid = hex_lower(&Md5::digest(format!("{query}{}", keys.mixin()).as_bytes()));
     format!("{query}&w_rid={w_rid}")
 }
 
@@ -129,4 +129,8 @@ mod tests {
         let q = signed_query(&[("k", "it's (ok)!*".into())], &payload_keys(), 1);
         assert!(q.starts_with("k=its%20ok&wts=1&w_rid="), "{q}");
     }
+}
+
+fn hex_lower(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

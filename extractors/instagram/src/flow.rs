@@ -8,8 +8,8 @@ use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Target, sh
 use serde_json::Value;
 
 use crate::detect::{WWW, is_share, post_code};
-use crate::meta::{data_sjs_blobs, find_key, find_object, lsd_token};
 use crate::post::{CHROME_UA, Post};
+use mediaparse_meta_web::{data_sjs_blobs, find_key, find_object, lsd_token};
 
 pub const HOME: &str = "https://www.instagram.com/";
 pub const GRAPHQL: &str = "https://www.instagram.com/api/graphql";

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::detect::PLATFORM;
-use crate::meta::{Candidate, best_candidate, id_string, stringify_big_ints, video_quality};
+use mediaparse_meta_web::{Candidate, best_candidate, id_string, video_quality};
 
 pub const CHROME_UA: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36";
 
@@ -230,7 +230,7 @@ fn map_v1(value: &Value) -> Result<Extraction> {
     data.insert("image_versions".into(), image_versions);
     fill_missing_members(PLATFORM, &mut data);
     let mut platform_data = Value::Object(data);
-    stringify_big_ints(&mut platform_data);
+    mediaparse_sdk::bigints::stringify_large_integers(&mut platform_data);
     Ok(Extraction {
         media,
         platform_data,
@@ -474,7 +474,7 @@ fn map_legacy(value: &Value) -> Result<Extraction> {
     }
     fill_missing_members(PLATFORM, &mut data);
     let mut platform_data = Value::Object(data);
-    stringify_big_ints(&mut platform_data);
+    mediaparse_sdk::bigints::stringify_large_integers(&mut platform_data);
     Ok(Extraction {
         media,
         platform_data,

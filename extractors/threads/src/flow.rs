@@ -8,8 +8,8 @@ use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Target, sh
 use serde_json::Value;
 
 use crate::detect::{WWW, canonical_post, is_share, post_path};
-use crate::meta::{data_sjs_blobs, find_object, lsd_token};
 use crate::post::{CHROME_UA, is_post};
+use mediaparse_meta_web::{data_sjs_blobs, find_object, lsd_token};
 
 pub const HOME: &str = "https://www.threads.com/";
 pub const GRAPHQL: &str = "https://www.threads.com/api/graphql";

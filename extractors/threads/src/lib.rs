@@ -8,7 +8,6 @@
 
 mod detect;
 mod flow;
-pub mod meta;
 mod post;
 
 use mediaparse_sdk::{

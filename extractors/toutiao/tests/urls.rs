@@ -108,3 +108,10 @@ fn rejected_shapes() {
         }
     }
 }
+
+#[test]
+fn accepted_inputs_are_routed_here() {
+    mediaparse_sdk::testing::assert_routed_to::<Toutiao>(
+        ACCEPTED.iter().map(|(input, _, _)| *input),
+    );
+}

@@ -155,3 +155,8 @@ fn rejected_shapes() {
         }
     }
 }
+
+#[test]
+fn accepted_inputs_are_routed_here() {
+    mediaparse_sdk::testing::assert_routed_to::<Twitter>(ACCEPTED.iter().map(|(input, _)| *input));
+}

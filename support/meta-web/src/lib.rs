@@ -1,5 +1,6 @@
-//! Pieces of Meta's web stack that Threads pages share (the same as Instagram's): the `data-sjs`
-//! JSON script blobs, the LSD token, CDN media labels.
+//! Pieces of Meta's web stack that Instagram and Threads pages share: the
+//! `data-sjs` JSON script blobs, the LSD token, image candidates and CDN
+//! video labels. One crate so both extractors read Meta pages the same way.
 
 use base64::Engine;
 use serde_json::Value;
@@ -67,28 +68,6 @@ pub fn find_object<'a>(
         }
         Value::Array(items) => items.iter().find_map(|child| find_object(child, pred)),
         _ => None,
-    }
-}
-
-/// Integers beyond 2^53 become strings, everywhere in the value.
-pub fn stringify_big_ints(v: &mut Value) {
-    match v {
-        Value::Number(n) => {
-            let text = n.to_string();
-            let integer = !text.contains(['.', 'e', 'E']);
-            let big = text.trim_start_matches('-').len() > 15
-                && text
-                    .trim_start_matches('-')
-                    .parse::<u128>()
-                    .map(|x| x > (1u128 << 53))
-                    .unwrap_or(true);
-            if integer && big {
-                *v = Value::String(text);
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(stringify_big_ints),
-        Value::Object(map) => map.values_mut().for_each(stringify_big_ints),
-        _ => {}
     }
 }
 
@@ -236,17 +215,5 @@ mod tests {
             best_candidate(&list, Some((540, 960))).map(|c| c.url.as_str()),
             Some("https://x/540x960")
         );
-    }
-
-    #[test]
-    fn big_ints_become_strings() {
-        let mut v: Value = serde_json::from_str(
-            r#"{"pk":2317006284167526179,"n":12,"f":1.5,"a":[-9007199254740993]}"#,
-        )
-        .unwrap();
-        stringify_big_ints(&mut v);
-        assert_eq!(v["pk"], "2317006284167526179");
-        assert_eq!(v["n"], 12);
-        assert_eq!(v["a"][0], "-9007199254740993");
     }
 }

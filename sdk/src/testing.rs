@@ -1,0 +1,35 @@
+//! Assertions for extractor tests (native only).
+
+use crate::Extractor;
+use crate::urls::{InputUrl, host_matches};
+
+/// The host routes an input to an extractor by the host of its first URL
+/// (DESIGN.md §2): assert that every input would reach extractor `E`, so a
+/// shape `detect` accepts is never unreachable in the service.
+///
+/// ```
+/// # use mediaparse_sdk::*;
+/// # struct Demo;
+/// # impl Extractor for Demo {
+/// #   fn info() -> Info { Info { platform: "tiktok".into(), version: "0".into(), url_hosts: vec!["*.example.com".into()], api_hosts: vec![], url_shapes: vec![] } }
+/// #   fn detect(_: &str) -> Result<Target> { Err(Failure::unsupported("")) }
+/// #   fn plan(_: &Target, _: &Context, _: &[Exchange]) -> Result<Plan> { Ok(Plan::Ready) }
+/// #   fn map(_: &Target, _: &Context, _: &[Exchange]) -> Result<Extraction> { Err(Failure::unsupported("")) }
+/// # }
+/// mediaparse_sdk::testing::assert_routed_to::<Demo>(["https://m.example.com/v/1", "see https://example.com/v/2 !"]);
+/// ```
+pub fn assert_routed_to<'a, E: Extractor>(inputs: impl IntoIterator<Item = &'a str>) {
+    let info = E::info();
+    for input in inputs {
+        let url = crate::share::first_url(input).unwrap_or_else(|| input.trim().to_string());
+        let host = InputUrl::parse(&url)
+            .map(|u| u.host)
+            .unwrap_or_else(|e| panic!("{input}: {e}"));
+        assert!(
+            info.url_hosts.iter().any(|p| host_matches(&host, p)),
+            "{input}: host {host} is not in {}'s url_hosts {:?}, so the service would never route it there",
+            info.platform,
+            info.url_hosts
+        );
+    }
+}
