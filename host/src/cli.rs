@@ -90,9 +90,29 @@ pub struct ServeArgs {
     /// Operator token for `/api/v1/admin/` (the admin API is off without one).
     #[arg(long, env = "MEDIAPARSE_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
+    #[command(flatten)]
+    pub compiled_cache: CompiledCacheArg,
     /// Fix the clock extractors see (replay and tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_CLOCK_MS", hide = true)]
     pub fixed_clock_ms: Option<u64>,
+}
+
+#[derive(Args, Debug)]
+pub struct CompiledCacheArg {
+    /// Folder for compiled components (`.cwasm`), so restarts skip compiling;
+    /// `off` disables it (default: `.cwasm-cache` inside the extractors folder).
+    #[arg(long = "compiled-cache", env = "MEDIAPARSE_COMPILED_CACHE")]
+    pub compiled_cache_dir: Option<PathBuf>,
+}
+
+impl CompiledCacheArg {
+    pub fn resolve(&self, extractors: &Path) -> Option<PathBuf> {
+        match &self.compiled_cache_dir {
+            Some(d) if d.as_os_str() == "off" => None,
+            Some(d) => Some(d.clone()),
+            None => Some(extractors.join(".cwasm-cache")),
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]

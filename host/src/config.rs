@@ -1,24 +1,44 @@
-//! The operator configuration file (TOML, `--config` / `MEDIAPARSE_CONFIG`):
-//! per-platform switches and the values handed to extractors as
-//! `context.config` (cookies, tokens, query ids). Those values are secrets:
-//! they are never logged and never reach a caller.
+//! The operator configuration file (TOML, `--config` / `MEDIAPARSE_CONFIG`),
+//! hot-reloaded while the service runs: per-platform switches, the values
+//! handed to extractors as `context.config` (cookies, tokens, query ids), an
+//! outbound proxy per platform, timeouts and limits (defaults in `[limits]`,
+//! overrides per platform) and the rate-limit default.
+//!
+//! Configured values and proxy URLs are secrets: they are never logged,
+//! never put in an error or a metric, and scrubbed from anything an
+//! extractor returns ([`Secrets`]).
 //!
 //! ```toml
+//! [limits]
+//! call_timeout_ms = 5000
+//! rate_limit_per_minute = 120
+//!
 //! [platforms.twitter]
 //! enabled = true
+//! proxy = "http://user:pass@proxy.internal:3128"
+//! [platforms.twitter.limits]
+//! request_timeout_ms = 4000
 //! [platforms.twitter.config]
 //! cookie = "auth_token=…; ct0=…"
 //! ```
 
 use std::collections::BTreeMap;
 use std::path::Path;
+use std::time::Duration;
 
 use mediaparse_sdk::Header;
 use serde::Deserialize;
 
+use crate::fetch::FetchLimits;
+use crate::pipeline::ParseLimits;
+use crate::registry::SandboxLimits;
+
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct OperatorConfig {
+    /// Defaults for every platform.
+    #[serde(default)]
+    pub limits: LimitSettings,
     #[serde(default)]
     pub platforms: BTreeMap<String, PlatformSettings>,
 }
@@ -29,24 +49,115 @@ pub struct PlatformSettings {
     /// A disabled platform answers `503 extractor_unavailable`.
     #[serde(default = "yes")]
     pub enabled: bool,
+    /// Outbound proxy for this platform's upstream requests (`http://` or
+    /// `https://`, credentials allowed in the URL).
+    #[serde(default)]
+    pub proxy: Option<String>,
+    /// Overrides of `[limits]` for this platform.
+    #[serde(default)]
+    pub limits: LimitSettings,
     /// Name/value pairs for the extractor's `context.config`.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+}
+
+/// Timeouts and limits; every field is optional and falls back to the
+/// platform-wide `[limits]`, then to the built-in default.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LimitSettings {
+    /// Whole parse, every round included (default 30000).
+    pub parse_timeout_ms: Option<u64>,
+    /// One upstream request, connect to last byte (default 10000).
+    pub request_timeout_ms: Option<u64>,
+    /// Largest upstream response body (default 8 MiB).
+    pub max_response_bytes: Option<usize>,
+    /// One guest call (detect, plan or map), enforced by epoch interruption (default 5000).
+    pub call_timeout_ms: Option<u64>,
+    /// Guest linear memory cap (default 256 MiB).
+    pub memory_bytes: Option<usize>,
+    /// Largest `map` output: platform-data JSON plus every media string (default 16 MiB).
+    pub max_output_bytes: Option<usize>,
+    /// Requests per minute per API key; read by the rate limiter (issue 3).
+    /// Global only: not allowed under `[platforms.X.limits]`.
+    pub rate_limit_per_minute: Option<u32>,
+}
+
+impl LimitSettings {
+    fn or(&self, base: &LimitSettings) -> LimitSettings {
+        LimitSettings {
+            parse_timeout_ms: self.parse_timeout_ms.or(base.parse_timeout_ms),
+            request_timeout_ms: self.request_timeout_ms.or(base.request_timeout_ms),
+            max_response_bytes: self.max_response_bytes.or(base.max_response_bytes),
+            call_timeout_ms: self.call_timeout_ms.or(base.call_timeout_ms),
+            memory_bytes: self.memory_bytes.or(base.memory_bytes),
+            max_output_bytes: self.max_output_bytes.or(base.max_output_bytes),
+            rate_limit_per_minute: base.rate_limit_per_minute,
+        }
+    }
+}
+
+/// The limits in force for one platform, defaults filled in.
+#[derive(Clone, Debug)]
+pub struct PlatformLimits {
+    pub parse_timeout: Duration,
+    pub fetch: FetchLimits,
+    pub sandbox: SandboxLimits,
 }
 
 fn yes() -> bool {
     true
 }
 
+/// Why a configuration file was refused. The message never quotes the
+/// file's values (they may be secrets).
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading {path}: {message}")]
+    Read { path: String, message: String },
+    #[error("{path}: {message}")]
+    Invalid { path: String, message: String },
+}
+
 impl OperatorConfig {
-    pub fn load(path: &Path) -> anyhow::Result<OperatorConfig> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| anyhow::anyhow!("reading {}: {e}", path.display()))?;
-        let config: OperatorConfig =
-            toml::from_str(&text).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-        for name in config.platforms.keys() {
+    pub fn load(path: &Path) -> Result<OperatorConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError::Read {
+            path: path.display().to_string(),
+            message: e.kind().to_string(),
+        })?;
+        Self::parse(&text).map_err(|message| ConfigError::Invalid {
+            path: path.display().to_string(),
+            message,
+        })
+    }
+
+    /// Parse and check a configuration text; the error names the place, never a value.
+    pub fn parse(text: &str) -> Result<OperatorConfig, String> {
+        let config: OperatorConfig = toml::from_str(text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].matches('\n').count() + 1);
+            let message = unquote(e.message());
+            match line {
+                Some(l) => format!("line {l}: {message}"),
+                None => message,
+            }
+        })?;
+        for (name, p) in &config.platforms {
             if !mediaparse_sdk::spec::PLATFORMS.contains(&name.as_str()) {
-                anyhow::bail!("{}: unknown platform [platforms.{name}]", path.display());
+                return Err(format!("unknown platform [platforms.{name}]"));
+            }
+            if let Some(proxy) = &p.proxy {
+                let ok = url::Url::parse(proxy)
+                    .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+                if !ok {
+                    return Err(format!("[platforms.{name}] proxy is not an http(s) URL"));
+                }
+            }
+            if p.limits.rate_limit_per_minute.is_some() {
+                return Err(format!(
+                    "[platforms.{name}.limits] rate_limit_per_minute is global: set it in [limits]"
+                ));
             }
         }
         Ok(config)
@@ -66,6 +177,171 @@ impl OperatorConfig {
                     .collect()
             })
             .unwrap_or_default()
+    }
+
+    pub fn proxy(&self, platform: &str) -> Option<&str> {
+        self.platforms.get(platform)?.proxy.as_deref()
+    }
+
+    /// The default requests-per-minute limit for a key (`None`: unlimited).
+    pub fn rate_limit_per_minute(&self) -> Option<u32> {
+        self.limits.rate_limit_per_minute.filter(|n| *n > 0)
+    }
+
+    /// The limits in force for `platform`: its overrides, then `[limits]`,
+    /// then the built-in defaults.
+    pub fn limits_for(&self, platform: &str) -> PlatformLimits {
+        let l = match self.platforms.get(platform) {
+            Some(p) => p.limits.or(&self.limits),
+            None => self.limits.clone(),
+        };
+        let (parse, fetch, sandbox) = (
+            ParseLimits::default(),
+            FetchLimits::default(),
+            SandboxLimits::default(),
+        );
+        let ms = Duration::from_millis;
+        PlatformLimits {
+            parse_timeout: l.parse_timeout_ms.map(ms).unwrap_or(parse.deadline),
+            fetch: FetchLimits {
+                request_timeout: l
+                    .request_timeout_ms
+                    .map(ms)
+                    .unwrap_or(fetch.request_timeout),
+                max_body_bytes: l.max_response_bytes.unwrap_or(fetch.max_body_bytes),
+                max_redirects: fetch.max_redirects,
+            },
+            sandbox: SandboxLimits {
+                memory_bytes: l.memory_bytes.unwrap_or(sandbox.memory_bytes),
+                call_timeout: l.call_timeout_ms.map(ms).unwrap_or(sandbox.call_timeout),
+                max_output_bytes: l.max_output_bytes.unwrap_or(sandbox.max_output_bytes),
+            },
+        }
+    }
+
+    /// Everything secret configured for `platform`.
+    pub fn secrets(&self, platform: &str) -> Secrets {
+        let mut values = Vec::new();
+        if let Some(p) = self.platforms.get(platform) {
+            values.extend(p.config.values().cloned());
+            if let Some(proxy) = &p.proxy {
+                values.push(proxy.clone());
+                if let Ok(u) = url::Url::parse(proxy) {
+                    values.push(u.username().to_string());
+                    values.extend(u.password().map(String::from));
+                }
+            }
+        }
+        Secrets::new(values)
+    }
+}
+
+/// Remove quoted parts of a parser message: they can echo a value.
+fn unquote(message: &str) -> String {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    for c in message.chars() {
+        match quote {
+            Some(q) if c == q => {
+                out.push('…');
+                out.push(c);
+                quote = None;
+            }
+            Some(_) => {}
+            None if c == '"' || c == '`' => {
+                out.push(c);
+                quote = Some(c);
+            }
+            None => out.push(c),
+        }
+    }
+    if quote.is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// Configured secret values, and the scrubbing of them from text an
+/// extractor produced. A value counts as a secret when it is at least
+/// [`Secrets::MIN_LEN`] characters long; cookie-like values are also split
+/// on `;` and `&`, and each `name=value` pair's value is a secret too, so a
+/// single cookie copied out of a jar is caught.
+#[derive(Clone, Debug, Default)]
+pub struct Secrets {
+    needles: Vec<String>,
+}
+
+impl Secrets {
+    pub const MIN_LEN: usize = 6;
+    pub const MASK: &'static str = "[redacted]";
+
+    pub fn new(values: impl IntoIterator<Item = String>) -> Secrets {
+        let mut needles: Vec<String> = Vec::new();
+        for v in values {
+            let v = v.trim().to_string();
+            for pair in v.split([';', '&']).map(str::trim) {
+                let value = pair.split_once('=').map(|(_, val)| val.trim());
+                for piece in std::iter::once(pair).chain(value) {
+                    if piece.chars().count() >= Self::MIN_LEN {
+                        needles.push(piece.to_string());
+                    }
+                }
+            }
+            if v.chars().count() >= Self::MIN_LEN {
+                needles.push(v);
+            }
+        }
+        // Longest first, so a whole value is masked before its pieces.
+        needles.sort_by_key(|n| std::cmp::Reverse(n.len()));
+        needles.dedup();
+        Secrets { needles }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.needles.is_empty()
+    }
+
+    /// `text` with every secret replaced by [`Secrets::MASK`].
+    pub fn redact(&self, text: &str) -> String {
+        let mut out = text.to_string();
+        for n in &self.needles {
+            if out.contains(n.as_str()) {
+                out = out.replace(n.as_str(), Self::MASK);
+            }
+        }
+        out
+    }
+
+    pub fn redact_in_place(&self, text: &mut String) {
+        if self.needles.iter().any(|n| text.contains(n.as_str())) {
+            *text = self.redact(text);
+        }
+    }
+
+    /// Scrub every string (keys and values) of a JSON value.
+    pub fn redact_json(&self, value: &mut serde_json::Value) {
+        use serde_json::Value;
+        if self.is_empty() {
+            return;
+        }
+        match value {
+            Value::String(s) => self.redact_in_place(s),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.redact_json(v)),
+            Value::Object(map) => {
+                let leaking: Vec<String> = map
+                    .keys()
+                    .filter(|k| self.needles.iter().any(|n| k.contains(n.as_str())))
+                    .cloned()
+                    .collect();
+                for k in leaking {
+                    if let Some(v) = map.remove(&k) {
+                        map.insert(self.redact(&k), v);
+                    }
+                }
+                map.values_mut().for_each(|v| self.redact_json(v));
+            }
+            _ => {}
+        }
     }
 }
 
@@ -89,5 +365,67 @@ mod tests {
         std::fs::write(&dir, "[platforms.myspace]\n").unwrap();
         assert!(OperatorConfig::load(&dir).is_err());
         let _ = std::fs::remove_file(&dir);
+    }
+
+    #[test]
+    fn limits_fall_back_platform_then_global_then_default() {
+        let c = OperatorConfig::parse(
+            "[limits]\ncall_timeout_ms = 700\nrate_limit_per_minute = 60\n\
+             [platforms.twitter.limits]\ncall_timeout_ms = 300\nmemory_bytes = 1048576\n",
+        )
+        .unwrap();
+        let tw = c.limits_for("twitter");
+        assert_eq!(tw.sandbox.call_timeout, Duration::from_millis(300));
+        assert_eq!(tw.sandbox.memory_bytes, 1 << 20);
+        let tt = c.limits_for("tiktok");
+        assert_eq!(tt.sandbox.call_timeout, Duration::from_millis(700));
+        assert_eq!(
+            tt.sandbox.memory_bytes,
+            SandboxLimits::default().memory_bytes
+        );
+        assert_eq!(
+            tt.fetch.request_timeout,
+            FetchLimits::default().request_timeout
+        );
+        assert_eq!(c.rate_limit_per_minute(), Some(60));
+        assert!(
+            OperatorConfig::parse("[platforms.tiktok.limits]\nrate_limit_per_minute = 5\n")
+                .is_err()
+        );
+    }
+
+    #[test]
+    fn errors_never_quote_values() {
+        for bad in [
+            "[platforms.twitter.config]\ncookie = \"auth_token=SECRETVALUE\n",
+            "[platforms.twitter]\nenabled = \"SECRETVALUE\"\n",
+            "[platforms.twitter]\nproxy = \"ftp://u:SECRETVALUE@h\"\n",
+            "[platforms.twitter.config]\ncookie = { a = \"SECRETVALUE\" }\n",
+        ] {
+            let e = OperatorConfig::parse(bad).unwrap_err();
+            assert!(!e.contains("SECRETVALUE"), "{e}");
+        }
+    }
+
+    #[test]
+    fn secrets_are_scrubbed_whole_and_by_cookie_piece() {
+        let c = OperatorConfig::parse(
+            "[platforms.twitter]\nproxy = \"http://me:hunter22@proxy:3128\"\n\
+             [platforms.twitter.config]\ncookie = \"auth_token=abcdef123; ct0=zyxwvu987\"\nflag = \"1\"\n",
+        )
+        .unwrap();
+        let s = c.secrets("twitter");
+        assert_eq!(
+            s.redact("x auth_token=abcdef123; ct0=zyxwvu987 y"),
+            "x [redacted] y"
+        );
+        assert_eq!(s.redact("ct0=zyxwvu987"), "[redacted]");
+        assert_eq!(s.redact("ct0: zyxwvu987"), "ct0: [redacted]");
+        assert_eq!(s.redact("pw hunter22"), "pw [redacted]");
+        assert_eq!(s.redact("flag 1"), "flag 1");
+        let mut v = serde_json::json!({"a": ["zyxwvu987"], "abcdef123": 1});
+        s.redact_json(&mut v);
+        assert_eq!(v, serde_json::json!({"a": ["[redacted]"], "[redacted]": 1}));
+        assert!(c.secrets("tiktok").is_empty());
     }
 }

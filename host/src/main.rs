@@ -12,10 +12,12 @@ fn main() {
     });
     let code = match cli.command {
         Command::Serve(args) => {
+            let extractors = args.extractors.resolve();
             let options = ServeOptions {
                 listen: args.listen,
                 db: cli.db,
-                extractors: args.extractors.resolve(),
+                compiled_cache: args.compiled_cache.resolve(&extractors),
+                extractors,
                 upstream: args.upstream,
                 fixed_clock_ms: args.fixed_clock_ms,
                 config: args.config,

@@ -3,7 +3,7 @@
 //! validate and sanitize, and charge only a result that holds media.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mediaparse_sdk as sdk;
 use mediaparse_sdk::urls::InputUrl;
@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use crate::auth::{self, AuthError};
 use crate::billing;
+use crate::config::{PlatformLimits, Secrets};
 use crate::fetch::FetchError;
 use crate::registry::{LoadedExtractor, Registry, RuntimeError, Session};
 use crate::sanitize;
@@ -65,6 +66,47 @@ pub enum ParseError {
     Internal(String),
 }
 
+impl ParseError {
+    /// The outcome label of `mediaparse_parses_total` (the envelope's code).
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            ParseError::Unsupported(_) => "302",
+            ParseError::Auth(AuthError::PlatformNotAllowed(_)) => "platform_not_allowed",
+            ParseError::Auth(_) => "auth",
+            ParseError::InsufficientCredits { .. } => "insufficient_credits",
+            ParseError::Failure(f) => f.code(),
+            ParseError::ExtractorUnavailable(_) => "extractor_unavailable",
+            ParseError::ExtractorFailed(_) => "extractor_failed",
+            ParseError::UpstreamTimeout => "upstream_timeout",
+            ParseError::Upstream(_) => "upstream_error",
+            ParseError::Internal(_) => "internal_error",
+        }
+    }
+
+    /// The same error with configured secrets scrubbed from its text.
+    pub fn redact(self, secrets: &Secrets) -> ParseError {
+        if secrets.is_empty() {
+            return self;
+        }
+        let r = |m: String| secrets.redact(&m);
+        match self {
+            ParseError::Unsupported(m) => ParseError::Unsupported(r(m)),
+            ParseError::Failure(f) => ParseError::Failure(match f {
+                sdk::Failure::UnsupportedUrl(m) => sdk::Failure::UnsupportedUrl(r(m)),
+                sdk::Failure::Unavailable(m) => sdk::Failure::Unavailable(r(m)),
+                sdk::Failure::LoginRequired(m) => sdk::Failure::LoginRequired(r(m)),
+                sdk::Failure::RateLimited(m) => sdk::Failure::RateLimited(r(m)),
+                sdk::Failure::UpstreamChanged(m) => sdk::Failure::UpstreamChanged(r(m)),
+                sdk::Failure::UpstreamError(m) => sdk::Failure::UpstreamError(r(m)),
+            }),
+            ParseError::ExtractorFailed(m) => ParseError::ExtractorFailed(r(m)),
+            ParseError::Upstream(m) => ParseError::Upstream(r(m)),
+            ParseError::Internal(m) => ParseError::Internal(r(m)),
+            other => other,
+        }
+    }
+}
+
 impl From<StoreError> for ParseError {
     fn from(e: StoreError) -> Self {
         ParseError::Internal(e.to_string())
@@ -88,12 +130,45 @@ pub struct Parsed {
 
 /// Parse `input` for the caller holding `key`. `path_platform` is the
 /// platform endpoint's path segment (already checked to be a platform id).
+/// Counted in the metrics; configured secrets never leave in an error.
 pub async fn parse(
     state: &AppState,
     key: &KeyRecord,
     input: &str,
     path_platform: Option<&str>,
     request_id: &str,
+) -> Result<Parsed, ParseError> {
+    let started = Instant::now();
+    let mut routed: Option<String> = None;
+    let result = parse_routed(state, key, input, path_platform, request_id, &mut routed).await;
+    let unavailable = match &result {
+        Err(ParseError::ExtractorUnavailable(p)) => Some(p.as_str()),
+        _ => None,
+    };
+    let platform = routed
+        .as_deref()
+        .or(unavailable)
+        .or(path_platform)
+        .unwrap_or("unknown")
+        .to_string();
+    let secrets = state.config.load().secrets(&platform);
+    let result = result.map_err(|e| e.redact(&secrets));
+    let (outcome, charged) = match &result {
+        Ok(p) if p.media.is_empty() => ("no_media", 0),
+        Ok(p) => ("ok", p.charged),
+        Err(e) => (e.outcome(), 0),
+    };
+    crate::metrics::global().parse(&platform, outcome, started.elapsed().as_secs_f64(), charged);
+    result
+}
+
+async fn parse_routed(
+    state: &AppState,
+    key: &KeyRecord,
+    input: &str,
+    path_platform: Option<&str>,
+    request_id: &str,
+    routed: &mut Option<String>,
 ) -> Result<Parsed, ParseError> {
     if input.len() > state.limits.max_input_bytes {
         return Err(ParseError::Unsupported(format!(
@@ -103,13 +178,18 @@ pub async fn parse(
     }
     let ext = route(&state.registry, input, path_platform)?;
     let platform = ext.platform().to_string();
-    if !state.platform_enabled(&platform) {
+    *routed = Some(platform.clone());
+    // One snapshot of the configuration for the whole parse.
+    let config = state.config.load_full();
+    if !config.enabled(&platform) {
         return Err(ParseError::ExtractorUnavailable(platform));
     }
+    let limits = config.limits_for(&platform);
+    let secrets = config.secrets(&platform);
     let mut session = blocking({
         let registry = state.registry.clone();
-        let ext = ext.clone();
-        move || registry.session(&ext)
+        let (ext, sandbox, secrets) = (ext.clone(), limits.sandbox.clone(), secrets.clone());
+        move || registry.session_with(&ext, &sandbox, secrets)
     })
     .await??;
 
@@ -142,13 +222,20 @@ pub async fn parse(
 
     let ctx = sdk::Context {
         now_unix_ms: state.now_unix_ms(),
-        config: state.platform_config(&platform),
+        config: config.extractor_config(&platform),
     };
-    let deadline = state.limits.deadline;
-    let (media, platform_data) =
-        tokio::time::timeout(deadline, extract(state, &ext, session, target, ctx))
-            .await
-            .map_err(|_| ParseError::UpstreamTimeout)??;
+    let outbound = Outbound {
+        limits: &limits,
+        proxy: config.proxy(&platform),
+    };
+    let (mut media, mut platform_data) = tokio::time::timeout(
+        limits.parse_timeout,
+        extract(state, &ext, &outbound, session, target, ctx),
+    )
+    .await
+    .map_err(|_| ParseError::UpstreamTimeout)??;
+    redact_media(&secrets, &mut media);
+    secrets.redact_json(&mut platform_data);
 
     if media.is_empty() {
         return Ok(Parsed {
@@ -214,16 +301,29 @@ pub fn route(
             }
             Ok(ext)
         }
-        None => registry.route(&url.host).ok_or_else(|| {
-            ParseError::Unsupported(format!("{} is not a supported platform host", url.host))
-        }),
+        None => registry
+            .route(&url.host)
+            .ok_or_else(|| match registry.retired_route(&url.host) {
+                Some(platform) => ParseError::ExtractorUnavailable(platform),
+                None => ParseError::Unsupported(format!(
+                    "{} is not a supported platform host",
+                    url.host
+                )),
+            }),
     }
+}
+
+/// Where and how a parse's upstream requests go.
+struct Outbound<'a> {
+    limits: &'a PlatformLimits,
+    proxy: Option<&'a str>,
 }
 
 /// The plan/fetch rounds and the map call.
 async fn extract(
     state: &AppState,
     ext: &LoadedExtractor,
+    outbound: &Outbound<'_>,
     mut session: Session,
     target: sdk::Target,
     ctx: sdk::Context,
@@ -250,11 +350,15 @@ async fn extract(
                     )));
                 }
                 let platform = ext.platform();
-                let answers = futures::future::join_all(
-                    requests
-                        .iter()
-                        .map(|r| state.fetcher.fetch(platform, &ext.info.api_hosts, r)),
-                )
+                let answers = futures::future::join_all(requests.iter().map(|r| {
+                    state.fetcher.fetch_with(
+                        platform,
+                        &ext.info.api_hosts,
+                        r,
+                        &outbound.limits.fetch,
+                        outbound.proxy,
+                    )
+                }))
                 .await;
                 let mut next = Vec::clone(&done);
                 for (request, answer) in requests.into_iter().zip(answers) {
@@ -317,10 +421,43 @@ async fn call<T: Send + 'static>(
     .await
 }
 
+/// Scrub configured secrets from every string a caller would receive.
+fn redact_media(secrets: &Secrets, media: &mut sdk::Media) {
+    if secrets.is_empty() {
+        return;
+    }
+    let headers = |hs: &mut Vec<sdk::Header>| {
+        for h in hs {
+            secrets.redact_in_place(&mut h.name);
+            secrets.redact_in_place(&mut h.value);
+        }
+    };
+    secrets.redact_in_place(&mut media.title);
+    secrets.redact_in_place(&mut media.thumbnail);
+    for i in &mut media.images {
+        secrets.redact_in_place(&mut i.url);
+    }
+    for v in &mut media.videos {
+        for s in [&mut v.url, &mut v.quality, &mut v.mime_type] {
+            secrets.redact_in_place(s);
+        }
+        headers(&mut v.headers);
+    }
+    for a in &mut media.audios {
+        for s in [&mut a.url, &mut a.quality, &mut a.mime_type] {
+            secrets.redact_in_place(s);
+        }
+        headers(&mut a.headers);
+    }
+}
+
+/// Run blocking work (guest calls, SQLite) off the async workers, inside
+/// the request's span so its log lines keep the request id.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ParseError> {
-    tokio::task::spawn_blocking(f)
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(f))
         .await
         .map_err(|e| ParseError::Internal(format!("worker failed: {e}")))
 }

@@ -5,7 +5,6 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::config::OperatorConfig;
 use crate::fetch::{FetchLimits, Fetcher, UpstreamOverride};
 use crate::pipeline::ParseLimits;
 use crate::registry::{Registry, Runtime, SandboxLimits};
@@ -20,24 +19,34 @@ pub struct ServeOptions {
     pub fixed_clock_ms: Option<u64>,
     pub config: Option<PathBuf>,
     pub admin_token: Option<String>,
+    /// Folder of compiled components (`.cwasm`); `None`: compile every start.
+    pub compiled_cache: Option<PathBuf>,
 }
+
+/// How long in-flight requests get to finish after SIGTERM / Ctrl-C.
+pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(40);
 
 pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let store = Store::open(&options.db)?;
-    let config = match &options.config {
-        Some(path) => OperatorConfig::load(path)?,
-        None => OperatorConfig::default(),
-    };
+    let (config_source, config) = crate::reload::ConfigSource::open(options.config.clone())?;
     let runtime = Runtime::new(SandboxLimits::default())?;
-    let registry = Arc::new(Registry::new(runtime));
+    let registry = Arc::new(Registry::with_cache(
+        runtime,
+        options.compiled_cache.clone(),
+    ));
     let loaded = {
         let (registry, dir) = (registry.clone(), options.extractors.clone());
-        tokio::task::spawn_blocking(move || registry.load_dir(&dir)).await?
+        tokio::task::spawn_blocking(move || {
+            let loaded = registry.load_dir(&dir);
+            registry.prune_cache();
+            loaded
+        })
+        .await?
     };
     match loaded {
         Ok(n) => {
-            tracing::info!(count = n, dir = %options.extractors.display(), "extractors loaded")
+            tracing::info!(count = n, dir = %options.extractors.display(), elapsed_ms = started.elapsed().as_millis() as u64, "extractors loaded")
         }
         Err(e) => {
             tracing::warn!(dir = %options.extractors.display(), error = %e, "cannot read the extractors directory; no platform is available")
@@ -58,10 +67,14 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         fetcher,
         limits: ParseLimits::default(),
         config: arc_swap::ArcSwap::from_pointee(config),
+        config_source,
         admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
         fixed_clock_ms: options.fixed_clock_ms,
         max_body_bytes: 64 * 1024,
     });
+    if let Err(e) = crate::reload::spawn(state.clone(), &options.extractors) {
+        tracing::warn!(error = %e, "hot reload is off: cannot watch the extractors or configuration folder");
+    }
     let app = crate::api::router(state);
     let listener = tokio::net::TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
@@ -69,9 +82,25 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     // Tests and scripts read the bound address (useful with port 0) from stdout.
     println!("listening on http://{addr}");
     std::io::stdout().flush()?;
-    axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
-        .await?;
+    // On SIGTERM / Ctrl-C: stop accepting, let in-flight requests (parses
+    // included) finish, then exit; give up on stragglers after the grace.
+    let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+        shutdown_signal().await;
+        tracing::info!("shutting down: no new connections, finishing requests in flight");
+        let _ = stopping_tx.send(());
+    });
+    let grace = async move {
+        if stopping_rx.await.is_ok() {
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } else {
+            std::future::pending::<()>().await;
+        }
+    };
+    tokio::select! {
+        served = server => served?,
+        _ = grace => tracing::warn!(grace_s = SHUTDOWN_GRACE.as_secs(), "requests still in flight after the grace period; exiting anyway"),
+    }
     tracing::info!("shut down");
     Ok(())
 }

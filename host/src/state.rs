@@ -19,6 +19,8 @@ pub struct AppState {
     pub limits: ParseLimits,
     /// The operator configuration (platform switches, `context.config` values).
     pub config: ArcSwap<OperatorConfig>,
+    /// The configuration file and the state of its hot reload.
+    pub config_source: crate::reload::ConfigSource,
     /// The operator token guarding `/api/v1/admin/` (`None`: admin API off).
     pub admin_token: Option<String>,
     /// A fixed `context.now-unix-ms` for replay and tests; `None` = the real clock.

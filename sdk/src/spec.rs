@@ -201,9 +201,17 @@ pub fn validate_media(media: &crate::Media) -> Result<(), String> {
     }
     for (i, x) in media.videos.iter().enumerate() {
         check("videos", i, &x.url)?;
+        // SPEC.md: a video's source is direct, adaptive, dash or live_photo.
+        if x.source == crate::MediaSource::NativeVoice {
+            return Err(format!("videos[{i}].source native_voice is audio-only"));
+        }
     }
     for (i, x) in media.audios.iter().enumerate() {
         check("audios", i, &x.url)?;
+        // SPEC.md: an audio's source is direct, adaptive, dash or native_voice.
+        if x.source == crate::MediaSource::LivePhoto {
+            return Err(format!("audios[{i}].source live_photo is video-only"));
+        }
     }
     if !media.thumbnail.is_empty() && url::Url::parse(&media.thumbnail).is_err() {
         return Err(format!("thumbnail is not a URL: {:?}", media.thumbnail));

@@ -3,8 +3,10 @@
 //! `https://HOST/PATH?QUERY`. It answers from recorded fixture exchanges and
 //! counts what it was asked, so tests can prove what was (not) fetched.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderMap, Method, Response, StatusCode, Uri};
@@ -28,12 +30,17 @@ struct Inner {
     routes: Vec<Route>,
     hits: Vec<String>,
     misses: Vec<String>,
+    /// Answer these logical URLs only after a pause (slow upstream).
+    delays: HashMap<String, Duration>,
+    /// Delayed requests received so far (logical URLs), on arrival.
+    delayed_arrivals: Vec<String>,
 }
 
 /// A running fake upstream; stops when dropped.
 pub struct FakeUpstream {
     pub addr: SocketAddr,
     inner: Arc<Mutex<Inner>>,
+    release: Arc<tokio::sync::Notify>,
     _shutdown: tokio::sync::oneshot::Sender<()>,
 }
 
@@ -65,10 +72,32 @@ impl FakeUpstream {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
         let addr = listener.local_addr()?;
         let state = inner.clone();
+        let release = Arc::new(tokio::sync::Notify::new());
+        let released = release.clone();
         let app = axum::Router::new().fallback(
             move |method: Method, uri: Uri, headers: HeaderMap, body: Bytes| {
                 let state = state.clone();
-                async move { answer(&state, method, uri, headers, body) }
+                let released = released.clone();
+                async move {
+                    let logical = format!(
+                        "https:/{}",
+                        uri.path_and_query().map(|p| p.as_str()).unwrap_or("/")
+                    );
+                    let delay = state.lock().ok().and_then(|mut i| {
+                        let d = i.delays.get(&logical).copied();
+                        if d.is_some() {
+                            i.delayed_arrivals.push(logical.clone());
+                        }
+                        d
+                    });
+                    if let Some(d) = delay {
+                        tokio::select! {
+                            _ = tokio::time::sleep(d) => {}
+                            _ = released.notified() => {}
+                        }
+                    }
+                    answer(&state, method, uri, headers, body)
+                }
             },
         );
         let (tx, rx) = tokio::sync::oneshot::channel::<()>();
@@ -82,8 +111,29 @@ impl FakeUpstream {
         Ok(FakeUpstream {
             addr,
             inner,
+            release,
             _shutdown: tx,
         })
+    }
+
+    /// Answer `url` (a logical `https://host/path?q`) only after `delay`.
+    pub fn set_delay(&self, url: &str, delay: Duration) {
+        if let Ok(mut i) = self.inner.lock() {
+            i.delays.insert(url.to_string(), delay);
+        }
+    }
+
+    /// Delayed requests that have arrived (answered or still waiting).
+    pub fn delayed_arrivals(&self) -> Vec<String> {
+        self.inner
+            .lock()
+            .map(|i| i.delayed_arrivals.clone())
+            .unwrap_or_default()
+    }
+
+    /// Answer every request now waiting out a delay.
+    pub fn release_delayed(&self) {
+        self.release.notify_waiters();
     }
 
     pub fn base_url(&self) -> String {

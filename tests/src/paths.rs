@@ -36,6 +36,20 @@ pub fn extractors_dir() -> PathBuf {
     dir
 }
 
+/// Test-only components (`MEDIAPARSE_TEST_GUESTS`, default `target/test-guests`).
+pub fn test_guest(name: &str) -> PathBuf {
+    let path = std::env::var_os("MEDIAPARSE_TEST_GUESTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target/test-guests"))
+        .join(format!("{name}.wasm"));
+    assert!(
+        path.is_file(),
+        "{} is missing: run the tests with `cargo xtask test`, which builds the test guests",
+        path.display()
+    );
+    path
+}
+
 /// Every `extractors/<platform>/fixtures` folder, by platform.
 pub fn fixture_dirs() -> Vec<(String, PathBuf)> {
     let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(workspace_root().join("extractors"))

@@ -33,6 +33,10 @@ pub struct ServiceOptions {
     /// Listen address (default `127.0.0.1:0`, a free port).
     pub listen: Option<String>,
     pub extra_env: Vec<(String, String)>,
+    /// Write the service's log (stderr) to this file instead of inheriting it.
+    pub log_file: Option<PathBuf>,
+    /// Extra arguments after `serve` (e.g. `--compiled-cache DIR`).
+    pub extra_args: Vec<String>,
 }
 
 impl Service {
@@ -84,8 +88,13 @@ impl Service {
         for (k, v) in &options.extra_env {
             cmd.env(k, v);
         }
+        cmd.args(&options.extra_args);
+        let stderr = match &options.log_file {
+            Some(path) => Stdio::from(std::fs::File::create(path)?),
+            None => Stdio::inherit(),
+        };
         cmd.stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
+            .stderr(stderr)
             .stdin(Stdio::null())
             .kill_on_drop(true);
         let mut child = cmd.spawn()?;
@@ -150,6 +159,30 @@ impl Service {
 
     pub fn id(&self) -> Option<u32> {
         self.child.id()
+    }
+
+    /// Send SIGTERM (graceful shutdown tests).
+    pub fn terminate(&self) -> anyhow::Result<()> {
+        let pid = self
+            .child
+            .id()
+            .ok_or_else(|| anyhow::anyhow!("already exited"))?;
+        let status = std::process::Command::new("kill")
+            .args(["-TERM", &pid.to_string()])
+            .status()?;
+        anyhow::ensure!(status.success(), "kill -TERM {pid} failed");
+        Ok(())
+    }
+
+    /// Wait for the process to exit, at most `timeout`.
+    pub async fn wait_exit(
+        &mut self,
+        timeout: Duration,
+    ) -> anyhow::Result<std::process::ExitStatus> {
+        tokio::time::timeout(timeout, self.child.wait())
+            .await
+            .map_err(|_| anyhow::anyhow!("still running after {timeout:?}"))?
+            .map_err(anyhow::Error::from)
     }
 }
 

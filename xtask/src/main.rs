@@ -3,7 +3,7 @@
 //!
 //! - `build-extractors`  every `extractors/<platform>` crate → `target/extractors/<platform>.wasm`
 //! - `serve [ARGS…]`     build, then `mediaparse serve` on the embedded defaults
-//! - `test [ARGS…]`      build the components and the host once, then `cargo test --workspace`
+//! - `test [ARGS…]`      build the components, the test guests and the host once, then `cargo test --workspace`
 //! - `demo`              a fake upstream loaded with every fixture, the service pointed at it, a key, a curl line
 
 use std::path::{Path, PathBuf};
@@ -135,6 +135,50 @@ fn build_extractors() -> Result<Vec<PathBuf>> {
     Ok(built)
 }
 
+/// Test-only components (`tests/guests/<name>`) → `target/test-guests/<name>.wasm`.
+/// Kept out of `extractors/` so they are never bundled with the service.
+fn build_test_guests() -> Result<PathBuf> {
+    let dir = root().join("tests").join("guests");
+    let mut guests: Vec<(String, String)> = Vec::new();
+    for entry in std::fs::read_dir(&dir).map_err(|e| format!("reading tests/guests: {e}"))? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        let Ok(manifest) = std::fs::read_to_string(path.join("Cargo.toml")) else {
+            continue;
+        };
+        let package = manifest
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("name = "))
+            .map(|n| n.trim_matches('"').to_string())
+            .ok_or_else(|| format!("{}: no package name", path.display()))?;
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        guests.push((name, package));
+    }
+    let out_dir = root().join("target").join("test-guests");
+    if guests.is_empty() {
+        return Ok(out_dir);
+    }
+    let mut c = cargo();
+    c.args(["build", "--target", WASM_TARGET, "--profile", GUEST_PROFILE]);
+    for (_, package) in &guests {
+        c.args(["-p", package]);
+    }
+    run(c)?;
+    std::fs::create_dir_all(&out_dir).map_err(|e| e.to_string())?;
+    for (name, package) in &guests {
+        let from = root()
+            .join("target")
+            .join(WASM_TARGET)
+            .join(GUEST_PROFILE)
+            .join(format!("{}.wasm", package.replace('-', "_")));
+        let to = out_dir.join(format!("{name}.wasm"));
+        std::fs::copy(&from, &to).map_err(|e| format!("copying {}: {e}", from.display()))?;
+    }
+    Ok(out_dir)
+}
+
 fn build_host() -> Result<PathBuf> {
     let mut c = cargo();
     c.args(["build", "-p", "mediaparse", "--bin", "mediaparse"]);
@@ -162,11 +206,13 @@ fn serve(args: &[String]) -> Result {
 
 fn test(args: &[String]) -> Result {
     build_extractors()?;
+    let guests = build_test_guests()?;
     let bin = build_host()?;
     let mut c = cargo();
     c.args(["test", "--workspace"]).args(args);
     c.env("MEDIAPARSE_BIN", bin)
-        .env("MEDIAPARSE_EXTRACTORS", extractors_out());
+        .env("MEDIAPARSE_EXTRACTORS", extractors_out())
+        .env("MEDIAPARSE_TEST_GUESTS", guests);
     run(c)
 }
 

@@ -81,6 +81,10 @@ pub fn signed_query(params: &[(&str, String)], keys: &Keys, wts_seconds: u64) ->
     format!("{query}&w_rid={w_rid}")
 }
 
+fn hex_lower(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -129,8 +133,4 @@ mod tests {
         let q = signed_query(&[("k", "it's (ok)!*".into())], &payload_keys(), 1);
         assert!(q.starts_with("k=its%20ok&wts=1&w_rid="), "{q}");
     }
-}
-
-fn hex_lower(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -2,6 +2,7 @@
 //! requests into pipeline calls and results into SPEC.md's JSON.
 
 pub mod admin;
+mod admin_extractors;
 pub mod body;
 pub mod envelope;
 mod parse;
@@ -24,6 +25,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/v1/platforms/{platform}/parse", post(parse::platform))
         .route("/api/v1/capabilities", get(capabilities))
         .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .route("/api/v1/admin/extractors", get(admin_extractors::list))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(request_id::middleware))
@@ -34,6 +37,17 @@ async fn healthz(
     axum::extract::State(state): axum::extract::State<Arc<AppState>>,
 ) -> impl IntoResponse {
     axum::Json(json!({"status": "ok", "extractors": state.registry.all().len()}))
+}
+
+/// Prometheus text format; see `crate::metrics` for the list.
+async fn metrics() -> impl IntoResponse {
+    (
+        [(
+            axum::http::header::CONTENT_TYPE,
+            crate::metrics::CONTENT_TYPE,
+        )],
+        crate::metrics::global().encode(),
+    )
 }
 
 async fn not_found() -> ApiError {
@@ -52,13 +66,14 @@ async fn method_not_allowed() -> ApiError {
 async fn capabilities(
     axum::extract::State(state): axum::extract::State<Arc<AppState>>,
 ) -> impl IntoResponse {
+    let config = state.config.load();
     let platforms: Vec<_> = mediaparse_sdk::spec::PLATFORMS
         .iter()
         .map(|p| {
             let ext = state.registry.get(p);
             json!({
                 "id": p,
-                "enabled": ext.is_some(),
+                "enabled": ext.is_some() && config.enabled(p),
                 "extractorVersion": ext.as_ref().map(|e| e.info.version.clone()),
                 "urlShapes": ext.as_ref().map(|e| e.info.url_shapes.clone()).unwrap_or_default(),
                 "credits": crate::billing::price(p),

@@ -26,7 +26,9 @@ pub async fn middleware(mut request: Request, next: Next) -> Response {
         .map(String::from)
         .unwrap_or_else(|| crate::auth::new_id("req"));
     request.extensions_mut().insert(RequestId(id.clone()));
-    let span = tracing::info_span!("request", request_id = %id, method = %request.method(), path = %request.uri().path());
+    // An error-level span is enabled whatever the filter, so even a
+    // `RUST_LOG=warn` service tags its warnings with the request id.
+    let span = tracing::error_span!("request", request_id = %id, method = %request.method(), path = %request.uri().path());
     let mut response = next.run(request).instrument(span).await;
     if let Ok(v) = HeaderValue::from_str(&id) {
         response.headers_mut().insert(HEADER, v);

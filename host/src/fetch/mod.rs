@@ -8,7 +8,8 @@ mod cache;
 mod guard;
 mod upstream;
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mediaparse_sdk::urls::host_matches;
@@ -60,6 +61,8 @@ pub enum FetchError {
 /// Performs upstream requests for extractors.
 pub struct Fetcher {
     client: reqwest::Client,
+    /// One client per configured outbound proxy URL.
+    proxied: Mutex<HashMap<String, reqwest::Client>>,
     upstream: Option<UpstreamOverride>,
     limits: FetchLimits,
     cache: BootstrapCache,
@@ -81,6 +84,7 @@ impl Fetcher {
         }
         Ok(Fetcher {
             client: builder.build()?,
+            proxied: Mutex::new(HashMap::new()),
             upstream,
             limits,
             cache: BootstrapCache::new(1024),
@@ -98,11 +102,32 @@ impl Fetcher {
         api_hosts: &[String],
         request: &HttpRequest,
     ) -> Result<HttpResponse, FetchError> {
+        self.fetch_with(platform, api_hosts, request, &self.limits, None)
+            .await
+    }
+
+    /// [`Fetcher::fetch`] with the platform's limits and outbound proxy
+    /// (operator configuration). With a proxy, the proxy resolves and
+    /// reaches the destination; literal non-public addresses are still refused.
+    pub async fn fetch_with(
+        &self,
+        platform: &str,
+        api_hosts: &[String],
+        request: &HttpRequest,
+        limits: &FetchLimits,
+        proxy: Option<&str>,
+    ) -> Result<HttpResponse, FetchError> {
         let cacheable = request.cache_ttl_seconds > 0;
         if cacheable && let Some(hit) = self.cache.get(platform, request) {
             return Ok(hit);
         }
-        let response = self.fetch_uncached(api_hosts, request).await?;
+        let client = self.client_for(proxy)?;
+        let call = Call {
+            client: &client,
+            platform,
+            limits,
+        };
+        let response = self.fetch_uncached(&call, api_hosts, request).await?;
         if cacheable && response.is_success() {
             self.cache.put(
                 platform,
@@ -114,20 +139,55 @@ impl Fetcher {
         Ok(response)
     }
 
+    fn client_for(&self, proxy: Option<&str>) -> Result<reqwest::Client, FetchError> {
+        let Some(proxy) = proxy else {
+            return Ok(self.client.clone());
+        };
+        let mut clients = self.proxied.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = clients.get(proxy) {
+            return Ok(c.clone());
+        }
+        // The URL was checked when the configuration was loaded; the error
+        // names no part of it (it may hold credentials).
+        let bad = || FetchError::Connect("the configured proxy is unusable".into());
+        let client = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(self.limits.request_timeout)
+            .connect_timeout(self.limits.request_timeout.min(Duration::from_secs(5)))
+            .pool_max_idle_per_host(32)
+            .proxy(reqwest::Proxy::all(proxy).map_err(|_| bad())?)
+            .build()
+            .map_err(|_| bad())?;
+        clients.insert(proxy.to_string(), client.clone());
+        Ok(client)
+    }
+
     async fn fetch_uncached(
         &self,
+        call: &Call<'_>,
         api_hosts: &[String],
         request: &HttpRequest,
     ) -> Result<HttpResponse, FetchError> {
         let mut url = parse_logical(&request.url)?;
         let mut method = request.method.to_ascii_uppercase();
         let mut body = request.body.clone();
-        for _hop in 0..=self.limits.max_redirects {
+        for _hop in 0..=call.limits.max_redirects {
             self.check_destination(api_hosts, &url)?;
             let started = Instant::now();
-            let (status, headers, bytes) = self
-                .send(&method, &url, &request.headers, body.as_deref())
-                .await?;
+            let sent = self
+                .send(call, &method, &url, &request.headers, body.as_deref())
+                .await;
+            let outcome = match &sent {
+                Ok(_) => "ok",
+                Err(FetchError::Timeout) => "timeout",
+                Err(_) => "error",
+            };
+            crate::metrics::global().upstream(
+                call.platform,
+                outcome,
+                started.elapsed().as_secs_f64(),
+            );
+            let (status, headers, bytes) = sent?;
             tracing::debug!(target: "mediaparse::fetch", %method, url = %redact_query(&url), status, elapsed_ms = started.elapsed().as_millis() as u64, "upstream");
             let response = HttpResponse {
                 request_url: request.url.clone(),
@@ -148,7 +208,7 @@ impl Fetcher {
                 body = None;
             }
         }
-        Err(FetchError::TooManyRedirects(self.limits.max_redirects))
+        Err(FetchError::TooManyRedirects(call.limits.max_redirects))
     }
 
     /// The response as the extractor sees it: `Location` naming the fake
@@ -200,6 +260,7 @@ impl Fetcher {
 
     async fn send(
         &self,
+        call: &Call<'_>,
         method: &str,
         url: &url::Url,
         headers: &[Header],
@@ -211,7 +272,10 @@ impl Fetcher {
         };
         let method = reqwest::Method::from_bytes(method.as_bytes())
             .map_err(|_| FetchError::InvalidUrl(format!("bad method {method}")))?;
-        let mut builder = self.client.request(method, wire_url);
+        let mut builder = call
+            .client
+            .request(method, wire_url)
+            .timeout(call.limits.request_timeout);
         for h in headers {
             if is_forwardable(&h.name) {
                 builder = builder.header(&h.name, &h.value);
@@ -227,20 +291,28 @@ impl Fetcher {
             .iter()
             .map(|(k, v)| Header::new(k.as_str(), String::from_utf8_lossy(v.as_bytes())))
             .collect();
+        let cap = call.limits.max_body_bytes;
         if let Some(len) = response.content_length()
-            && len as usize > self.limits.max_body_bytes
+            && len as usize > cap
         {
-            return Err(FetchError::TooLarge(self.limits.max_body_bytes));
+            return Err(FetchError::TooLarge(cap));
         }
         let mut bytes = Vec::new();
         while let Some(chunk) = response.chunk().await.map_err(classify)? {
-            if bytes.len() + chunk.len() > self.limits.max_body_bytes {
-                return Err(FetchError::TooLarge(self.limits.max_body_bytes));
+            if bytes.len() + chunk.len() > cap {
+                return Err(FetchError::TooLarge(cap));
             }
             bytes.extend_from_slice(&chunk);
         }
         Ok((status, headers, bytes))
     }
+}
+
+/// One request's client and limits.
+struct Call<'a> {
+    client: &'a reqwest::Client,
+    platform: &'a str,
+    limits: &'a FetchLimits,
 }
 
 fn parse_logical(raw: &str) -> Result<url::Url, FetchError> {

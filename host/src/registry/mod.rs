@@ -1,6 +1,12 @@
 //! Extractor components: loading `<platform>.wasm` files, checking who they
-//! say they are, and routing inputs to them by their declared hosts.
+//! say they are, routing inputs to them by their declared hosts, and
+//! replacing them while the service runs (hot reload: `crate::reload`).
+//!
+//! A parse holds an `Arc<LoadedExtractor>` for its whole life, so a swap
+//! never disturbs a parse in flight: it finishes on the component it
+//! started with, and the old component is dropped with its last parse.
 
+mod cache;
 mod convert;
 pub mod runtime;
 
@@ -13,7 +19,10 @@ use mediaparse_sdk as sdk;
 use mediaparse_sdk::urls::host_matches;
 use sha2::{Digest, Sha256};
 
+pub use cache::CompiledCache;
 pub use runtime::{Runtime, RuntimeError, SandboxLimits, Session};
+
+use crate::config::Secrets;
 
 /// A compiled, checked, ready-to-instantiate extractor.
 pub struct LoadedExtractor {
@@ -22,6 +31,10 @@ pub struct LoadedExtractor {
     pub sha256: String,
     pub source: PathBuf,
     pub loaded_at_unix_s: i64,
+    /// `"cache"` when the compiled form came from the on-disk cache, else `"compiled"`.
+    pub compiled_from: &'static str,
+    /// Time spent compiling (or loading from the cache) and checking, in ms.
+    pub load_ms: u64,
     pre: runtime::bindings::ExtractorPre<runtime::GuestState>,
 }
 
@@ -41,20 +54,67 @@ pub enum LoadError {
     Invalid { path: String, message: String },
 }
 
+/// The last refused load of a file, kept until that file loads or goes away.
+#[derive(Clone, Debug)]
+pub struct LoadFailure {
+    pub message: String,
+    pub at_unix_s: i64,
+}
+
+/// What a reload of one file did.
+#[derive(Debug)]
+pub enum Reload {
+    /// A new component serves this platform.
+    Loaded { platform: String, version: String },
+    /// Same bytes as the component already serving: nothing to do.
+    Unchanged,
+    /// Refused; the previous component (if any) keeps serving.
+    Failed { stem: String, message: String },
+    /// The file is gone: the platform is disabled until it returns.
+    Removed { platform: String },
+}
+
 /// Platform → extractor, swapped atomically as a whole.
 pub struct Registry {
     runtime: Arc<Runtime>,
+    cache: Option<CompiledCache>,
     extractors: ArcSwap<BTreeMap<String, Arc<LoadedExtractor>>>,
     /// Last load error per file stem.
-    errors: ArcSwap<BTreeMap<String, String>>,
+    errors: ArcSwap<BTreeMap<String, LoadFailure>>,
+    /// One reload at a time (the watcher and a startup scan never interleave).
+    reload_lock: std::sync::Mutex<()>,
+    /// What removed components declared, so their URLs still route to
+    /// `503 extractor_unavailable` rather than "unsupported URL".
+    retired: ArcSwap<BTreeMap<String, sdk::Info>>,
 }
 
 impl Registry {
     pub fn new(runtime: Arc<Runtime>) -> Registry {
+        Registry::with_cache(runtime, None)
+    }
+
+    /// A registry that keeps compiled components in `cache_dir` (`None`: no cache).
+    pub fn with_cache(runtime: Arc<Runtime>, cache_dir: Option<PathBuf>) -> Registry {
+        let cache = cache_dir.map(|d| CompiledCache::new(d, &runtime.engine));
         Registry {
             runtime,
+            cache,
             extractors: ArcSwap::from_pointee(BTreeMap::new()),
             errors: ArcSwap::from_pointee(BTreeMap::new()),
+            reload_lock: std::sync::Mutex::new(()),
+            retired: ArcSwap::from_pointee(BTreeMap::new()),
+        }
+    }
+
+    pub fn cache_dir(&self) -> Option<&Path> {
+        self.cache.as_ref().map(CompiledCache::dir)
+    }
+
+    /// Drop cached compiled components that nothing serving uses.
+    pub fn prune_cache(&self) {
+        if let Some(cache) = &self.cache {
+            let keep: Vec<String> = self.all().iter().map(|e| e.sha256.clone()).collect();
+            cache.retain(&keep);
         }
     }
 
@@ -66,32 +126,102 @@ impl Registry {
     pub fn load_dir(&self, dir: &Path) -> std::io::Result<usize> {
         let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| p.extension().is_some_and(|e| e == "wasm"))
+            .filter(|p| is_component_path(p))
             .collect();
         paths.sort();
         let mut loaded = 0;
         for path in paths {
-            match self.load_file(&path) {
-                Ok(ext) => {
-                    tracing::info!(platform = ext.platform(), version = %ext.info.version, sha256 = %&ext.sha256[..12], "extractor loaded");
-                    self.install(ext);
-                    loaded += 1;
-                }
-                Err(e) => {
-                    tracing::error!(error = %e, "extractor not loaded");
-                    let stem = path
-                        .file_stem()
-                        .map(|s| s.to_string_lossy().into_owned())
-                        .unwrap_or_default();
-                    self.errors.rcu(|errs| {
-                        let mut errs = BTreeMap::clone(errs);
-                        errs.insert(stem.clone(), e.to_string());
-                        errs
-                    });
-                }
+            if let Reload::Loaded { .. } = self.reload_path(&path) {
+                loaded += 1;
             }
         }
         Ok(loaded)
+    }
+
+    /// Bring the registry in line with `path` (a `<platform>.wasm` that was
+    /// created, changed or removed): compile and check it, then swap it in;
+    /// on any error keep what was serving and record the error. Blocking
+    /// (compiles): call it off the request path.
+    pub fn reload_path(&self, path: &Path) -> Reload {
+        let _one_at_a_time = self.reload_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let stem = file_stem(path);
+        let metrics = crate::metrics::global();
+        if !path.exists() {
+            let removed = self.remove(&stem);
+            self.forget_error(&stem);
+            if removed {
+                tracing::warn!(platform = %stem, path = %path.display(), "extractor file removed; platform disabled until it returns");
+                metrics.reload(&stem, "removed");
+            }
+            return Reload::Removed { platform: stem };
+        }
+        let bytes = match std::fs::read(path) {
+            Ok(b) => b,
+            Err(e) => return self.failed(&stem, format!("{}: {e}", path.display())),
+        };
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        if self.get(&stem).is_some_and(|e| e.sha256 == sha256) {
+            self.forget_error(&stem);
+            return Reload::Unchanged;
+        }
+        match self.load_bytes(path, &bytes, sha256) {
+            Ok(ext) => {
+                let (platform, version) = (ext.platform().to_string(), ext.info.version.clone());
+                tracing::info!(platform = %platform, version = %version, sha256 = %&ext.sha256[..12], from = ext.compiled_from, load_ms = ext.load_ms, "extractor loaded");
+                self.install(ext);
+                metrics.reload(&platform, "loaded");
+                Reload::Loaded { platform, version }
+            }
+            Err(e) => self.failed(&stem, format!("{}: {e:#}", path.display())),
+        }
+    }
+
+    fn failed(&self, stem: &str, message: String) -> Reload {
+        let serving = self.get(stem).map(|e| e.info.version.clone());
+        tracing::error!(file = %stem, error = %message, serving_version = ?serving, "extractor not loaded; the previous component (if any) keeps serving");
+        crate::metrics::global().reload(stem, "failed");
+        let failure = LoadFailure {
+            message: message.clone(),
+            at_unix_s: chrono::Utc::now().timestamp(),
+        };
+        self.errors.rcu(|errs| {
+            let mut errs = BTreeMap::clone(errs);
+            errs.insert(stem.to_string(), failure.clone());
+            errs
+        });
+        Reload::Failed {
+            stem: stem.to_string(),
+            message,
+        }
+    }
+
+    fn forget_error(&self, stem: &str) {
+        if self.errors.load().contains_key(stem) {
+            self.errors.rcu(|errs| {
+                let mut errs = BTreeMap::clone(errs);
+                errs.remove(stem);
+                errs
+            });
+        }
+    }
+
+    /// Stop serving `platform`; parses already holding it finish on it.
+    pub fn remove(&self, platform: &str) -> bool {
+        let Some(old) = self.get(platform) else {
+            return false;
+        };
+        self.retired.rcu(|map| {
+            let mut map = BTreeMap::clone(map);
+            map.insert(platform.to_string(), old.info.clone());
+            map
+        });
+        self.extractors.rcu(|map| {
+            let mut map = BTreeMap::clone(map);
+            map.remove(platform);
+            map
+        });
+        crate::metrics::global().set_loaded(self.extractors.load().len());
+        true
     }
 
     /// Compile and check one component file (off the request path).
@@ -101,12 +231,31 @@ impl Registry {
             message,
         };
         let bytes = std::fs::read(path).map_err(|e| invalid(e.to_string()))?;
-        self.load_bytes(path, &bytes)
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        self.load_bytes(path, &bytes, sha256)
             .map_err(|e| invalid(format!("{e:#}")))
     }
 
-    fn load_bytes(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<LoadedExtractor> {
-        let component = self.runtime.compile(bytes)?;
+    fn load_bytes(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        sha256: String,
+    ) -> anyhow::Result<LoadedExtractor> {
+        let started = std::time::Instant::now();
+        let cached = self
+            .cache
+            .as_ref()
+            .and_then(|c| c.load(&self.runtime.engine, &sha256));
+        let compiled_from = if cached.is_some() {
+            "cache"
+        } else {
+            "compiled"
+        };
+        let component = match cached {
+            Some(c) => c,
+            None => self.runtime.compile(bytes)?,
+        };
         let wit_version = wit_version(&self.runtime, &component)?;
         let major = wit_version
             .split('.')
@@ -119,10 +268,7 @@ impl Registry {
             );
         }
         let pre = self.runtime.prepare(&component)?;
-        let stem = path
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let stem = file_stem(path);
         let info = self.runtime.session(&stem, &pre)?.info()?;
         if !sdk::spec::PLATFORMS.contains(&info.platform.as_str()) {
             anyhow::bail!("info().platform {:?} is not a platform id", info.platform);
@@ -133,12 +279,18 @@ impl Registry {
                 info.platform
             );
         }
+        // Only a component that passed every check is worth caching.
+        if let (Some(cache), "compiled") = (&self.cache, compiled_from) {
+            cache.store(&sha256, &component);
+        }
         Ok(LoadedExtractor {
             info,
             wit_version,
-            sha256: hex::encode(Sha256::digest(bytes)),
+            sha256,
             source: path.to_path_buf(),
             loaded_at_unix_s: chrono::Utc::now().timestamp(),
+            compiled_from,
+            load_ms: started.elapsed().as_millis() as u64,
             pre,
         })
     }
@@ -151,11 +303,24 @@ impl Registry {
             map.insert(platform.clone(), ext.clone());
             map
         });
-        self.errors.rcu(|errs| {
-            let mut errs = BTreeMap::clone(errs);
-            errs.remove(&platform);
-            errs
-        });
+        self.forget_error(&platform);
+        if self.retired.load().contains_key(&platform) {
+            self.retired.rcu(|map| {
+                let mut map = BTreeMap::clone(map);
+                map.remove(&platform);
+                map
+            });
+        }
+        crate::metrics::global().set_loaded(self.extractors.load().len());
+    }
+
+    /// The platform whose removed component accepted URLs on `host`.
+    pub fn retired_route(&self, host: &str) -> Option<String> {
+        self.retired
+            .load()
+            .values()
+            .find(|i| i.url_hosts.iter().any(|p| host_matches(host, p)))
+            .map(|i| i.platform.clone())
     }
 
     pub fn get(&self, platform: &str) -> Option<Arc<LoadedExtractor>> {
@@ -175,14 +340,48 @@ impl Registry {
         self.extractors.load().values().cloned().collect()
     }
 
+    /// Last load error per file stem (files that are currently refused).
     pub fn errors(&self) -> BTreeMap<String, String> {
+        self.errors
+            .load()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.message.clone()))
+            .collect()
+    }
+
+    pub fn failures(&self) -> BTreeMap<String, LoadFailure> {
         BTreeMap::clone(&self.errors.load())
     }
 
-    /// A fresh instance of this extractor for one parse.
+    /// A fresh instance of this extractor for one parse, default limits.
     pub fn session(&self, ext: &LoadedExtractor) -> Result<Session, RuntimeError> {
         self.runtime.session(ext.platform(), &ext.pre)
     }
+
+    /// A fresh instance with the platform's limits; `secrets` are scrubbed from its logs.
+    pub fn session_with(
+        &self,
+        ext: &LoadedExtractor,
+        limits: &SandboxLimits,
+        secrets: Secrets,
+    ) -> Result<Session, RuntimeError> {
+        self.runtime
+            .session_with(ext.platform(), &ext.pre, limits, secrets)
+    }
+}
+
+/// `<platform>.wasm`, not a hidden or temporary file.
+pub fn is_component_path(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "wasm")
+        && path
+            .file_name()
+            .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
+}
+
+fn file_stem(path: &Path) -> String {
+    path.file_stem()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }
 
 /// The `mediaparse:extractor` version a component was built against, read

@@ -10,6 +10,7 @@ use wasmtime::{Config, Engine, Store, StoreLimits, StoreLimitsBuilder};
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::convert;
+use crate::config::Secrets;
 use mediaparse_sdk as sdk;
 
 pub(super) mod bindings {
@@ -23,7 +24,8 @@ pub struct SandboxLimits {
     pub memory_bytes: usize,
     /// Wall time one call (detect, plan or map) may take.
     pub call_timeout: Duration,
-    /// Largest platform-data JSON text accepted from `map`.
+    /// Largest output accepted from one call: `map`'s platform-data JSON plus
+    /// every media string, or the requests `plan` returns.
     pub max_output_bytes: usize,
 }
 
@@ -60,6 +62,7 @@ pub struct GuestState {
     limits: StoreLimits,
     platform: String,
     log_lines_left: u32,
+    secrets: Secrets,
 }
 
 impl WasiView for GuestState {
@@ -78,6 +81,7 @@ impl bindings::ExtractorImports for GuestState {
         }
         self.log_lines_left -= 1;
         let message: String = message.chars().take(1024).collect();
+        let message = self.secrets.redact(&message);
         let platform = self.platform.as_str();
         match level {
             0 => tracing::error!(target: "mediaparse::extractor", platform, "{message}"),
@@ -138,71 +142,101 @@ impl Runtime {
             .map_err(|e| anyhow::anyhow!("component does not export the extractor world: {e}"))
     }
 
-    /// A fresh store and instance: nothing leaks between parses.
+    /// A fresh store and instance with the runtime's default limits.
     pub fn session(
         self: &Arc<Self>,
         platform: &str,
         pre: &bindings::ExtractorPre<GuestState>,
     ) -> Result<Session, RuntimeError> {
+        self.session_with(platform, pre, &self.limits, Secrets::default())
+    }
+
+    /// A fresh store and instance: nothing leaks between parses. `limits`
+    /// are the platform's (operator configuration); `secrets` are scrubbed
+    /// from the guest's log lines.
+    pub fn session_with(
+        self: &Arc<Self>,
+        platform: &str,
+        pre: &bindings::ExtractorPre<GuestState>,
+        limits: &SandboxLimits,
+        secrets: Secrets,
+    ) -> Result<Session, RuntimeError> {
         let state = GuestState {
             wasi: WasiCtxBuilder::new().build(),
             table: ResourceTable::new(),
             limits: StoreLimitsBuilder::new()
-                .memory_size(self.limits.memory_bytes)
+                .memory_size(limits.memory_bytes)
                 .trap_on_grow_failure(true)
                 .instances(64)
                 .build(),
             platform: platform.to_string(),
             log_lines_left: 64,
+            secrets,
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
-        store.set_epoch_deadline(self.deadline_ticks());
+        store.set_epoch_deadline(deadline_ticks(limits));
         let guest = pre
             .instantiate(&mut store)
             .map_err(|e| guest_error(platform, e))?;
         Ok(Session {
-            runtime: self.clone(),
             store,
             guest,
             platform: platform.to_string(),
+            limits: limits.clone(),
         })
-    }
-
-    fn deadline_ticks(&self) -> u64 {
-        (self.limits.call_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
     }
 }
 
+fn deadline_ticks(limits: &SandboxLimits) -> u64 {
+    (limits.call_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
+}
+
+/// A guest error, counted as a sandbox kill when the sandbox stopped it.
 fn guest_error(platform: &str, e: wasmtime::Error) -> RuntimeError {
-    let message = match e.downcast_ref::<wasmtime::Trap>() {
-        Some(wasmtime::Trap::Interrupt) => "the call ran past its deadline".to_string(),
-        Some(trap) => format!("trap: {trap}"),
-        None => format!("{e:#}")
-            .lines()
-            .next()
-            .unwrap_or_default()
-            .to_string(),
+    let text = format!("{e:#}");
+    let (reason, message) = match e.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::Interrupt) => (
+            Some("deadline"),
+            "the call ran past its deadline".to_string(),
+        ),
+        _ if text.contains("forcing trap when growing memory")
+            || text.contains("forcing a memory growth failure") =>
+        {
+            (Some("memory"), "the guest hit its memory cap".to_string())
+        }
+        Some(trap) => (Some("trap"), format!("trap: {trap}")),
+        None => (None, text.lines().next().unwrap_or_default().to_string()),
     };
+    if let Some(reason) = reason {
+        crate::metrics::global().sandbox_kill(platform, reason);
+    }
     RuntimeError::Guest {
         platform: platform.to_string(),
         message,
     }
 }
 
+fn output_too_large(platform: &str, what: &str, size: usize, limit: usize) -> RuntimeError {
+    crate::metrics::global().sandbox_kill(platform, "output_limit");
+    RuntimeError::Guest {
+        platform: platform.to_string(),
+        message: format!("{what} output of {size} bytes is over the {limit}-byte cap"),
+    }
+}
+
 /// One parse's instance. Calls are blocking CPU work: run them on a blocking thread.
 pub struct Session {
-    runtime: Arc<Runtime>,
     store: Store<GuestState>,
     guest: bindings::Extractor,
     platform: String,
+    limits: SandboxLimits,
 }
 
 impl Session {
     fn arm(&mut self) {
-        let ticks = self.runtime.deadline_ticks();
-        self.store.set_epoch_deadline(ticks);
+        self.store.set_epoch_deadline(deadline_ticks(&self.limits));
     }
 
     pub fn info(&mut self) -> Result<sdk::Info, RuntimeError> {
@@ -242,7 +276,29 @@ impl Session {
             .guest
             .call_plan(&mut self.store, &t, &c, &d)
             .map_err(|e| guest_error(&self.platform, e))?;
-        Ok(out.map(convert::plan_in).map_err(convert::failure_in))
+        let out = out.map(convert::plan_in).map_err(convert::failure_in);
+        if let Ok(sdk::Plan::Fetch(requests)) = &out {
+            let size: usize = requests
+                .iter()
+                .map(|r| {
+                    r.url.len()
+                        + r.body.as_ref().map_or(0, Vec::len)
+                        + r.headers
+                            .iter()
+                            .map(|h| h.name.len() + h.value.len())
+                            .sum::<usize>()
+                })
+                .sum();
+            if size > self.limits.max_output_bytes {
+                return Err(output_too_large(
+                    &self.platform,
+                    "plan",
+                    size,
+                    self.limits.max_output_bytes,
+                ));
+            }
+        }
+        Ok(out)
     }
 
     pub fn map(
@@ -262,22 +318,37 @@ impl Session {
             .call_map(&mut self.store, &t, &c, &d)
             .map_err(|e| guest_error(&self.platform, e))?;
         match out {
-            Ok(extraction)
-                if extraction.platform_data.len() > self.runtime.limits.max_output_bytes =>
-            {
-                Err(RuntimeError::Guest {
-                    platform: self.platform.clone(),
-                    message: format!(
-                        "platform data larger than {} bytes",
-                        self.runtime.limits.max_output_bytes
-                    ),
-                })
+            Ok(extraction) => {
+                let media = convert::media_in(extraction.media);
+                let size = extraction.platform_data.len() + media_size(&media);
+                if size > self.limits.max_output_bytes {
+                    return Err(output_too_large(
+                        &self.platform,
+                        "map",
+                        size,
+                        self.limits.max_output_bytes,
+                    ));
+                }
+                Ok(Ok((media, extraction.platform_data)))
             }
-            Ok(extraction) => Ok(Ok((
-                convert::media_in(extraction.media),
-                extraction.platform_data,
-            ))),
             Err(f) => Ok(Err(convert::failure_in(f))),
         }
     }
+}
+
+/// Bytes of text in a media object (what a caller would receive).
+fn media_size(m: &sdk::Media) -> usize {
+    let headers =
+        |hs: &[sdk::Header]| -> usize { hs.iter().map(|h| h.name.len() + h.value.len()).sum() };
+    m.title.len()
+        + m.thumbnail.len()
+        + m.images.iter().map(|i| i.url.len()).sum::<usize>()
+        + m.videos
+            .iter()
+            .map(|v| v.url.len() + v.quality.len() + v.mime_type.len() + headers(&v.headers))
+            .sum::<usize>()
+        + m.audios
+            .iter()
+            .map(|a| a.url.len() + a.quality.len() + a.mime_type.len() + headers(&a.headers))
+            .sum::<usize>()
 }

@@ -1,0 +1,84 @@
+//! `GET /api/v1/admin/extractors` (operator token): what every platform is
+//! running, where it came from, and why a newer file was refused.
+
+use std::sync::Arc;
+
+use axum::extract::State;
+use axum::http::HeaderMap;
+use axum::response::{IntoResponse, Response};
+use serde_json::{Value, json};
+
+use super::admin::require_operator;
+use crate::state::AppState;
+
+pub async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Err(e) = require_operator(&state, &headers) {
+        return e.into_response();
+    }
+    axum::Json(json!({"status": 200, "data": listing(&state), "msg": "success"})).into_response()
+}
+
+fn time(unix_s: i64) -> Value {
+    chrono::DateTime::from_timestamp(unix_s, 0)
+        .map(|t| Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)))
+        .unwrap_or(Value::Null)
+}
+
+fn listing(state: &AppState) -> Value {
+    let config = state.config.load();
+    let failures = state.registry.failures();
+    let error = |stem: &str| {
+        failures
+            .get(stem)
+            .map(|f| json!({"message": f.message, "at": time(f.at_unix_s)}))
+            .unwrap_or(Value::Null)
+    };
+    let mut extractors: Vec<Value> = mediaparse_sdk::spec::PLATFORMS
+        .iter()
+        .map(|p| {
+            let ext = state.registry.get(p);
+            let enabled = config.enabled(p);
+            let status = match (&ext, enabled) {
+                (Some(_), true) => "serving",
+                (Some(_), false) => "disabled",
+                (None, _) => "missing",
+            };
+            json!({
+                "platform": p,
+                "status": status,
+                "enabled": enabled && ext.is_some(),
+                "version": ext.as_ref().map(|e| e.info.version.clone()),
+                "witVersion": ext.as_ref().map(|e| e.wit_version.clone()),
+                "sha256": ext.as_ref().map(|e| e.sha256.clone()),
+                "loadedAt": ext.as_ref().map(|e| time(e.loaded_at_unix_s)),
+                "source": ext.as_ref().map(|e| e.source.display().to_string()),
+                "compiledFrom": ext.as_ref().map(|e| e.compiled_from),
+                "loadMs": ext.as_ref().map(|e| e.load_ms),
+                "lastError": error(p),
+            })
+        })
+        .collect();
+    // Files that name no platform are refused; list them too.
+    for stem in failures
+        .keys()
+        .filter(|s| !mediaparse_sdk::spec::PLATFORMS.contains(&s.as_str()))
+    {
+        extractors.push(json!({
+            "platform": stem, "status": "refused", "enabled": false, "version": null,
+            "witVersion": null, "sha256": null, "loadedAt": null, "source": null,
+            "compiledFrom": null, "loadMs": null, "lastError": error(stem),
+        }));
+    }
+    let cs = state.config_source.status();
+    json!({
+        "extractors": extractors,
+        "witMajor": mediaparse_sdk::WIT_MAJOR,
+        "compiledCache": state.registry.cache_dir().map(|d| d.display().to_string()),
+        "config": {
+            "path": state.config_source.path.as_ref().map(|p| p.display().to_string()),
+            "sha256": cs.sha256,
+            "loadedAt": cs.loaded_at_unix_s.map(time),
+            "lastError": cs.last_error.map(|(m, at)| json!({"message": m, "at": time(at)})),
+        },
+    })
+}

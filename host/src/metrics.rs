@@ -1,0 +1,235 @@
+//! Process-wide metrics, served at `GET /metrics` in the Prometheus text
+//! format (OpenMetrics flavour, `prometheus-client`).
+//!
+//! Labels carry only platform ids, outcome codes and fixed reason words:
+//! never a URL, a key, a token or a configured value.
+//!
+//! | metric | labels |
+//! |---|---|
+//! | `mediaparse_parses_total` | `platform`, `outcome` (`ok`, `no_media`, or the error code) |
+//! | `mediaparse_parse_duration_seconds` | `platform` |
+//! | `mediaparse_upstream_request_duration_seconds` | `platform`, `outcome` (`ok`, `timeout`, `error`) |
+//! | `mediaparse_credits_charged_total` | `platform` |
+//! | `mediaparse_extractor_reloads_total` | `platform`, `outcome` (`loaded`, `failed`, `removed`) |
+//! | `mediaparse_sandbox_kills_total` | `platform`, `reason` (`deadline`, `memory`, `trap`, `output_limit`) |
+//! | `mediaparse_config_reloads_total` | `outcome` (`loaded`, `failed`) |
+//! | `mediaparse_extractors_loaded` | none |
+
+use std::sync::LazyLock;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PlatformOutcome {
+    platform: String,
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PlatformLabel {
+    platform: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PlatformReason {
+    platform: String,
+    reason: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct OutcomeLabel {
+    outcome: String,
+}
+
+type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// Every metric the service exports.
+pub struct Metrics {
+    registry: Registry,
+    parses: Family<PlatformOutcome, Counter>,
+    parse_seconds: HistogramFamily<PlatformLabel>,
+    upstream_seconds: HistogramFamily<PlatformOutcome>,
+    credits: Family<PlatformLabel, Counter>,
+    reloads: Family<PlatformOutcome, Counter>,
+    kills: Family<PlatformReason, Counter>,
+    config_reloads: Family<OutcomeLabel, Counter>,
+    loaded: Gauge,
+}
+
+fn upstream_buckets() -> Histogram {
+    // 5 ms … ~20 s
+    Histogram::new(exponential_buckets(0.005, 2.0, 13))
+}
+
+fn parse_buckets() -> Histogram {
+    // 10 ms … ~40 s
+    Histogram::new(exponential_buckets(0.01, 2.0, 13))
+}
+
+static METRICS: LazyLock<Metrics> = LazyLock::new(Metrics::new);
+
+/// The process's metrics.
+pub fn global() -> &'static Metrics {
+    &METRICS
+}
+
+impl Metrics {
+    fn new() -> Metrics {
+        let mut registry = Registry::with_prefix("mediaparse");
+        let parses = Family::<PlatformOutcome, Counter>::default();
+        registry.register(
+            "parses",
+            "Parses by platform and outcome (ok, no_media, or the error code)",
+            parses.clone(),
+        );
+        let parse_seconds =
+            HistogramFamily::<PlatformLabel>::new_with_constructor(parse_buckets as fn() -> _);
+        registry.register(
+            "parse_duration_seconds",
+            "Wall time of a parse, routing through charge",
+            parse_seconds.clone(),
+        );
+        let upstream_seconds =
+            HistogramFamily::<PlatformOutcome>::new_with_constructor(upstream_buckets as fn() -> _);
+        registry.register(
+            "upstream_request_duration_seconds",
+            "Latency of one upstream request (one hop) by platform",
+            upstream_seconds.clone(),
+        );
+        let credits = Family::<PlatformLabel, Counter>::default();
+        registry.register(
+            "credits_charged",
+            "Credits charged for successful parses",
+            credits.clone(),
+        );
+        let reloads = Family::<PlatformOutcome, Counter>::default();
+        registry.register(
+            "extractor_reloads",
+            "Extractor component (re)loads by outcome (loaded, failed, removed)",
+            reloads.clone(),
+        );
+        let kills = Family::<PlatformReason, Counter>::default();
+        registry.register(
+            "sandbox_kills",
+            "Guest calls stopped by the sandbox (deadline, memory, trap, output_limit)",
+            kills.clone(),
+        );
+        let config_reloads = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "config_reloads",
+            "Operator configuration reloads by outcome (loaded, failed)",
+            config_reloads.clone(),
+        );
+        let loaded = Gauge::default();
+        registry.register(
+            "extractors_loaded",
+            "Extractor components currently serving",
+            loaded.clone(),
+        );
+        Metrics {
+            registry,
+            parses,
+            parse_seconds,
+            upstream_seconds,
+            credits,
+            reloads,
+            kills,
+            config_reloads,
+            loaded,
+        }
+    }
+
+    /// One finished parse.
+    pub fn parse(&self, platform: &str, outcome: &str, seconds: f64, credits: i64) {
+        self.parses
+            .get_or_create(&PlatformOutcome {
+                platform: platform.into(),
+                outcome: outcome.into(),
+            })
+            .inc();
+        let p = PlatformLabel {
+            platform: platform.into(),
+        };
+        self.parse_seconds.get_or_create(&p).observe(seconds);
+        if credits > 0 {
+            self.credits.get_or_create(&p).inc_by(credits as u64);
+        }
+    }
+
+    /// One upstream request (one hop).
+    pub fn upstream(&self, platform: &str, outcome: &str, seconds: f64) {
+        self.upstream_seconds
+            .get_or_create(&PlatformOutcome {
+                platform: platform.into(),
+                outcome: outcome.into(),
+            })
+            .observe(seconds);
+    }
+
+    /// A component file was (re)loaded, refused or removed.
+    pub fn reload(&self, platform: &str, outcome: &str) {
+        self.reloads
+            .get_or_create(&PlatformOutcome {
+                platform: platform.into(),
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// A guest call was stopped by the sandbox.
+    pub fn sandbox_kill(&self, platform: &str, reason: &str) {
+        self.kills
+            .get_or_create(&PlatformReason {
+                platform: platform.into(),
+                reason: reason.into(),
+            })
+            .inc();
+    }
+
+    pub fn config_reload(&self, outcome: &str) {
+        self.config_reloads
+            .get_or_create(&OutcomeLabel {
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    pub fn set_loaded(&self, n: usize) {
+        self.loaded.set(n as i64);
+    }
+
+    /// The text exposition.
+    pub fn encode(&self) -> String {
+        let mut out = String::new();
+        if prometheus_client::encoding::text::encode(&mut out, &self.registry).is_err() {
+            tracing::error!("encoding metrics failed");
+        }
+        out
+    }
+}
+
+/// The content type of [`Metrics::encode`].
+pub const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn encodes_labels() {
+        let m = super::global();
+        m.parse("tiktok", "ok", 0.2, 1);
+        m.sandbox_kill("tiktok", "deadline");
+        let text = m.encode();
+        assert!(
+            text.contains(r#"mediaparse_parses_total{platform="tiktok",outcome="ok"} 1"#),
+            "{text}"
+        );
+        assert!(text.contains("mediaparse_credits_charged_total{platform=\"tiktok\"} 1"));
+        assert!(text.contains("mediaparse_parse_duration_seconds_bucket{"));
+        assert!(text.ends_with("# EOF\n"));
+    }
+}
