@@ -21,6 +21,15 @@ use serde::Deserialize;
 pub struct OperatorConfig {
     #[serde(default)]
     pub platforms: BTreeMap<String, PlatformSettings>,
+    /// `[rate_limit] per_minute = N`: the per-key default (`0` = unlimited).
+    #[serde(default)]
+    pub rate_limit: RateLimitSettings,
+}
+
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RateLimitSettings {
+    pub per_minute: Option<u32>,
 }
 
 #[derive(Clone, Debug, Deserialize)]

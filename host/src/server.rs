@@ -20,6 +20,10 @@ pub struct ServeOptions {
     pub fixed_clock_ms: Option<u64>,
     pub config: Option<PathBuf>,
     pub admin_token: Option<String>,
+    /// Default requests per minute per key (`--rate-limit`; 0 = unlimited).
+    pub rate_limit: Option<u32>,
+    /// Fixed clock for key expiry, unix seconds (tests only).
+    pub fixed_auth_clock: Option<i64>,
 }
 
 pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
@@ -61,6 +65,8 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
         fixed_clock_ms: options.fixed_clock_ms,
         max_body_bytes: 64 * 1024,
+        rate_limits: crate::ratelimit::RateLimits::new(options.rate_limit),
+        auth_clock: options.fixed_auth_clock,
     });
     let app = crate::api::router(state);
     let listener = tokio::net::TcpListener::bind(options.listen).await?;

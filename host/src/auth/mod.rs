@@ -156,6 +156,7 @@ mod tests {
             platforms: None,
             created_at: 0,
             rotated_at: None,
+            rate_limit_per_minute: None,
         };
         // 2026-11-22T00:00:00Z = 1795305600
         let start = 1_795_305_600;
