@@ -79,7 +79,8 @@ async fn op<T: Send + 'static>(
     f: impl FnOnce(&Store, i64) -> Result<T, OperatorError> + Send + 'static,
 ) -> Result<T, ApiError> {
     let store = state.store.clone();
-    let now = chrono::Utc::now().timestamp();
+    // The auth clock, so a key's `status` agrees with what a parse would see.
+    let now = state.auth_now();
     Ok(tokio::task::spawn_blocking(move || f(&store, now))
         .await
         .map_err(super::envelope::internal)??)
