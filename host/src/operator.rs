@@ -284,7 +284,10 @@ mod tests {
     #[test]
     fn time_bounds_and_rate_limits() {
         // 2026-11-22T00:00:00Z = 1795305600
-        assert_eq!(parse_time_bound("2026-11-22", false).unwrap(), 1_795_305_600);
+        assert_eq!(
+            parse_time_bound("2026-11-22", false).unwrap(),
+            1_795_305_600
+        );
         assert_eq!(
             parse_time_bound("2026-11-22", true).unwrap(),
             1_795_305_600 + 86_400

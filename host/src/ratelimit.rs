@@ -123,10 +123,16 @@ mod tests {
     #[test]
     fn key_then_flag_then_config_then_builtin() {
         let k = key(None);
-        assert_eq!(RateLimits::new(None).limit_for(&k, None), DEFAULT_PER_MINUTE);
+        assert_eq!(
+            RateLimits::new(None).limit_for(&k, None),
+            DEFAULT_PER_MINUTE
+        );
         assert_eq!(RateLimits::new(None).limit_for(&k, Some(7)), 7);
         assert_eq!(RateLimits::new(Some(9)).limit_for(&k, Some(7)), 9);
-        assert_eq!(RateLimits::new(Some(9)).limit_for(&key(Some(2)), Some(7)), 2);
+        assert_eq!(
+            RateLimits::new(Some(9)).limit_for(&key(Some(2)), Some(7)),
+            2
+        );
     }
 
     #[test]

@@ -198,10 +198,7 @@ async fn edit_key(
     let b: EditKey = body(&bytes)?;
     let edit = KeyEdit {
         name: b.name,
-        expires_on: b
-            .expires_on
-            .map(|e| expiry(e.as_deref()))
-            .transpose()?,
+        expires_on: b.expires_on.map(|e| expiry(e.as_deref())).transpose()?,
         platforms: b.platforms.as_ref().map(platforms).transpose()?,
         rate_limit_per_minute: b.rate_limit_per_minute,
     };
@@ -222,10 +219,7 @@ async fn delete_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) 
 }
 
 async fn list_accounts(State(state): State<Arc<AppState>>) -> Answer {
-    ok(
-        StatusCode::OK,
-        op(&state, |s, _| Ok(s.accounts()?)).await?,
-    )
+    ok(StatusCode::OK, op(&state, |s, _| Ok(s.accounts()?)).await?)
 }
 
 #[derive(Deserialize)]

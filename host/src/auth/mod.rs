@@ -176,8 +176,14 @@ mod tests {
     fn bearer_parsing() {
         assert!(matches!(bearer(None), Err(AuthError::MissingToken)));
         assert!(matches!(bearer(Some("  ")), Err(AuthError::MissingToken)));
-        assert!(matches!(bearer(Some("Bearer")), Err(AuthError::MissingToken)));
-        assert!(matches!(bearer(Some("mp_live_x")), Err(AuthError::InvalidToken)));
+        assert!(matches!(
+            bearer(Some("Bearer")),
+            Err(AuthError::MissingToken)
+        ));
+        assert!(matches!(
+            bearer(Some("mp_live_x")),
+            Err(AuthError::InvalidToken)
+        ));
         assert!(matches!(
             bearer(Some("Basic abc")),
             Err(AuthError::InvalidToken)

@@ -356,12 +356,20 @@ pub fn credits(db: &Path, command: CreditsCommand) -> anyhow::Result<i32> {
             account,
             amount,
             json,
-        } => ("added", operator::add_credits(&store, &account, amount, now())?, json),
+        } => (
+            "added",
+            operator::add_credits(&store, &account, amount, now())?,
+            json,
+        ),
         CreditsCommand::Set {
             account,
             amount,
             json,
-        } => ("set", operator::set_credits(&store, &account, amount, now())?, json),
+        } => (
+            "set",
+            operator::set_credits(&store, &account, amount, now())?,
+            json,
+        ),
     };
     if json {
         print_json(&change)?;
@@ -409,7 +417,10 @@ pub fn usage(db: &Path, args: UsageArgs) -> anyhow::Result<i32> {
         if !groups.is_empty() {
             println!("{title}:");
             for g in groups {
-                println!("  {:<20} {:>8} parses {:>10} credits", g.name, g.requests, g.credits);
+                println!(
+                    "  {:<20} {:>8} parses {:>10} credits",
+                    g.name, g.requests, g.credits
+                );
             }
         }
     }

@@ -134,9 +134,13 @@ impl Store {
 
     pub fn account(&self, id: &str) -> StoreResult<AccountSummary> {
         self.with(|c| {
-            c.query_row(&format!("{SUMMARY} WHERE a.id = ?1"), [id], summary_from_row)
-                .optional()?
-                .ok_or_else(|| StoreError::NotFound("account", id.into()))
+            c.query_row(
+                &format!("{SUMMARY} WHERE a.id = ?1"),
+                [id],
+                summary_from_row,
+            )
+            .optional()?
+            .ok_or_else(|| StoreError::NotFound("account", id.into()))
         })
     }
 

@@ -175,7 +175,10 @@ mod tests {
         });
         assert_eq!((a.requests, a.credits), (3, 7));
         assert_eq!(a.by_platform[0].name, "youtube");
-        assert_eq!((a.by_platform[0].requests, a.by_platform[0].credits), (2, 6));
+        assert_eq!(
+            (a.by_platform[0].requests, a.by_platform[0].credits),
+            (2, 6)
+        );
         assert_eq!(a.by_key.len(), 2);
         let k1 = q(UsageFilter {
             key: Some("k1".into()),
@@ -188,7 +191,11 @@ mod tests {
             until: Some(300),
             ..Default::default()
         });
-        assert_eq!((yt.requests, yt.credits), (1, 3), "from inclusive, until exclusive");
+        assert_eq!(
+            (yt.requests, yt.credits),
+            (1, 3),
+            "from inclusive, until exclusive"
+        );
         let few = store
             .usage(&UsageFilter {
                 entries: 1,

@@ -12,12 +12,23 @@ async fn operator_manages_accounts_keys_credits_and_usage_over_http() {
     let s = &env.service;
     let url = &support::tiktok_urls()[0];
 
-    let created = admin(s, Method::POST, "/api/v1/admin/accounts", Some(json!({"id": "acme"}))).await;
+    let created = admin(
+        s,
+        Method::POST,
+        "/api/v1/admin/accounts",
+        Some(json!({"id": "acme"})),
+    )
+    .await;
     assert_eq!(created.status, 201, "{}", created.body);
     assert_eq!(created.body["data"]["balance"], 0);
-    admin(s, Method::POST, "/api/v1/admin/accounts", Some(json!({"id": "acme"})))
-        .await
-        .assert_error(409, "account_exists");
+    admin(
+        s,
+        Method::POST,
+        "/api/v1/admin/accounts",
+        Some(json!({"id": "acme"})),
+    )
+    .await
+    .assert_error(409, "account_exists");
 
     let key = admin(
         s,
@@ -30,19 +41,35 @@ async fn operator_manages_accounts_keys_credits_and_usage_over_http() {
     let id = key.body["data"]["id"].as_str().unwrap().to_string();
     let token = key.body["data"]["token"].as_str().unwrap().to_string();
     assert!(token.starts_with("mp_live_"));
-    admin(s, Method::POST, "/api/v1/admin/keys", Some(json!({"name": "x", "platforms": ["myspace"]})))
-        .await
-        .assert_error(400, "invalid_request");
-    admin(s, Method::POST, "/api/v1/admin/keys", Some(json!({"name": "x", "expiresOn": "soon"})))
-        .await
-        .assert_error(400, "invalid_request");
+    admin(
+        s,
+        Method::POST,
+        "/api/v1/admin/keys",
+        Some(json!({"name": "x", "platforms": ["myspace"]})),
+    )
+    .await
+    .assert_error(400, "invalid_request");
+    admin(
+        s,
+        Method::POST,
+        "/api/v1/admin/keys",
+        Some(json!({"name": "x", "expiresOn": "soon"})),
+    )
+    .await
+    .assert_error(400, "invalid_request");
 
     // Credits: add, set, and refusals.
     let credits = format!("/api/v1/admin/accounts/acme/credits");
     let added = admin(s, Method::POST, &credits, Some(json!({"add": 5}))).await;
     assert_eq!(added.body["data"]["balance"], 5, "{}", added.body);
     let set = admin(s, Method::POST, &credits, Some(json!({"set": 3}))).await;
-    assert_eq!((set.body["data"]["balance"].as_i64(), set.body["data"]["change"].as_i64()), (Some(3), Some(-2)));
+    assert_eq!(
+        (
+            set.body["data"]["balance"].as_i64(),
+            set.body["data"]["change"].as_i64()
+        ),
+        (Some(3), Some(-2))
+    );
     admin(s, Method::POST, &credits, Some(json!({"add": 1, "set": 1})))
         .await
         .assert_error(400, "invalid_request");
@@ -51,7 +78,12 @@ async fn operator_manages_accounts_keys_credits_and_usage_over_http() {
         .assert_error(400, "invalid_request");
 
     let parsed = support::parse(s, Some(&token), url).await;
-    assert_eq!((parsed.status, parsed.charged()), (200, 1), "{}", parsed.body);
+    assert_eq!(
+        (parsed.status, parsed.charged()),
+        (200, 1),
+        "{}",
+        parsed.body
+    );
 
     // Listing shows the prefix, never the token.
     let listed = admin(s, Method::GET, "/api/v1/admin/keys?account=acme", None).await;
@@ -62,19 +94,33 @@ async fn operator_manages_accounts_keys_credits_and_usage_over_http() {
 
     // Edit keeps the token; unknown members and unknown keys are refused.
     let path = format!("/api/v1/admin/keys/{id}");
-    let edited = admin(s, Method::PATCH, &path, Some(json!({"name": "web2", "rateLimitPerMinute": 100, "expiresOn": null}))).await;
+    let edited = admin(
+        s,
+        Method::PATCH,
+        &path,
+        Some(json!({"name": "web2", "rateLimitPerMinute": 100, "expiresOn": null})),
+    )
+    .await;
     assert_eq!(edited.status, 200, "{}", edited.body);
     let data = &edited.body["data"];
-    assert_eq!((data["name"].as_str(), data["rateLimitPerMinute"].as_i64()), (Some("web2"), Some(100)));
+    assert_eq!(
+        (data["name"].as_str(), data["rateLimitPerMinute"].as_i64()),
+        (Some("web2"), Some(100))
+    );
     assert_eq!(data["expiresOn"], serde_json::Value::Null);
     assert_eq!(data["platforms"], json!(["tiktok", "youtube"]));
     assert_eq!(support::parse(s, Some(&token), url).await.status, 200);
     admin(s, Method::PATCH, &path, Some(json!({"bogus": 1})))
         .await
         .assert_error(400, "invalid_request");
-    admin(s, Method::PATCH, "/api/v1/admin/keys/key_missing", Some(json!({"name": "x"})))
-        .await
-        .assert_error(404, "key_not_found");
+    admin(
+        s,
+        Method::PATCH,
+        "/api/v1/admin/keys/key_missing",
+        Some(json!({"name": "x"})),
+    )
+    .await
+    .assert_error(404, "key_not_found");
 
     // Reset: new token, old one refused at once.
     let reset = admin(s, Method::POST, &format!("{path}/reset"), None).await;
@@ -87,12 +133,28 @@ async fn operator_manages_accounts_keys_credits_and_usage_over_http() {
     // Usage by account, platform and time range.
     let usage = admin(s, Method::GET, "/api/v1/admin/usage?account=acme", None).await;
     let u = &usage.body["data"];
-    assert_eq!((u["requests"].as_i64(), u["credits"].as_i64()), (Some(2), Some(2)), "{u}");
+    assert_eq!(
+        (u["requests"].as_i64(), u["credits"].as_i64()),
+        (Some(2), Some(2)),
+        "{u}"
+    );
     assert_eq!(u["byPlatform"][0]["name"], "tiktok");
     assert_eq!(u["byKey"][0]["name"], id.as_str());
-    let yt = admin(s, Method::GET, "/api/v1/admin/usage?account=acme&platform=youtube", None).await;
+    let yt = admin(
+        s,
+        Method::GET,
+        "/api/v1/admin/usage?account=acme&platform=youtube",
+        None,
+    )
+    .await;
     assert_eq!(yt.body["data"]["requests"], 0);
-    let old = admin(s, Method::GET, "/api/v1/admin/usage?from=2000-01-01&to=2000-01-02", None).await;
+    let old = admin(
+        s,
+        Method::GET,
+        "/api/v1/admin/usage?from=2000-01-01&to=2000-01-02",
+        None,
+    )
+    .await;
     assert_eq!(old.body["data"]["requests"], 0);
     admin(s, Method::GET, "/api/v1/admin/usage?from=someday", None)
         .await
@@ -103,7 +165,15 @@ async fn operator_manages_accounts_keys_credits_and_usage_over_http() {
 
     let account = admin(s, Method::GET, "/api/v1/admin/accounts/acme", None).await;
     let a = &account.body["data"];
-    assert_eq!((a["balance"].as_i64(), a["granted"].as_i64(), a["spent"].as_i64(), a["keys"].as_i64()), (Some(1), Some(3), Some(2), Some(1)));
+    assert_eq!(
+        (
+            a["balance"].as_i64(),
+            a["granted"].as_i64(),
+            a["spent"].as_i64(),
+            a["keys"].as_i64()
+        ),
+        (Some(1), Some(3), Some(2), Some(1))
+    );
     admin(s, Method::GET, "/api/v1/admin/accounts/nobody", None)
         .await
         .assert_error(404, "account_not_found");

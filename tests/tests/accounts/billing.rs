@@ -71,7 +71,10 @@ async fn concurrent_parses_against_a_balance_covering_k_exactly_k_succeed() {
         .unwrap();
     let charged_ids: HashSet<_> = usage.entries.iter().map(|e| e.request_id.clone()).collect();
     let ok_ids: HashSet<_> = ok.iter().map(|a| a.request_id()).collect();
-    assert_eq!(charged_ids, ok_ids, "one ledger row per successful response");
+    assert_eq!(
+        charged_ids, ok_ids,
+        "one ledger row per successful response"
+    );
     support::assert_books_balance(&s.db);
     eprintln!(
         "concurrency: {REQUESTS} requests, {} succeeded, {refused} got 402, ledger sum {ledger}, balance 0",
@@ -95,7 +98,11 @@ async fn sigkill_during_a_load_leaves_balances_and_ledger_consistent() {
     let ok_ids = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
     let workers: Vec<_> = (0..WORKERS)
         .map(|w| {
-            let (base, token, urls) = (first.service.url("/api/v1/parse"), token.clone(), urls.clone());
+            let (base, token, urls) = (
+                first.service.url("/api/v1/parse"),
+                token.clone(),
+                urls.clone(),
+            );
             let (successes, stop, ok_ids) = (successes.clone(), stop.clone(), ok_ids.clone());
             tokio::spawn(async move {
                 let client = reqwest::Client::new();

@@ -29,7 +29,11 @@ async fn valid_through_the_last_second_of_the_date_expired_from_the_first_after(
     assert_eq!(listed.body["data"]["status"], "active");
     let db = s.db.clone();
 
-    let after = start_on(Some(db), &[("MEDIAPARSE_FIXED_AUTH_CLOCK", FIRST_SECOND_AFTER)]).await;
+    let after = start_on(
+        Some(db),
+        &[("MEDIAPARSE_FIXED_AUTH_CLOCK", FIRST_SECOND_AFTER)],
+    )
+    .await;
     let s2 = &after.service;
     let refused = support::parse(s2, Some(&token), url).await;
     refused.assert_error(401, "token_expired");
@@ -51,7 +55,12 @@ async fn valid_through_the_last_second_of_the_date_expired_from_the_first_after(
     assert_eq!(edited.status, 200, "{}", edited.body);
     assert_eq!(edited.body["data"]["status"], "active");
     let revived = support::parse(s2, Some(&token), url).await;
-    assert_eq!((revived.status, revived.charged()), (200, 1), "{}", revived.body);
+    assert_eq!(
+        (revived.status, revived.charged()),
+        (200, 1),
+        "{}",
+        revived.body
+    );
 
     let store = mediaparse::store::Store::open(&s2.db).unwrap();
     assert_eq!(store.ledger_sum(None).unwrap(), 2);

@@ -16,7 +16,9 @@ async fn every_auth_failure_code_charges_nothing_and_fetches_nothing() {
     s.add_credits("default", 10).unwrap();
     let (_, good) = support::create_key(s, "default", &[]);
 
-    support::parse(s, None, url).await.assert_error(401, "missing_token");
+    support::parse(s, None, url)
+        .await
+        .assert_error(401, "missing_token");
     let empty = support::send(
         reqwest::Client::new()
             .post(s.url("/api/v1/parse"))
@@ -89,9 +91,15 @@ async fn every_auth_failure_code_charges_nothing_and_fetches_nothing() {
     })
     .await
     .unwrap();
-    support::admin_as(&no_admin, Some(ADMIN), Method::GET, "/api/v1/admin/keys", None)
-        .await
-        .assert_error(404, "not_found");
+    support::admin_as(
+        &no_admin,
+        Some(ADMIN),
+        Method::GET,
+        "/api/v1/admin/keys",
+        None,
+    )
+    .await
+    .assert_error(404, "not_found");
 }
 
 #[tokio::test]
@@ -127,11 +135,33 @@ async fn reset_edit_and_delete_apply_to_the_very_next_request() {
     support::parse(s, Some(&new_token), url)
         .await
         .assert_error(403, "platform_not_allowed");
-    support::cli_json(s, &["keys", "edit", &id, "--platforms", "all", "--expires", "2020-01-01"]);
+    support::cli_json(
+        s,
+        &[
+            "keys",
+            "edit",
+            &id,
+            "--platforms",
+            "all",
+            "--expires",
+            "2020-01-01",
+        ],
+    );
     support::parse(s, Some(&new_token), url)
         .await
         .assert_error(401, "token_expired");
-    let revived = support::cli_json(s, &["keys", "edit", &id, "--expires", "never", "--name", "renamed"]);
+    let revived = support::cli_json(
+        s,
+        &[
+            "keys",
+            "edit",
+            &id,
+            "--expires",
+            "never",
+            "--name",
+            "renamed",
+        ],
+    );
     assert_eq!(revived["expiresOn"], serde_json::Value::Null);
     assert_eq!(revived["name"], "renamed");
     assert_eq!(revived["platforms"], "all");
@@ -139,7 +169,9 @@ async fn reset_edit_and_delete_apply_to_the_very_next_request() {
     assert_eq!(support::parse(s, Some(&new_token), url).await.status, 200);
     let (code, _) = s.cli(&["keys", "edit", &id]).unwrap();
     assert_ne!(code, 0, "an edit that changes nothing is refused");
-    let (code, _) = s.cli(&["keys", "edit", "key_missing", "--name", "x"]).unwrap();
+    let (code, _) = s
+        .cli(&["keys", "edit", "key_missing", "--name", "x"])
+        .unwrap();
     assert_ne!(code, 0, "editing an unknown key fails");
 
     // The customer's view: balance and recent usage, free of charge.
@@ -168,7 +200,10 @@ async fn reset_edit_and_delete_apply_to_the_very_next_request() {
         .await
         .assert_error(401, "invalid_token");
     let usage = support::cli_json(s, &["usage", "--key", &id]);
-    assert_eq!((usage["requests"].as_i64(), usage["credits"].as_i64()), (Some(3), Some(3)));
+    assert_eq!(
+        (usage["requests"].as_i64(), usage["credits"].as_i64()),
+        (Some(3), Some(3))
+    );
     let listed = support::cli_json(s, &["keys", "list", "--account", "acme"]);
     assert_eq!(listed, json!([]));
 
@@ -185,7 +220,10 @@ fn credits_and_usage_from_the_cli() {
         let mut all = args.to_vec();
         all.push("--json");
         let (code, out) = mediaparse_tests::service::cli(&db, &all).unwrap();
-        (code, serde_json::from_str::<serde_json::Value>(out.trim()).unwrap_or_default())
+        (
+            code,
+            serde_json::from_str::<serde_json::Value>(out.trim()).unwrap_or_default(),
+        )
     };
     let (code, created) = run(&["accounts", "create", "acme"]);
     assert_eq!(code, 0);
@@ -193,19 +231,48 @@ fn credits_and_usage_from_the_cli() {
     assert_ne!(run(&["accounts", "create", "acme"]).0, 0, "exists already");
     assert_ne!(run(&["accounts", "create", "no spaces"]).0, 0);
     let (_, added) = run(&["credits", "add", "--account", "acme", "100"]);
-    assert_eq!((added["previous"].as_i64(), added["balance"].as_i64()), (Some(0), Some(100)));
+    assert_eq!(
+        (added["previous"].as_i64(), added["balance"].as_i64()),
+        (Some(0), Some(100))
+    );
     let (_, set) = run(&["credits", "set", "--account", "acme", "40"]);
-    assert_eq!((set["change"].as_i64(), set["balance"].as_i64()), (Some(-60), Some(40)));
-    assert_ne!(run(&["credits", "set", "--account", "acme", "--", "-1"]).0, 0);
+    assert_eq!(
+        (set["change"].as_i64(), set["balance"].as_i64()),
+        (Some(-60), Some(40))
+    );
+    assert_ne!(
+        run(&["credits", "set", "--account", "acme", "--", "-1"]).0,
+        0
+    );
     let (_, shown) = run(&["credits", "show", "--account", "acme"]);
-    assert_eq!((shown["balance"].as_i64(), shown["granted"].as_i64(), shown["spent"].as_i64()), (Some(40), Some(40), Some(0)));
+    assert_eq!(
+        (
+            shown["balance"].as_i64(),
+            shown["granted"].as_i64(),
+            shown["spent"].as_i64()
+        ),
+        (Some(40), Some(40), Some(0))
+    );
     let (_, all) = run(&["credits", "show"]);
     assert_eq!(all.as_array().map(Vec::len), Some(1));
-    let (code, usage) = run(&["usage", "--account", "acme", "--platform", "tiktok", "--from", "2026-01-01", "--to", "2026-12-31"]);
+    let (code, usage) = run(&[
+        "usage",
+        "--account",
+        "acme",
+        "--platform",
+        "tiktok",
+        "--from",
+        "2026-01-01",
+        "--to",
+        "2026-12-31",
+    ]);
     assert_eq!(code, 0);
     assert_eq!(usage["requests"], 0);
     assert_eq!(usage["from"], "2026-01-01T00:00:00Z");
     assert_eq!(usage["until"], "2027-01-01T00:00:00Z");
     assert_ne!(run(&["usage", "--platform", "myspace"]).0, 0);
-    assert_ne!(run(&["usage", "--from", "2026-02-01", "--to", "2026-01-01"]).0, 0);
+    assert_ne!(
+        run(&["usage", "--from", "2026-02-01", "--to", "2026-01-01"]).0,
+        0
+    );
 }

@@ -21,8 +21,15 @@ async fn over_the_limit_is_429_with_retry_after_and_free() {
     let limited = support::parse(s, Some(&default_key), url).await;
     limited.assert_error(429, "rate_limited");
     assert_eq!(limited.charged(), 0);
-    let retry: u64 = limited.headers["retry-after"].to_str().unwrap().parse().unwrap();
-    assert!((1..=30).contains(&retry), "2/min refills one request every 30 s: {retry}");
+    let retry: u64 = limited.headers["retry-after"]
+        .to_str()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(
+        (1..=30).contains(&retry),
+        "2/min refills one request every 30 s: {retry}"
+    );
     assert!(env.upstream.hits().is_empty(), "a 429 fetches nothing");
     // Authentication comes first: a bad token is still a 401.
     support::parse(s, Some("mp_live_wrong"), url)
