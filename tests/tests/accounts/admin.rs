@@ -59,10 +59,10 @@ async fn operator_manages_accounts_keys_credits_and_usage_over_http() {
     .assert_error(400, "invalid_request");
 
     // Credits: add, set, and refusals.
-    let credits = format!("/api/v1/admin/accounts/acme/credits");
-    let added = admin(s, Method::POST, &credits, Some(json!({"add": 5}))).await;
+    let credits = "/api/v1/admin/accounts/acme/credits";
+    let added = admin(s, Method::POST, credits, Some(json!({"add": 5}))).await;
     assert_eq!(added.body["data"]["balance"], 5, "{}", added.body);
-    let set = admin(s, Method::POST, &credits, Some(json!({"set": 3}))).await;
+    let set = admin(s, Method::POST, credits, Some(json!({"set": 3}))).await;
     assert_eq!(
         (
             set.body["data"]["balance"].as_i64(),
@@ -70,10 +70,10 @@ async fn operator_manages_accounts_keys_credits_and_usage_over_http() {
         ),
         (Some(3), Some(-2))
     );
-    admin(s, Method::POST, &credits, Some(json!({"add": 1, "set": 1})))
+    admin(s, Method::POST, credits, Some(json!({"add": 1, "set": 1})))
         .await
         .assert_error(400, "invalid_request");
-    admin(s, Method::POST, &credits, Some(json!({"add": 0})))
+    admin(s, Method::POST, credits, Some(json!({"add": 0})))
         .await
         .assert_error(400, "invalid_request");
 
