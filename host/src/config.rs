@@ -94,6 +94,10 @@ mod tests {
             c.extractor_config("weibo"),
             vec![Header::new("cookie", "SUB=x")]
         );
+        assert_eq!(c.rate_limit.per_minute, None);
+        let limited: OperatorConfig = toml::from_str("[rate_limit]\nper_minute = 120\n").unwrap();
+        assert_eq!(limited.rate_limit.per_minute, Some(120));
+        assert!(toml::from_str::<OperatorConfig>("[rate_limit]\nburst = 1\n").is_err());
         let dir = std::env::temp_dir().join(format!("mp-config-{}", std::process::id()));
         std::fs::write(&dir, "[platforms.myspace]\n").unwrap();
         assert!(OperatorConfig::load(&dir).is_err());
