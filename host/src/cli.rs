@@ -1,4 +1,4 @@
-//! The command line: `serve`, key and credit management, `detect`.
+//! The command line: `serve`, key, account and credit management (`cli/manage.rs`), `detect`.
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -7,9 +7,10 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand};
 use serde_json::json;
 
-use crate::auth;
 use crate::registry::{Registry, Runtime, SandboxLimits};
-use crate::store::{KeyRecord, Store};
+
+mod manage;
+pub use manage::{AccountsCommand, CreditsCommand, KeysCommand, UsageArgs};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -37,9 +38,14 @@ pub enum Command {
     /// Manage API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
+    /// Manage accounts.
+    #[command(subcommand)]
+    Accounts(AccountsCommand),
     /// Manage account credits.
     #[command(subcommand)]
     Credits(CreditsCommand),
+    /// Read usage: charged parses by account, key, platform and time range.
+    Usage(UsageArgs),
     /// Tell which platform and post id a URL is (exit status 0), or why not (2).
     Detect {
         url: String,
@@ -95,6 +101,13 @@ pub struct ServeArgs {
     /// Fix the clock extractors see (replay and tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_CLOCK_MS", hide = true)]
     pub fixed_clock_ms: Option<u64>,
+    /// Default requests per minute per key (0 = unlimited); a key's own limit wins.
+    /// Without it: the config file's `[limits] rate_limit_per_minute`, else 600.
+    #[arg(long, env = "MEDIAPARSE_RATE_LIMIT")]
+    pub rate_limit: Option<u32>,
+    /// Fix the clock key expiry is checked against: RFC 3339 or unix seconds (tests only).
+    #[arg(long, env = "MEDIAPARSE_FIXED_AUTH_CLOCK", hide = true, value_parser = manage::parse_instant)]
+    pub fixed_auth_clock: Option<i64>,
 }
 
 #[derive(Args, Debug)]
@@ -115,124 +128,14 @@ impl CompiledCacheArg {
     }
 }
 
-#[derive(Subcommand, Debug)]
-pub enum KeysCommand {
-    /// Create a key; its token is printed once.
-    Create {
-        #[arg(long)]
-        name: String,
-        #[arg(long, default_value = "default")]
-        account: String,
-        /// Last valid day (UTC), YYYY-MM-DD; omit or `never` for a permanent key.
-        #[arg(long)]
-        expires: Option<String>,
-        /// `all` or a comma list of platform ids.
-        #[arg(long, default_value = "all")]
-        platforms: String,
-        #[arg(long)]
-        json: bool,
-    },
-    /// List keys (token prefixes only).
-    List {
-        #[arg(long)]
-        json: bool,
-    },
-}
-
-#[derive(Subcommand, Debug)]
-pub enum CreditsCommand {
-    /// Add credits to an account (created if missing).
-    Add {
-        #[arg(long, default_value = "default")]
-        account: String,
-        amount: i64,
-        #[arg(long)]
-        json: bool,
-    },
-}
-
 /// Run a non-serve command; returns the process exit code.
 pub fn run_admin(db: &Path, command: Command) -> anyhow::Result<i32> {
     match command {
         Command::Serve(_) => unreachable_serve(),
-        Command::Keys(KeysCommand::Create {
-            name,
-            account,
-            expires,
-            platforms,
-            json,
-        }) => {
-            let store = Store::open(db)?;
-            let expires_on = auth::parse_expiry(expires.as_deref().unwrap_or("never"))
-                .map_err(anyhow::Error::msg)?;
-            let platforms = auth::parse_platforms(&platforms).map_err(anyhow::Error::msg)?;
-            let token = auth::mint_token();
-            let key = KeyRecord {
-                id: auth::new_id("key"),
-                account_id: account,
-                name,
-                token_prefix: auth::display_prefix(&token),
-                expires_on,
-                platforms,
-                created_at: chrono::Utc::now().timestamp(),
-                rotated_at: None,
-            };
-            store.insert_key(&key, &auth::hash_token(&token))?;
-            if json {
-                println!(
-                    "{}",
-                    json!({"id": key.id, "token": token, "account": key.account_id, "name": key.name, "expiresOn": key.expires_on, "platforms": key.platforms.clone().map(serde_json::Value::from).unwrap_or("all".into())})
-                );
-            } else {
-                println!(
-                    "created key {} ({}) for account {}",
-                    key.id, key.name, key.account_id
-                );
-                println!("token (shown once, store it now): {token}");
-            }
-            Ok(0)
-        }
-        Command::Keys(KeysCommand::List { json }) => {
-            let store = Store::open(db)?;
-            let keys = store.keys()?;
-            if json {
-                println!("{}", serde_json::to_string(&keys)?);
-            } else {
-                for k in keys {
-                    let platforms = k
-                        .platforms
-                        .map(|p| p.join(","))
-                        .unwrap_or_else(|| "all".into());
-                    println!(
-                        "{}  {}  account={}  token={}…  expires={}  platforms={}",
-                        k.id,
-                        k.name,
-                        k.account_id,
-                        k.token_prefix,
-                        k.expires_on.as_deref().unwrap_or("never"),
-                        platforms
-                    );
-                }
-            }
-            Ok(0)
-        }
-        Command::Credits(CreditsCommand::Add {
-            account,
-            amount,
-            json,
-        }) => {
-            let store = Store::open(db)?;
-            let balance = store.add_credits(&account, amount, chrono::Utc::now().timestamp())?;
-            if json {
-                println!(
-                    "{}",
-                    json!({"account": account, "added": amount, "balance": balance})
-                );
-            } else {
-                println!("account {account}: +{amount} credits, balance {balance}");
-            }
-            Ok(0)
-        }
+        Command::Keys(c) => manage::keys(db, c),
+        Command::Accounts(c) => manage::accounts(db, c),
+        Command::Credits(c) => manage::credits(db, c),
+        Command::Usage(args) => manage::usage(db, args),
         Command::Detect {
             url,
             json,

@@ -22,6 +22,8 @@ fn main() {
                 fixed_clock_ms: args.fixed_clock_ms,
                 config: args.config,
                 admin_token: args.admin_token,
+                rate_limit: args.rate_limit,
+                fixed_auth_clock: args.fixed_auth_clock,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

@@ -21,6 +21,10 @@ pub struct ServeOptions {
     pub admin_token: Option<String>,
     /// Folder of compiled components (`.cwasm`); `None`: compile every start.
     pub compiled_cache: Option<PathBuf>,
+    /// Default requests per minute per key (`--rate-limit`; 0 = unlimited).
+    pub rate_limit: Option<u32>,
+    /// Fixed clock for key expiry, unix seconds (tests only).
+    pub fixed_auth_clock: Option<i64>,
 }
 
 /// How long in-flight requests get to finish after SIGTERM / Ctrl-C.
@@ -71,6 +75,8 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
         fixed_clock_ms: options.fixed_clock_ms,
         max_body_bytes: 64 * 1024,
+        rate_limits: crate::ratelimit::RateLimits::new(options.rate_limit),
+        auth_clock: options.fixed_auth_clock,
     });
     if let Err(e) = crate::reload::spawn(state.clone(), &options.extractors) {
         tracing::warn!(error = %e, "hot reload is off: cannot watch the extractors or configuration folder");

@@ -27,12 +27,22 @@ pub struct AppState {
     pub fixed_clock_ms: Option<u64>,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// Per-key token buckets.
+    pub rate_limits: crate::ratelimit::RateLimits,
+    /// A fixed clock for key expiry (unix seconds; tests only); `None` = the real clock.
+    pub auth_clock: Option<i64>,
 }
 
 impl AppState {
     pub fn now_unix_ms(&self) -> u64 {
         self.fixed_clock_ms
             .unwrap_or_else(|| chrono::Utc::now().timestamp_millis().max(0) as u64)
+    }
+
+    /// Now, for key expiry checks.
+    pub fn auth_now(&self) -> i64 {
+        self.auth_clock
+            .unwrap_or_else(|| chrono::Utc::now().timestamp())
     }
 
     pub fn platform_config(&self, platform: &str) -> Vec<Header> {

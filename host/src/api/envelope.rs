@@ -6,7 +6,9 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::auth::AuthError;
+use crate::operator::OperatorError;
 use crate::pipeline::ParseError;
+use crate::ratelimit::RateLimited;
 
 /// Header carrying the credits a response cost.
 pub const CREDITS_HEADER: &str = "x-credits-charged";
@@ -110,6 +112,32 @@ impl From<ParseError> for ApiError {
             ),
             ParseError::Internal(m) => internal(m),
         }
+    }
+}
+
+impl From<OperatorError> for ApiError {
+    fn from(e: OperatorError) -> Self {
+        match e {
+            OperatorError::NotFound(what, _) => ApiError::new(
+                StatusCode::NOT_FOUND,
+                match what {
+                    "key" => "key_not_found",
+                    "account" => "account_not_found",
+                    _ => "not_found",
+                },
+                e.to_string(),
+            ),
+            OperatorError::Invalid(m) => ApiError::invalid_request(m),
+            OperatorError::Store(e) => internal(e),
+        }
+    }
+}
+
+impl From<RateLimited> for ApiError {
+    fn from(e: RateLimited) -> Self {
+        let mut err = ApiError::new(StatusCode::TOO_MANY_REQUESTS, "rate_limited", e.to_string());
+        err.retry_after = Some(e.retry_after_secs);
+        err
     }
 }
 

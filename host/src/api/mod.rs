@@ -1,8 +1,10 @@
 //! The HTTP API (axum): routes, request ids, and the handlers that turn
 //! requests into pipeline calls and results into SPEC.md's JSON.
 
+mod account;
 pub mod admin;
 mod admin_extractors;
+mod admin_keys;
 pub mod body;
 pub mod envelope;
 mod parse;
@@ -24,6 +26,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/api/v1/parse", post(parse::common))
         .route("/api/v1/platforms/{platform}/parse", post(parse::platform))
         .route("/api/v1/capabilities", get(capabilities))
+        .route("/api/v1/account", get(account::view))
+        .merge(admin_keys::router(state.clone()))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/api/v1/admin/extractors", get(admin_extractors::list))

@@ -35,7 +35,7 @@ pub async fn platform(
     run(&state, &id.0, &headers, body, Some(platform)).await
 }
 
-/// Auth first, then the path's platform, then the body, then the parse.
+/// Auth first, then the key's rate limit, then the path's platform, then the body, then the parse.
 async fn run(
     state: &Arc<AppState>,
     request_id: &str,
@@ -46,6 +46,9 @@ async fn run(
     let started = Instant::now();
     let result = async {
         let key = authenticate(state, headers).await?;
+        state
+            .rate_limits
+            .check(&key, state.config.load().limits.rate_limit_per_minute)?;
         if let Some(p) = &path_platform
             && !mediaparse_sdk::spec::PLATFORMS.contains(&p.as_str())
         {
@@ -83,13 +86,17 @@ async fn run(
     }
 }
 
-async fn authenticate(state: &Arc<AppState>, headers: &HeaderMap) -> Result<KeyRecord, ApiError> {
+/// The key of the request's bearer token, or the 401 that says why not.
+pub(super) async fn authenticate(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+) -> Result<KeyRecord, ApiError> {
     let raw = headers
         .get(header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or("invalid"));
     let token = crate::auth::bearer(raw)?.to_string();
     let store = state.store.clone();
-    let now = chrono::Utc::now().timestamp();
+    let now = state.auth_now();
     tokio::task::spawn_blocking(move || crate::auth::authenticate(&store, &token, now))
         .await
         .map_err(super::envelope::internal)?

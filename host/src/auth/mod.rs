@@ -57,6 +57,10 @@ pub fn bearer(header: Option<&str>) -> Result<&str, AuthError> {
         .map(str::trim)
         .filter(|v| !v.is_empty())
         .ok_or(AuthError::MissingToken)?;
+    // `Bearer` with nothing after it names the scheme but carries no token.
+    if value.eq_ignore_ascii_case("bearer") {
+        return Err(AuthError::MissingToken);
+    }
     let (scheme, token) = value.split_once(' ').ok_or(AuthError::InvalidToken)?;
     if !scheme.eq_ignore_ascii_case("bearer") {
         return Err(AuthError::InvalidToken);
@@ -156,6 +160,7 @@ mod tests {
             platforms: None,
             created_at: 0,
             rotated_at: None,
+            rate_limit_per_minute: None,
         };
         // 2026-11-22T00:00:00Z = 1795305600
         let start = 1_795_305_600;
@@ -171,6 +176,14 @@ mod tests {
     fn bearer_parsing() {
         assert!(matches!(bearer(None), Err(AuthError::MissingToken)));
         assert!(matches!(bearer(Some("  ")), Err(AuthError::MissingToken)));
+        assert!(matches!(
+            bearer(Some("Bearer")),
+            Err(AuthError::MissingToken)
+        ));
+        assert!(matches!(
+            bearer(Some("mp_live_x")),
+            Err(AuthError::InvalidToken)
+        ));
         assert!(matches!(
             bearer(Some("Basic abc")),
             Err(AuthError::InvalidToken)

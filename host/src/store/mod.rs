@@ -2,7 +2,14 @@
 //! the credit ledger. One file, WAL mode, migrations by `user_version`.
 //! All calls are blocking; async callers go through `tokio::task::spawn_blocking`.
 
+mod accounts;
+mod keys;
 mod schema;
+mod usage;
+
+pub use accounts::{AccountSummary, CreditChange, MAX_CREDITS};
+pub use keys::KeyEdit;
+pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
@@ -36,6 +43,8 @@ pub struct KeyRecord {
     pub platforms: Option<Vec<String>>,
     pub created_at: i64,
     pub rotated_at: Option<i64>,
+    /// Requests per minute for this key; `None` = the service default, `Some(0)` = unlimited.
+    pub rate_limit_per_minute: Option<u32>,
 }
 
 /// Outcome of a conditional charge.
@@ -102,10 +111,11 @@ impl Store {
 
     /// Add credits (creating the account); returns the new balance.
     pub fn add_credits(&self, account: &str, amount: i64, now: i64) -> StoreResult<i64> {
-        if amount <= 0 {
-            return Err(StoreError::Invalid(
-                "credits to add must be a positive number".into(),
-            ));
+        accounts::validate_account_id(account)?;
+        if amount <= 0 || amount > MAX_CREDITS {
+            return Err(StoreError::Invalid(format!(
+                "credits to add must be a number from 1 to {MAX_CREDITS}"
+            )));
         }
         self.with(|c| {
             let tx = c.transaction()?;
@@ -113,10 +123,15 @@ impl Store {
                 "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
                 params![account, now],
             )?;
-            tx.execute(
-                "UPDATE accounts SET balance = balance + ?2 WHERE id = ?1",
-                params![account, amount],
+            let updated = tx.execute(
+                "UPDATE accounts SET balance = balance + ?2 WHERE id = ?1 AND balance + ?2 <= ?3",
+                params![account, amount, MAX_CREDITS],
             )?;
+            if updated != 1 {
+                return Err(StoreError::Invalid(format!(
+                    "a balance cannot exceed {MAX_CREDITS} credits"
+                )));
+            }
             tx.execute(
                 "INSERT INTO credit_grants (account_id, credits, created_at) VALUES (?1, ?2, ?3)",
                 params![account, amount, now],
@@ -132,12 +147,13 @@ impl Store {
     }
 
     pub fn insert_key(&self, key: &KeyRecord, token_hash: &[u8]) -> StoreResult<()> {
+        accounts::validate_account_id(&key.account_id)?;
         self.with(|c| {
             let tx = c.transaction()?;
             tx.execute("INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)", params![key.account_id, key.created_at])?;
             tx.execute(
-                "INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, expires_on, platforms, created_at, rotated_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
+                "INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
                     key.id,
                     key.account_id,
@@ -147,7 +163,8 @@ impl Store {
                     key.expires_on,
                     key.platforms.as_ref().map(|p| p.join(",")),
                     key.created_at,
-                    key.rotated_at
+                    key.rotated_at,
+                    key.rate_limit_per_minute
                 ],
             )?;
             tx.commit()?;
@@ -250,8 +267,7 @@ impl Store {
     }
 }
 
-const KEY_COLUMNS: &str =
-    "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at";
+const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute";
 
 fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
     let platforms: Option<String> = r.get(5)?;
@@ -269,5 +285,6 @@ fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
         }),
         created_at: r.get(6)?,
         rotated_at: r.get(7)?,
+        rate_limit_per_minute: r.get(8)?,
     })
 }

@@ -37,6 +37,15 @@ const MIGRATIONS: &[&str] = &[
         credits INTEGER NOT NULL,
         created_at INTEGER NOT NULL
      );",
+    // 2: per-key rate limits, key edit times, kinds of credit grants
+    // (`add` or `set`; a set records the signed difference it made), and
+    // an index for usage queries by time.
+    "ALTER TABLE api_keys ADD COLUMN rate_limit_per_minute INTEGER
+        CHECK (rate_limit_per_minute IS NULL OR rate_limit_per_minute >= 0);
+     ALTER TABLE api_keys ADD COLUMN updated_at INTEGER;
+     ALTER TABLE credit_grants ADD COLUMN kind TEXT NOT NULL DEFAULT 'add';
+     CREATE INDEX ledger_by_time ON ledger (created_at);
+     CREATE INDEX ledger_by_platform ON ledger (platform, created_at);",
 ];
 
 pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {

@@ -1,0 +1,323 @@
+//! The admin HTTP API for keys, accounts, credits and usage, under
+//! `/api/v1/admin/`, every route behind [`super::admin::require_operator`].
+//! Bodies and answers use the same JSON as the CLI's `--json`, in the
+//! envelope `{"status","data","msg"}`; errors use the error envelope.
+//!
+//! | route | what |
+//! |---|---|
+//! | `GET /api/v1/admin/keys[?account=]` | list keys |
+//! | `POST /api/v1/admin/keys` | create: `{name, account?, expiresOn?, platforms?, rateLimitPerMinute?}` → 201 with `token` |
+//! | `GET /api/v1/admin/keys/{id}` | one key |
+//! | `PATCH /api/v1/admin/keys/{id}` | edit any of `name`, `expiresOn`, `platforms`, `rateLimitPerMinute` |
+//! | `POST /api/v1/admin/keys/{id}/reset` | new token, shown once |
+//! | `DELETE /api/v1/admin/keys/{id}` | delete |
+//! | `GET /api/v1/admin/accounts` | accounts with balances |
+//! | `POST /api/v1/admin/accounts` | create: `{id}` → 201 (409 if it exists) |
+//! | `GET /api/v1/admin/accounts/{id}` | one account with its keys |
+//! | `POST /api/v1/admin/accounts/{id}/credits` | `{add: N}` or `{set: N}` |
+//! | `GET /api/v1/admin/usage?account=&key=&platform=&from=&to=&entries=` | usage |
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use super::envelope::ApiError;
+use crate::auth;
+use crate::operator::{self, KeySpec, OperatorError};
+use crate::state::AppState;
+use crate::store::{KeyEdit, Store, UsageFilter};
+
+pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api/v1/admin/keys", get(list_keys).post(create_key))
+        .route(
+            "/api/v1/admin/keys/{id}",
+            get(get_key).patch(edit_key).delete(delete_key),
+        )
+        .route("/api/v1/admin/keys/{id}/reset", post(reset_key))
+        .route(
+            "/api/v1/admin/accounts",
+            get(list_accounts).post(create_account),
+        )
+        .route("/api/v1/admin/accounts/{id}", get(get_account))
+        .route("/api/v1/admin/accounts/{id}/credits", post(credits))
+        .route("/api/v1/admin/usage", get(usage))
+        .route_layer(axum::middleware::from_fn_with_state(state, guard))
+}
+
+async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
+    match super::admin::require_operator(&state, request.headers()) {
+        Ok(()) => next.run(request).await,
+        Err(e) => e.into_response(),
+    }
+}
+
+type Answer = Result<Response, ApiError>;
+
+fn ok(status: StatusCode, data: impl serde::Serialize) -> Answer {
+    let data = serde_json::to_value(data).map_err(super::envelope::internal)?;
+    Ok((
+        status,
+        axum::Json(json!({"status": status.as_u16(), "data": data, "msg": "success"})),
+    )
+        .into_response())
+}
+
+/// Run an operator call on a blocking thread.
+async fn op<T: Send + 'static>(
+    state: &AppState,
+    f: impl FnOnce(&Store, i64) -> Result<T, OperatorError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let store = state.store.clone();
+    // The auth clock, so a key's `status` agrees with what a parse would see.
+    let now = state.auth_now();
+    Ok(tokio::task::spawn_blocking(move || f(&store, now))
+        .await
+        .map_err(super::envelope::internal)??)
+}
+
+fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::invalid_request(format!("invalid body: {e}")))
+}
+
+fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+    q.map(|Query(t)| t)
+        .map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))
+}
+
+/// Present-but-null is `Some(None)`; absent is `None` (with `#[serde(default)]`).
+fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+) -> Result<Option<Option<T>>, D::Error> {
+    Option::<T>::deserialize(d).map(Some)
+}
+
+fn expiry(value: Option<&str>) -> Result<Option<String>, ApiError> {
+    auth::parse_expiry(value.unwrap_or("never")).map_err(ApiError::invalid_request)
+}
+
+/// `"all"`, `"p1,p2"`, `["p1","p2"]`, or null (all).
+fn platforms(value: &Value) -> Result<Option<Vec<String>>, ApiError> {
+    let text = match value {
+        Value::Null => "all".to_string(),
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(String::from)
+                    .ok_or_else(|| ApiError::invalid_request("platforms must be strings"))
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .join(","),
+        _ => {
+            return Err(ApiError::invalid_request(
+                "platforms must be \"all\" or a list of platform ids",
+            ));
+        }
+    };
+    auth::parse_platforms(&text).map_err(ApiError::invalid_request)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AccountQuery {
+    account: Option<String>,
+}
+
+async fn list_keys(
+    State(state): State<Arc<AppState>>,
+    q: Result<Query<AccountQuery>, QueryRejection>,
+) -> Answer {
+    let account = query(q)?.account;
+    let keys = op(&state, move |s, now| {
+        operator::list_keys(s, account.as_deref(), now)
+    })
+    .await?;
+    ok(StatusCode::OK, keys)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct CreateKey {
+    name: String,
+    account: Option<String>,
+    expires_on: Option<String>,
+    #[serde(default)]
+    platforms: Value,
+    rate_limit_per_minute: Option<u32>,
+}
+
+async fn create_key(State(state): State<Arc<AppState>>, bytes: Bytes) -> Answer {
+    let b: CreateKey = body(&bytes)?;
+    let spec = KeySpec {
+        name: b.name,
+        account: b.account.unwrap_or_else(|| "default".into()),
+        expires_on: expiry(b.expires_on.as_deref())?,
+        platforms: platforms(&b.platforms)?,
+        rate_limit_per_minute: b.rate_limit_per_minute,
+    };
+    let issued = op(&state, move |s, now| operator::create_key(s, spec, now)).await?;
+    ok(StatusCode::CREATED, issued)
+}
+
+async fn get_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Answer {
+    ok(
+        StatusCode::OK,
+        op(&state, move |s, now| operator::get_key(s, &id, now)).await?,
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct EditKey {
+    name: Option<String>,
+    #[serde(default, deserialize_with = "present")]
+    expires_on: Option<Option<String>>,
+    platforms: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    rate_limit_per_minute: Option<Option<u32>>,
+}
+
+async fn edit_key(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> Answer {
+    let b: EditKey = body(&bytes)?;
+    let edit = KeyEdit {
+        name: b.name,
+        expires_on: b.expires_on.map(|e| expiry(e.as_deref())).transpose()?,
+        platforms: b.platforms.as_ref().map(platforms).transpose()?,
+        rate_limit_per_minute: b.rate_limit_per_minute,
+    };
+    let key = op(&state, move |s, now| operator::edit_key(s, &id, edit, now)).await?;
+    ok(StatusCode::OK, key)
+}
+
+async fn reset_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Answer {
+    ok(
+        StatusCode::OK,
+        op(&state, move |s, now| operator::reset_key(s, &id, now)).await?,
+    )
+}
+
+async fn delete_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Answer {
+    let key = op(&state, move |s, now| operator::delete_key(s, &id, now)).await?;
+    ok(StatusCode::OK, json!({"deleted": key}))
+}
+
+async fn list_accounts(State(state): State<Arc<AppState>>) -> Answer {
+    ok(StatusCode::OK, op(&state, |s, _| Ok(s.accounts()?)).await?)
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateAccount {
+    id: String,
+}
+
+async fn create_account(State(state): State<Arc<AppState>>, bytes: Bytes) -> Answer {
+    let b: CreateAccount = body(&bytes)?;
+    let id = b.id.clone();
+    let created = op(&state, move |s, now| Ok(s.create_account(&id, now)?)).await?;
+    if !created {
+        return Err(ApiError::new(
+            StatusCode::CONFLICT,
+            "account_exists",
+            format!("account {} already exists", b.id),
+        ));
+    }
+    let view = op(&state, move |s, now| operator::account(s, &b.id, now)).await?;
+    ok(StatusCode::CREATED, view)
+}
+
+async fn get_account(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Answer {
+    ok(
+        StatusCode::OK,
+        op(&state, move |s, now| operator::account(s, &id, now)).await?,
+    )
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Credits {
+    add: Option<i64>,
+    set: Option<i64>,
+}
+
+async fn credits(
+    State(state): State<Arc<AppState>>,
+    Path(id): Path<String>,
+    bytes: Bytes,
+) -> Answer {
+    let change = match body::<Credits>(&bytes)? {
+        Credits {
+            add: Some(n),
+            set: None,
+        } => op(&state, move |s, now| operator::add_credits(s, &id, n, now)).await?,
+        Credits {
+            add: None,
+            set: Some(n),
+        } => op(&state, move |s, now| operator::set_credits(s, &id, n, now)).await?,
+        _ => {
+            return Err(ApiError::invalid_request(
+                "give exactly one of `add` or `set`",
+            ));
+        }
+    };
+    ok(StatusCode::OK, change)
+}
+
+/// Query of `GET /api/v1/admin/usage` (and, without account and key, of the customer view).
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub struct UsageQuery {
+    pub account: Option<String>,
+    pub key: Option<String>,
+    pub platform: Option<String>,
+    pub from: Option<String>,
+    pub to: Option<String>,
+    pub entries: Option<usize>,
+}
+
+impl UsageQuery {
+    pub fn filter(self) -> Result<UsageFilter, ApiError> {
+        let bound = |v: Option<String>, end| {
+            v.as_deref()
+                .map(|v| operator::parse_time_bound(v, end))
+                .transpose()
+                .map_err(ApiError::from)
+        };
+        Ok(UsageFilter {
+            account: self.account,
+            key: self.key,
+            platform: self.platform.map(|p| p.to_ascii_lowercase()),
+            from: bound(self.from, false)?,
+            until: bound(self.to, true)?,
+            entries: self.entries.unwrap_or(20).min(1000),
+        })
+    }
+}
+
+async fn usage(
+    State(state): State<Arc<AppState>>,
+    q: Result<Query<UsageQuery>, QueryRejection>,
+) -> Answer {
+    let filter = query(q)?.filter()?;
+    ok(
+        StatusCode::OK,
+        op(&state, move |s, _| operator::usage(s, &filter)).await?,
+    )
+}

@@ -1,0 +1,341 @@
+//! What an operator does to keys, accounts and credits, shared by the CLI
+//! (`mediaparse keys|accounts|credits|usage`) and the admin HTTP API
+//! (`/api/v1/admin/`): both parse their input into these types, call these
+//! functions and print or serve the same JSON views.
+
+use serde::Serialize;
+
+use crate::auth;
+use crate::store::{
+    AccountSummary, CreditChange, KeyEdit, KeyRecord, Store, StoreError, Usage, UsageFilter,
+};
+
+#[derive(Debug, thiserror::Error)]
+pub enum OperatorError {
+    #[error("no such {0}: {1}")]
+    NotFound(&'static str, String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error(transparent)]
+    Store(StoreError),
+}
+
+impl From<StoreError> for OperatorError {
+    fn from(e: StoreError) -> Self {
+        match e {
+            StoreError::NotFound(what, id) => OperatorError::NotFound(what, id),
+            StoreError::Invalid(m) => OperatorError::Invalid(m),
+            e @ StoreError::Sqlite(_) => OperatorError::Store(e),
+        }
+    }
+}
+
+pub type Result<T, E = OperatorError> = std::result::Result<T, E>;
+
+/// A new key, already validated.
+#[derive(Clone, Debug)]
+pub struct KeySpec {
+    pub name: String,
+    pub account: String,
+    pub expires_on: Option<String>,
+    pub platforms: Option<Vec<String>>,
+    pub rate_limit_per_minute: Option<u32>,
+}
+
+/// A key as operators see it: never the token, only its display prefix.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyView {
+    pub id: String,
+    pub account: String,
+    pub name: String,
+    pub token_prefix: String,
+    /// Last valid day (UTC); `null` = permanent.
+    pub expires_on: Option<String>,
+    /// `"all"` or the list of allowed platform ids.
+    pub platforms: serde_json::Value,
+    /// `null` = the service default; `0` = unlimited.
+    pub rate_limit_per_minute: Option<u32>,
+    /// `active` or `expired` (at the time of the view).
+    pub status: &'static str,
+    pub created_at: String,
+    pub rotated_at: Option<String>,
+}
+
+/// A key with its token: the answer to create and reset, the only time the token is shown.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuedKey {
+    #[serde(flatten)]
+    pub key: KeyView,
+    pub token: String,
+}
+
+pub fn key_view(key: &KeyRecord, now: i64) -> KeyView {
+    KeyView {
+        id: key.id.clone(),
+        account: key.account_id.clone(),
+        name: key.name.clone(),
+        token_prefix: key.token_prefix.clone(),
+        expires_on: key.expires_on.clone(),
+        platforms: platforms_json(&key.platforms),
+        rate_limit_per_minute: key.rate_limit_per_minute,
+        status: if auth::is_expired(key, now) {
+            "expired"
+        } else {
+            "active"
+        },
+        created_at: rfc3339(key.created_at),
+        rotated_at: key.rotated_at.map(rfc3339),
+    }
+}
+
+pub fn platforms_json(platforms: &Option<Vec<String>>) -> serde_json::Value {
+    match platforms {
+        Some(list) => list.clone().into(),
+        None => "all".into(),
+    }
+}
+
+/// Unix seconds as `2026-11-22T03:04:05Z`.
+pub fn rfc3339(unix_s: i64) -> String {
+    chrono::DateTime::from_timestamp(unix_s, 0)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .unwrap_or_else(|| unix_s.to_string())
+}
+
+pub fn validate_name(name: &str) -> Result<String> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
+        return Err(OperatorError::Invalid(
+            "a key name must be 1-100 printable characters".into(),
+        ));
+    }
+    Ok(name.to_string())
+}
+
+/// `N` requests per minute, `off`/`unlimited` (0), or `default` (`None`).
+pub fn parse_rate_limit(value: &str) -> Result<Option<u32>> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "default" => Ok(None),
+        "off" | "unlimited" | "0" => Ok(Some(0)),
+        v => v.parse::<u32>().map(Some).map_err(|_| {
+            OperatorError::Invalid(format!(
+                "rate limit must be a number of requests per minute, `off` or `default`, got {value:?}"
+            ))
+        }),
+    }
+}
+
+pub fn create_key(store: &Store, spec: KeySpec, now: i64) -> Result<IssuedKey> {
+    let token = auth::mint_token();
+    let key = KeyRecord {
+        id: auth::new_id("key"),
+        account_id: spec.account,
+        name: validate_name(&spec.name)?,
+        token_prefix: auth::display_prefix(&token),
+        expires_on: spec.expires_on,
+        platforms: spec.platforms,
+        created_at: now,
+        rotated_at: None,
+        rate_limit_per_minute: spec.rate_limit_per_minute,
+    };
+    store.insert_key(&key, &auth::hash_token(&token))?;
+    Ok(IssuedKey {
+        key: key_view(&key, now),
+        token,
+    })
+}
+
+pub fn edit_key(store: &Store, id: &str, mut edit: KeyEdit, now: i64) -> Result<KeyView> {
+    if edit.is_empty() {
+        return Err(OperatorError::Invalid(
+            "nothing to change: give a name, an expiry, platforms or a rate limit".into(),
+        ));
+    }
+    if let Some(name) = &edit.name {
+        edit.name = Some(validate_name(name)?);
+    }
+    Ok(key_view(&store.edit_key(id, &edit, now)?, now))
+}
+
+/// A new token for key `id`; the old one stops working with this commit.
+pub fn reset_key(store: &Store, id: &str, now: i64) -> Result<IssuedKey> {
+    let token = auth::mint_token();
+    let key = store.rotate_key(
+        id,
+        &auth::hash_token(&token),
+        &auth::display_prefix(&token),
+        now,
+    )?;
+    Ok(IssuedKey {
+        key: key_view(&key, now),
+        token,
+    })
+}
+
+pub fn delete_key(store: &Store, id: &str, now: i64) -> Result<KeyView> {
+    Ok(key_view(&store.delete_key(id)?, now))
+}
+
+pub fn list_keys(store: &Store, account: Option<&str>, now: i64) -> Result<Vec<KeyView>> {
+    let keys = match account {
+        Some(a) => store.keys_of_account(a)?,
+        None => store.keys()?,
+    };
+    Ok(keys.iter().map(|k| key_view(k, now)).collect())
+}
+
+pub fn get_key(store: &Store, id: &str, now: i64) -> Result<KeyView> {
+    Ok(key_view(&store.key(id)?, now))
+}
+
+/// An account with its keys.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AccountView {
+    #[serde(flatten)]
+    pub account: AccountSummary,
+    pub key_list: Vec<KeyView>,
+}
+
+pub fn account(store: &Store, id: &str, now: i64) -> Result<AccountView> {
+    Ok(AccountView {
+        account: store.account(id)?,
+        key_list: list_keys(store, Some(id), now)?,
+    })
+}
+
+pub fn add_credits(store: &Store, account: &str, amount: i64, now: i64) -> Result<CreditChange> {
+    let balance = store.add_credits(account, amount, now)?;
+    Ok(CreditChange {
+        account: account.to_string(),
+        previous: balance - amount,
+        balance,
+        change: amount,
+    })
+}
+
+pub fn set_credits(store: &Store, account: &str, amount: i64, now: i64) -> Result<CreditChange> {
+    Ok(store.set_credits(account, amount, now)?)
+}
+
+/// Usage with the filter echoed back (times as RFC 3339).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageView {
+    pub account: Option<String>,
+    pub key: Option<String>,
+    pub platform: Option<String>,
+    pub from: Option<String>,
+    pub until: Option<String>,
+    #[serde(flatten)]
+    pub usage: Usage,
+}
+
+pub fn usage(store: &Store, filter: &UsageFilter) -> Result<UsageView> {
+    if let Some(p) = &filter.platform
+        && !mediaparse_sdk::spec::PLATFORMS.contains(&p.as_str())
+    {
+        return Err(OperatorError::Invalid(format!("unknown platform {p:?}")));
+    }
+    if let (Some(from), Some(until)) = (filter.from, filter.until)
+        && from >= until
+    {
+        return Err(OperatorError::Invalid(
+            "the time range is empty: `from` must come before `to`".into(),
+        ));
+    }
+    Ok(UsageView {
+        account: filter.account.clone(),
+        key: filter.key.clone(),
+        platform: filter.platform.clone(),
+        from: filter.from.map(rfc3339),
+        until: filter.until.map(rfc3339),
+        usage: store.usage(filter)?,
+    })
+}
+
+/// A time bound for usage queries: `YYYY-MM-DD` (a whole UTC day: its first
+/// second for `from`, the first second after it for `to`, so `to` includes
+/// the day), an RFC 3339 time, or unix seconds (both exact).
+pub fn parse_time_bound(value: &str, is_end: bool) -> Result<i64> {
+    let v = value.trim();
+    if let Ok(day) = chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d") {
+        let day = if is_end { day.succ_opt() } else { Some(day) };
+        if let Some(t) = day.and_then(|d| d.and_hms_opt(0, 0, 0)) {
+            return Ok(t.and_utc().timestamp());
+        }
+    }
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(v) {
+        return Ok(t.timestamp());
+    }
+    v.parse::<i64>().map_err(|_| {
+        OperatorError::Invalid(format!(
+            "time must be YYYY-MM-DD, an RFC 3339 time or unix seconds, got {value:?}"
+        ))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_bounds_and_rate_limits() {
+        // 2026-11-22T00:00:00Z = 1795305600
+        assert_eq!(
+            parse_time_bound("2026-11-22", false).unwrap(),
+            1_795_305_600
+        );
+        assert_eq!(
+            parse_time_bound("2026-11-22", true).unwrap(),
+            1_795_305_600 + 86_400
+        );
+        assert_eq!(
+            parse_time_bound("2026-11-22T01:00:00Z", true).unwrap(),
+            1_795_305_600 + 3600
+        );
+        assert_eq!(parse_time_bound("12", false).unwrap(), 12);
+        assert!(parse_time_bound("yesterday", false).is_err());
+        assert_eq!(parse_rate_limit("default").unwrap(), None);
+        assert_eq!(parse_rate_limit("off").unwrap(), Some(0));
+        assert_eq!(parse_rate_limit("30").unwrap(), Some(30));
+        assert!(parse_rate_limit("-1").is_err());
+        assert_eq!(rfc3339(1_795_305_600), "2026-11-22T00:00:00Z");
+    }
+
+    #[test]
+    fn reset_keeps_permissions_and_shows_the_new_token_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let created = create_key(
+            &store,
+            KeySpec {
+                name: " app ".into(),
+                account: "acme".into(),
+                expires_on: Some("2030-01-01".into()),
+                platforms: Some(vec!["tiktok".into()]),
+                rate_limit_per_minute: Some(10),
+            },
+            100,
+        )
+        .unwrap();
+        assert_eq!(created.key.name, "app");
+        let reset = reset_key(&store, &created.key.id, 200).unwrap();
+        assert_ne!(reset.token, created.token);
+        assert_eq!(reset.key.platforms, serde_json::json!(["tiktok"]));
+        assert_eq!(reset.key.expires_on.as_deref(), Some("2030-01-01"));
+        assert_eq!(reset.key.rate_limit_per_minute, Some(10));
+        assert!(auth::authenticate(&store, &created.token, 300).is_err());
+        assert!(auth::authenticate(&store, &reset.token, 300).is_ok());
+        assert!(matches!(
+            edit_key(&store, &created.key.id, KeyEdit::default(), 0),
+            Err(OperatorError::Invalid(_))
+        ));
+        assert!(matches!(
+            reset_key(&store, "key_nope", 0),
+            Err(OperatorError::NotFound(..))
+        ));
+    }
+}

@@ -1,0 +1,144 @@
+//! Per-key rate limits: one token bucket (governor's GCRA) per key, holding
+//! `N` requests and refilling `N` per minute. `N` is the key's own limit when
+//! it has one, else the service default (`serve --rate-limit`, else the
+//! configuration file's `[limits] rate_limit_per_minute`, else
+//! [`DEFAULT_PER_MINUTE`]); `0` means unlimited. Buckets live in memory: a
+//! restart refills them. A key whose limit changes gets a fresh bucket on its
+//! next request, so edits apply at once.
+
+use std::collections::HashMap;
+use std::num::NonZeroU32;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
+
+use crate::store::KeyRecord;
+
+/// Requests per minute per key when nothing else says.
+pub const DEFAULT_PER_MINUTE: u32 = 600;
+
+/// A request over its key's limit.
+#[derive(Debug, thiserror::Error)]
+#[error("rate limit of {limit} requests per minute exceeded; retry in {retry_after_secs} s")]
+pub struct RateLimited {
+    pub limit: u32,
+    /// Whole seconds until one request is allowed again (at least 1).
+    pub retry_after_secs: u64,
+}
+
+pub struct RateLimits {
+    /// The `--rate-limit` flag, which wins over the configuration file.
+    flag_default: Option<u32>,
+    buckets: Mutex<HashMap<String, (u32, Arc<DefaultDirectRateLimiter>)>>,
+    clock: DefaultClock,
+}
+
+impl RateLimits {
+    pub fn new(flag_default: Option<u32>) -> RateLimits {
+        RateLimits {
+            flag_default,
+            buckets: Mutex::new(HashMap::new()),
+            clock: DefaultClock::default(),
+        }
+    }
+
+    /// The limit that applies to `key`, given the configuration file's default.
+    pub fn limit_for(&self, key: &KeyRecord, config_default: Option<u32>) -> u32 {
+        key.rate_limit_per_minute
+            .or(self.flag_default)
+            .or(config_default)
+            .unwrap_or(DEFAULT_PER_MINUTE)
+    }
+
+    /// Take one request from `key`'s bucket, or say how long to wait.
+    pub fn check(&self, key: &KeyRecord, config_default: Option<u32>) -> Result<(), RateLimited> {
+        let limit = self.limit_for(key, config_default);
+        let Some(per_minute) = NonZeroU32::new(limit) else {
+            return Ok(());
+        };
+        let bucket = {
+            let mut buckets = self.buckets.lock().unwrap_or_else(|p| p.into_inner());
+            match buckets.get(&key.id) {
+                Some((l, b)) if *l == limit => b.clone(),
+                _ => {
+                    let b = Arc::new(RateLimiter::direct(Quota::per_minute(per_minute)));
+                    buckets.insert(key.id.clone(), (limit, b.clone()));
+                    b
+                }
+            }
+        };
+        bucket.check().map_err(|not_until| {
+            let wait = not_until.wait_time_from(self.clock.now());
+            RateLimited {
+                limit,
+                retry_after_secs: whole_seconds(wait),
+            }
+        })
+    }
+}
+
+fn whole_seconds(d: Duration) -> u64 {
+    (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(limit: Option<u32>) -> KeyRecord {
+        KeyRecord {
+            id: "k".into(),
+            account_id: "a".into(),
+            name: "n".into(),
+            token_prefix: "p".into(),
+            expires_on: None,
+            platforms: None,
+            created_at: 0,
+            rotated_at: None,
+            rate_limit_per_minute: limit,
+        }
+    }
+
+    #[test]
+    fn bucket_holds_the_limit_then_refuses_with_a_wait() {
+        let limits = RateLimits::new(None);
+        let k = key(Some(3));
+        for _ in 0..3 {
+            limits.check(&k, None).unwrap();
+        }
+        let refused = limits.check(&k, None).unwrap_err();
+        assert_eq!(refused.limit, 3);
+        // One request refills every 20 s.
+        assert!((1..=20).contains(&refused.retry_after_secs), "{refused:?}");
+        // A changed limit is a fresh bucket.
+        limits.check(&key(Some(4)), None).unwrap();
+        // Unlimited never refuses.
+        for _ in 0..1000 {
+            limits.check(&key(Some(0)), None).unwrap();
+        }
+    }
+
+    #[test]
+    fn key_then_flag_then_config_then_builtin() {
+        let k = key(None);
+        assert_eq!(
+            RateLimits::new(None).limit_for(&k, None),
+            DEFAULT_PER_MINUTE
+        );
+        assert_eq!(RateLimits::new(None).limit_for(&k, Some(7)), 7);
+        assert_eq!(RateLimits::new(Some(9)).limit_for(&k, Some(7)), 9);
+        assert_eq!(
+            RateLimits::new(Some(9)).limit_for(&key(Some(2)), Some(7)),
+            2
+        );
+    }
+
+    #[test]
+    fn retry_after_rounds_up() {
+        assert_eq!(whole_seconds(Duration::from_millis(1)), 1);
+        assert_eq!(whole_seconds(Duration::from_millis(1001)), 2);
+        assert_eq!(whole_seconds(Duration::ZERO), 1);
+    }
+}

@@ -1,0 +1,207 @@
+//! Usage: ledger queries by account, key, platform and time range, with
+//! totals, breakdowns and the most recent entries.
+
+use rusqlite::params_from_iter;
+use rusqlite::types::Value;
+
+use super::{Store, StoreResult};
+
+/// Which ledger rows to read; every `None` matches all.
+#[derive(Clone, Debug, Default)]
+pub struct UsageFilter {
+    pub account: Option<String>,
+    pub key: Option<String>,
+    pub platform: Option<String>,
+    /// Unix seconds, inclusive.
+    pub from: Option<i64>,
+    /// Unix seconds, exclusive.
+    pub until: Option<i64>,
+    /// How many of the most recent entries to return (totals cover all rows).
+    pub entries: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Usage {
+    pub requests: i64,
+    pub credits: i64,
+    pub by_platform: Vec<UsageGroup>,
+    pub by_key: Vec<UsageGroup>,
+    /// Most recent first.
+    pub entries: Vec<UsageEntry>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageGroup {
+    pub name: String,
+    pub requests: i64,
+    pub credits: i64,
+}
+
+/// One charge.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageEntry {
+    pub id: i64,
+    /// Unix seconds (serialized as RFC 3339).
+    #[serde(serialize_with = "as_rfc3339")]
+    pub time: i64,
+    pub account: String,
+    pub key: String,
+    pub platform: String,
+    pub credits: i64,
+    pub request_id: String,
+}
+
+fn as_rfc3339<S: serde::Serializer>(t: &i64, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&crate::operator::rfc3339(*t))
+}
+
+impl UsageFilter {
+    fn where_clause(&self) -> (String, Vec<Value>) {
+        let mut conds = Vec::new();
+        let mut params = Vec::new();
+        let mut text = |cond: &str, v: &Option<String>| {
+            if let Some(v) = v {
+                conds.push(format!("{cond} ?{}", params.len() + 1));
+                params.push(Value::Text(v.clone()));
+            }
+        };
+        text("account_id =", &self.account);
+        text("key_id =", &self.key);
+        text("platform =", &self.platform);
+        if let Some(from) = self.from {
+            conds.push(format!("created_at >= ?{}", params.len() + 1));
+            params.push(Value::Integer(from));
+        }
+        if let Some(until) = self.until {
+            conds.push(format!("created_at < ?{}", params.len() + 1));
+            params.push(Value::Integer(until));
+        }
+        let clause = if conds.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", conds.join(" AND "))
+        };
+        (clause, params)
+    }
+}
+
+impl Store {
+    pub fn usage(&self, filter: &UsageFilter) -> StoreResult<Usage> {
+        let (clause, params) = filter.where_clause();
+        self.with(|c| {
+            // One read transaction, so totals, groups and entries agree.
+            let tx = c.transaction()?;
+            let (requests, credits) = tx.query_row(
+                &format!("SELECT COUNT(*), COALESCE(SUM(credits), 0) FROM ledger{clause}"),
+                params_from_iter(params.iter()),
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let group = |column: &str| -> rusqlite::Result<Vec<UsageGroup>> {
+                let mut stmt = tx.prepare(&format!(
+                    "SELECT {column}, COUNT(*), SUM(credits) FROM ledger{clause}
+                     GROUP BY {column} ORDER BY SUM(credits) DESC, {column}"
+                ))?;
+                let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
+                    Ok(UsageGroup {
+                        name: r.get(0)?,
+                        requests: r.get(1)?,
+                        credits: r.get(2)?,
+                    })
+                })?;
+                rows.collect()
+            };
+            let by_platform = group("platform")?;
+            let by_key = group("key_id")?;
+            let entries = {
+                let mut stmt = tx.prepare(&format!(
+                    "SELECT id, created_at, account_id, key_id, platform, credits, request_id
+                     FROM ledger{clause} ORDER BY created_at DESC, id DESC LIMIT {}",
+                    filter.entries
+                ))?;
+                let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
+                    Ok(UsageEntry {
+                        id: r.get(0)?,
+                        time: r.get(1)?,
+                        account: r.get(2)?,
+                        key: r.get(3)?,
+                        platform: r.get(4)?,
+                        credits: r.get(5)?,
+                        request_id: r.get(6)?,
+                    })
+                })?;
+                rows.collect::<Result<Vec<_>, _>>()?
+            };
+            Ok(Usage {
+                requests,
+                credits,
+                by_platform,
+                by_key,
+                entries,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_by_account_key_platform_and_half_open_time_range() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        store.add_credits("a", 100, 0).unwrap();
+        store.add_credits("b", 100, 0).unwrap();
+        for (account, key, platform, credits, t) in [
+            ("a", "k1", "tiktok", 1, 100),
+            ("a", "k1", "youtube", 3, 200),
+            ("a", "k2", "youtube", 3, 300),
+            ("b", "k3", "tiktok", 1, 400),
+        ] {
+            store
+                .charge(account, key, platform, credits, &format!("r{t}"), t)
+                .unwrap();
+        }
+        let q = |f: UsageFilter| store.usage(&UsageFilter { entries: 10, ..f }).unwrap();
+        let all = q(UsageFilter::default());
+        assert_eq!((all.requests, all.credits), (4, 8));
+        assert_eq!(all.entries[0].request_id, "r400", "most recent first");
+        let a = q(UsageFilter {
+            account: Some("a".into()),
+            ..Default::default()
+        });
+        assert_eq!((a.requests, a.credits), (3, 7));
+        assert_eq!(a.by_platform[0].name, "youtube");
+        assert_eq!(
+            (a.by_platform[0].requests, a.by_platform[0].credits),
+            (2, 6)
+        );
+        assert_eq!(a.by_key.len(), 2);
+        let k1 = q(UsageFilter {
+            key: Some("k1".into()),
+            ..Default::default()
+        });
+        assert_eq!(k1.credits, 4);
+        let yt = q(UsageFilter {
+            platform: Some("youtube".into()),
+            from: Some(200),
+            until: Some(300),
+            ..Default::default()
+        });
+        assert_eq!(
+            (yt.requests, yt.credits),
+            (1, 3),
+            "from inclusive, until exclusive"
+        );
+        let few = store
+            .usage(&UsageFilter {
+                entries: 1,
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!((few.requests, few.entries.len()), (4, 1));
+    }
+}
