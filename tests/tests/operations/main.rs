@@ -67,7 +67,7 @@ pub async fn start(
     })
     .await
     .expect("service starts");
-    let token = service.create_key(&[]).expect("key");
+    let token = service.create_key(&["--rate-limit", "off"]).expect("key");
     service.add_credits("default", 1_000_000).expect("credits");
     Running {
         service,
