@@ -11,7 +11,7 @@ use serde_json::Value;
 
 use crate::auth::{self, AuthError};
 use crate::billing;
-use crate::fetch::FetchError;
+use crate::fetch::{FetchError, Fetcher};
 use crate::registry::{LoadedExtractor, Registry, RuntimeError, Session};
 use crate::sanitize;
 use crate::state::AppState;
@@ -145,8 +145,10 @@ pub async fn parse(
         config: state.platform_config(&platform),
     };
     let deadline = state.limits.deadline;
-    let (media, platform_data) =
-        tokio::time::timeout(deadline, extract(state, &ext, session, target, ctx))
+    let (media, platform_data) = tokio::time::timeout(
+        deadline,
+        extract(&state.fetcher, &state.limits, &ext, session, target, ctx),
+    )
             .await
             .map_err(|_| ParseError::UpstreamTimeout)??;
 
@@ -220,9 +222,10 @@ pub fn route(
     }
 }
 
-/// The plan/fetch rounds and the map call.
-async fn extract(
-    state: &AppState,
+/// The plan/fetch rounds and the map call (also `mediaparse record`).
+pub async fn extract(
+    fetcher: &Fetcher,
+    limits: &ParseLimits,
     ext: &LoadedExtractor,
     mut session: Session,
     target: sdk::Target,
@@ -231,7 +234,7 @@ async fn extract(
     let target = Arc::new(target);
     let ctx = Arc::new(ctx);
     let mut done: Arc<Vec<sdk::Exchange>> = Arc::new(Vec::new());
-    for _round in 0..state.limits.max_rounds {
+    for _round in 0..limits.max_rounds {
         let (t, c, d) = (target.clone(), ctx.clone(), done.clone());
         let (s, planned) = call(session, move |s| s.plan(&t, &c, &d)).await?;
         session = s;
@@ -243,7 +246,7 @@ async fn extract(
                 return finish(ext.platform(), media, &data);
             }
             sdk::Plan::Fetch(requests) => {
-                if requests.is_empty() || requests.len() > state.limits.max_requests_per_round {
+                if requests.is_empty() || requests.len() > limits.max_requests_per_round {
                     return Err(ParseError::ExtractorFailed(format!(
                         "planned {} requests in one round",
                         requests.len()
@@ -253,7 +256,7 @@ async fn extract(
                 let answers = futures::future::join_all(
                     requests
                         .iter()
-                        .map(|r| state.fetcher.fetch(platform, &ext.info.api_hosts, r)),
+                        .map(|r| fetcher.fetch(platform, &ext.info.api_hosts, r)),
                 )
                 .await;
                 let mut next = Vec::clone(&done);
@@ -267,7 +270,7 @@ async fn extract(
     }
     Err(ParseError::ExtractorFailed(format!(
         "more than {} plan rounds",
-        state.limits.max_rounds
+        limits.max_rounds
     )))
 }
 

@@ -101,33 +101,44 @@ impl Registry {
             message,
         };
         let bytes = std::fs::read(path).map_err(|e| invalid(e.to_string()))?;
-        self.load_bytes(path, &bytes)
+        self.load_bytes(path, &bytes, true)
             .map_err(|e| invalid(format!("{e:#}")))
     }
 
-    fn load_bytes(&self, path: &Path, bytes: &[u8]) -> anyhow::Result<LoadedExtractor> {
+    /// Load a candidate component from any file (`mediaparse replay` and
+    /// `record --component`): the WIT major is checked, the service's
+    /// identity rules (a SPEC platform id, `<platform>.wasm`) are not.
+    pub fn load_candidate(&self, path: &Path) -> Result<LoadedExtractor, LoadError> {
+        let invalid = |message: String| LoadError::Invalid {
+            path: path.display().to_string(),
+            message,
+        };
+        let bytes = std::fs::read(path).map_err(|e| invalid(e.to_string()))?;
+        self.load_bytes(path, &bytes, false)
+            .map_err(|e| invalid(format!("{e:#}")))
+    }
+
+    fn load_bytes(
+        &self,
+        path: &Path,
+        bytes: &[u8],
+        check_identity: bool,
+    ) -> anyhow::Result<LoadedExtractor> {
         let component = self.runtime.compile(bytes)?;
         let wit_version = wit_version(&self.runtime, &component)?;
-        let major = wit_version
-            .split('.')
-            .next()
-            .and_then(|m| m.parse::<u32>().ok());
-        if major != Some(sdk::WIT_MAJOR) {
-            anyhow::bail!(
-                "built against WIT mediaparse:extractor@{wit_version}; this host speaks major {}",
-                sdk::WIT_MAJOR
-            );
-        }
+        check_wit_major(&wit_version)?;
         let pre = self.runtime.prepare(&component)?;
         let stem = path
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
             .unwrap_or_default();
         let info = self.runtime.session(&stem, &pre)?.info()?;
-        if !sdk::spec::PLATFORMS.contains(&info.platform.as_str()) {
+        if !check_identity {
+            // A candidate: nothing more to check.
+        } else if !sdk::spec::PLATFORMS.contains(&info.platform.as_str()) {
             anyhow::bail!("info().platform {:?} is not a platform id", info.platform);
         }
-        if info.platform != stem {
+        if check_identity && info.platform != stem {
             anyhow::bail!(
                 "file is named {stem}.wasm but the component says it is {:?}",
                 info.platform
@@ -183,6 +194,25 @@ impl Registry {
     pub fn session(&self, ext: &LoadedExtractor) -> Result<Session, RuntimeError> {
         self.runtime.session(ext.platform(), &ext.pre)
     }
+}
+
+/// Refuse a component built against another WIT major, saying what to do.
+fn check_wit_major(wit_version: &str) -> anyhow::Result<()> {
+    let major = wit_version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u32>().ok());
+    if major != Some(sdk::WIT_MAJOR) {
+        anyhow::bail!(
+            "incompatible WIT version: the component was built against mediaparse:extractor@{wit_version}, \
+             this host implements mediaparse:extractor@{} (major {}); rebuild the extractor with a \
+             mediaparse-sdk whose WIT_VERSION is {}.x",
+            sdk::WIT_VERSION,
+            sdk::WIT_MAJOR,
+            sdk::WIT_MAJOR
+        );
+    }
+    Ok(())
 }
 
 /// The `mediaparse:extractor` version a component was built against, read
