@@ -149,8 +149,8 @@ pub async fn parse(
         deadline,
         extract(&state.fetcher, &state.limits, &ext, session, target, ctx),
     )
-            .await
-            .map_err(|_| ParseError::UpstreamTimeout)??;
+    .await
+    .map_err(|_| ParseError::UpstreamTimeout)??;
 
     if media.is_empty() {
         return Ok(Parsed {

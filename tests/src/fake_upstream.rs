@@ -180,10 +180,9 @@ fn answer(
             builder.body(Body::from(route.body)).unwrap_or_default()
         }
         None if method == Method::GET
-            && let Some(body) = inner
-                .mirror
-                .as_ref()
-                .and_then(|dir| std::fs::read(dir.join(uri.path().trim_start_matches('/'))).ok()) =>
+            && let Some(body) = inner.mirror.as_ref().and_then(|dir| {
+                std::fs::read(dir.join(uri.path().trim_start_matches('/'))).ok()
+            }) =>
         {
             inner.hits.push(line);
             let ct = match body.iter().find(|b| !b.is_ascii_whitespace()) {

@@ -88,7 +88,13 @@ async fn recorded_cases_scrub_secrets_and_replay_to_the_same_result() {
         let upstream = FakeUpstream::start(std::slice::from_ref(&original))
             .await
             .unwrap();
-        let out = work.path().join(format!("{platform}-{name}"));
+        // Under `extractors/<platform>/fixtures/`: only that component is compiled.
+        let out = work
+            .path()
+            .join("extractors")
+            .join(platform)
+            .join("fixtures")
+            .join(name);
         let mut args: Vec<String> = vec![
             "record".into(),
             original.input.clone(),
@@ -232,8 +238,5 @@ async fn a_component_of_another_wit_major_is_refused_by_name() {
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2));
-    assert!(
-        stderr.contains("incompatible WIT version"),
-        "{stderr}"
-    );
+    assert!(stderr.contains("incompatible WIT version"), "{stderr}");
 }

@@ -15,7 +15,7 @@ use mediaparse_sdk::fixture::{
 use mediaparse_sdk::{Context, Header, spec};
 use serde_json::{Map, Value};
 
-use super::replay::{ComponentChoice, component_for, replay_case};
+use super::replay::{ComponentChoice, component_for, replay_loaded};
 use super::scrub::Scrubber;
 use crate::config::OperatorConfig;
 use crate::fetch::{FetchLimits, Fetcher, Hop, HopLog, UpstreamOverride};
@@ -182,11 +182,11 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
     // Prove the case: replay it through the same component. The fixtures'
     // default clock is kept when the result does not depend on the time.
     write_case(&case_json, &case, &scrub)?;
-    let mut report = replay_case(&Case::load(&options.out)?, &options.component)?;
+    let mut report = replay_loaded(&Case::load(&options.out)?, &registry, &ext)?;
     if !report.passed && now_ms != DEFAULT_NOW_MS {
         case.now_unix_ms = Some(now_ms);
         write_case(&case_json, &case, &scrub)?;
-        report = replay_case(&Case::load(&options.out)?, &options.component)?;
+        report = replay_loaded(&Case::load(&options.out)?, &registry, &ext)?;
     }
     if report.passed {
         println!(
@@ -250,7 +250,7 @@ fn write_exchanges(
                 url: scrub.text(&hop.url),
                 headers: constraints(hops, i)
                     .iter()
-                    .map(|h| Header::new(h.name.clone(), scrub.text(&h.value)))
+                    .map(|h| constraint(h, scrub))
                     .collect(),
                 body: hop
                     .request_body
@@ -301,6 +301,26 @@ fn constraints(hops: &[Hop], i: usize) -> Vec<Header> {
         .collect()
 }
 
+/// A header constraint as written: secret values are never recorded, and
+/// may be computed by the extractor (a challenge answer), so a cookie is
+/// matched by its name and other secret headers by their presence.
+fn constraint(h: &Header, scrub: &Scrubber) -> Header {
+    let name = h.name.to_ascii_lowercase();
+    let value = if name == "cookie" {
+        h.value
+            .split(';')
+            .next()
+            .and_then(|pair| pair.split_once('='))
+            .map(|(n, _)| format!("{}=", n.trim()))
+            .unwrap_or_default()
+    } else if name == "authorization" || crate::sanitize::is_sensitive(&name) {
+        String::new()
+    } else {
+        scrub.text(&h.value)
+    };
+    Header::new(h.name.clone(), value)
+}
+
 fn extension(content_type: Option<&str>) -> &'static str {
     let ct = content_type.unwrap_or_default().to_ascii_lowercase();
     if ct.contains("json") {
@@ -335,7 +355,12 @@ fn platform_data_checks(platform: &str, data: &Value, scrub: &Scrubber) -> Map<S
                 && (v.is_string() || v.is_number() || v.is_boolean())
         })
         .take(12)
-        .map(|(k, v)| (format!("/{}", k.replace('~', "~0").replace('/', "~1")), scrub.json(v)))
+        .map(|(k, v)| {
+            (
+                format!("/{}", k.replace('~', "~0").replace('/', "~1")),
+                scrub.json(v),
+            )
+        })
         .collect()
 }
 

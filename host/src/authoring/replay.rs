@@ -115,12 +115,19 @@ pub fn component_for(
 
 /// `…/extractors/<platform>/fixtures/<case>` → `<platform>`.
 fn platform_of_case_dir(dir: &Path) -> Option<String> {
-    let dir = dir.canonicalize().ok()?;
+    // The folder may not exist yet (`record --out`).
+    let dir = std::path::absolute(dir).ok()?;
     let fixtures = dir.parent()?;
     if fixtures.file_name()? != "fixtures" {
         return None;
     }
-    Some(fixtures.parent()?.file_name()?.to_string_lossy().into_owned())
+    Some(
+        fixtures
+            .parent()?
+            .file_name()?
+            .to_string_lossy()
+            .into_owned(),
+    )
 }
 
 /// What a replay found.
@@ -136,7 +143,16 @@ pub struct ReplayReport {
 /// Replay one case through a component.
 pub fn replay_case(case: &Case, choice: &ComponentChoice) -> anyhow::Result<ReplayReport> {
     let (registry, ext) = component_for(case, choice)?;
-    let mut driver = WasmDriver::new(&registry, &ext)?;
+    replay_loaded(case, &registry, &ext)
+}
+
+/// Replay one case through an already compiled component.
+pub fn replay_loaded(
+    case: &Case,
+    registry: &Registry,
+    ext: &LoadedExtractor,
+) -> anyhow::Result<ReplayReport> {
+    let mut driver = WasmDriver::new(registry, ext)?;
     let component = format!(
         "{} {} ({}, sha256 {})",
         ext.info.platform,

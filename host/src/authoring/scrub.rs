@@ -154,11 +154,9 @@ impl Scrubber {
         match value {
             Value::String(s) => Value::String(self.text(s)),
             Value::Array(items) => Value::Array(items.iter().map(|v| self.json(v)).collect()),
-            Value::Object(map) => Value::Object(
-                map.iter()
-                    .map(|(k, v)| (k.clone(), self.json(v)))
-                    .collect(),
-            ),
+            Value::Object(map) => {
+                Value::Object(map.iter().map(|(k, v)| (k.clone(), self.json(v))).collect())
+            }
             other => other.clone(),
         }
     }
@@ -187,7 +185,8 @@ mod tests {
             "ttwid=1%7Cabcdef; Path=/; Domain=.tiktok.com",
         )]);
         s.learn_json_body(br#"{"data":{"guest_token":"987654321","title":"kept"}}"#);
-        let body = r#"{"guest_token":"987654321","sub":"operator-session-1","ua":"Mozilla/5.0 keep me"}"#;
+        let body =
+            r#"{"guest_token":"987654321","sub":"operator-session-1","ua":"Mozilla/5.0 keep me"}"#;
         let out = s.text(body);
         assert!(!s.leaks(&out), "{out}");
         assert!(out.contains("Mozilla/5.0 keep me"));
@@ -195,7 +194,10 @@ mod tests {
             s.text("ttwid=1%7Cabcdef; Path=/"),
             s.text("ttwid=1%7Cabcdef; Path=/")
         );
-        assert!(s.text("Bearer AAAA-public-but-long").starts_with("Bearer scrubbed"));
+        assert!(
+            s.text("Bearer AAAA-public-but-long")
+                .starts_with("Bearer scrubbed")
+        );
         // Short values are not secrets: `lang=en` stays.
         assert_eq!(s.text("lang=en"), "lang=en");
         // The same secret always becomes the same placeholder.

@@ -21,10 +21,10 @@ async fn main() -> anyhow::Result<()> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--mirror" => {
-                mirror = Some(PathBuf::from(
-                    args.next()
-                        .ok_or_else(|| anyhow::anyhow!("--mirror needs a directory"))?,
-                ))
+                mirror =
+                    Some(PathBuf::from(args.next().ok_or_else(|| {
+                        anyhow::anyhow!("--mirror needs a directory")
+                    })?))
             }
             "-h" | "--help" => {
                 println!("usage: mediaparse-fake-upstream [--mirror DIR] [CASE_OR_FIXTURES_DIR…]");
@@ -48,7 +48,11 @@ async fn main() -> anyhow::Result<()> {
     if let Some(dir) = mirror {
         upstream = upstream.with_mirror(dir);
     }
-    println!("fake upstream serving {} cases on {}", cases.len(), upstream.base_url());
+    println!(
+        "fake upstream serving {} cases on {}",
+        cases.len(),
+        upstream.base_url()
+    );
     println!("listening on {}", upstream.base_url());
     tokio::signal::ctrl_c().await?;
     for miss in upstream.misses() {
