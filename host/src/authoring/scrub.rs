@@ -45,7 +45,8 @@ impl Scrubber {
         let placeholder = format!("scrubbed{}", self.secrets.len() + 1);
         self.secrets.push((value.to_string(), placeholder));
         // Longest first, so a secret that contains another is replaced whole.
-        self.secrets.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+        self.secrets
+            .sort_by_key(|(secret, _)| std::cmp::Reverse(secret.len()));
     }
 
     /// `a=1; b=2` → learns `1` and `2` (and the whole string).
