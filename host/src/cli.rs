@@ -54,6 +54,63 @@ pub enum Command {
         #[command(flatten)]
         extractors: ExtractorsArg,
     },
+    /// Parse URL for real and write it as a fixture case (secrets scrubbed).
+    Record(RecordArgs),
+    /// Run a fixture case through the wasm component; print the diff (exit 0 same, 1 differs).
+    Replay(ReplayArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ComponentArgs {
+    /// Use this component file (a candidate build, any name) instead of the extractors directory.
+    #[arg(long)]
+    pub component: Option<PathBuf>,
+    #[command(flatten)]
+    pub extractors: ExtractorsArg,
+}
+
+impl ComponentArgs {
+    fn choice(&self) -> crate::authoring::replay::ComponentChoice {
+        use crate::authoring::replay::ComponentChoice;
+        match &self.component {
+            Some(file) => ComponentChoice::File(file.clone()),
+            None => ComponentChoice::Dir(self.extractors.resolve()),
+        }
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RecordArgs {
+    /// The post URL (or share text) to parse.
+    pub url: String,
+    /// The case folder to write, e.g. `extractors/<platform>/fixtures/<case>`.
+    #[arg(long)]
+    pub out: PathBuf,
+    #[command(flatten)]
+    pub component: ComponentArgs,
+    /// Send upstream requests to this fake upstream (DESIGN.md §5) instead of the internet.
+    #[arg(long, env = "MEDIAPARSE_UPSTREAM")]
+    pub upstream: Option<String>,
+    /// Operator configuration file (TOML) whose `[platforms.<id>.config]` the extractor receives.
+    #[arg(long, env = "MEDIAPARSE_CONFIG")]
+    pub config: Option<PathBuf>,
+    /// The clock the extractor sees, in Unix milliseconds (default: now).
+    #[arg(long)]
+    pub now_ms: Option<u64>,
+    /// What the case proves, in one sentence (default: where and when it was recorded).
+    #[arg(long)]
+    pub description: Option<String>,
+    /// Overwrite an existing case.json.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct ReplayArgs {
+    /// A fixture case folder (holding case.json).
+    pub case_dir: PathBuf,
+    #[command(flatten)]
+    pub component: ComponentArgs,
 }
 
 #[derive(Args, Debug)]
@@ -141,7 +198,29 @@ pub fn run_admin(db: &Path, command: Command) -> anyhow::Result<i32> {
             json,
             extractors,
         } => detect(&url, json, &extractors.resolve()),
+        Command::Record(args) => record(args),
+        Command::Replay(args) => Ok(crate::authoring::replay::run(
+            &args.case_dir,
+            &args.component.choice(),
+        )),
     }
+}
+
+fn record(args: RecordArgs) -> anyhow::Result<i32> {
+    let options = crate::authoring::record::RecordOptions {
+        input: args.url,
+        out: args.out,
+        component: args.component.choice(),
+        upstream: args.upstream,
+        config: args.config,
+        now_ms: args.now_ms,
+        description: args.description,
+        force: args.force,
+    };
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?
+        .block_on(crate::authoring::record::record(options))
 }
 
 fn unreachable_serve() -> anyhow::Result<i32> {

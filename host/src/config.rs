@@ -362,8 +362,13 @@ mod tests {
             vec![Header::new("cookie", "SUB=x")]
         );
         assert_eq!(c.limits.rate_limit_per_minute, None);
-        let limited: OperatorConfig = toml::from_str("[limits]\nrate_limit_per_minute = 0\n").unwrap();
-        assert_eq!(limited.limits.rate_limit_per_minute, Some(0), "0 (unlimited) is kept, not dropped");
+        let limited: OperatorConfig =
+            toml::from_str("[limits]\nrate_limit_per_minute = 0\n").unwrap();
+        assert_eq!(
+            limited.limits.rate_limit_per_minute,
+            Some(0),
+            "0 (unlimited) is kept, not dropped"
+        );
         let dir = std::env::temp_dir().join(format!("mp-config-{}", std::process::id()));
         std::fs::write(&dir, "[platforms.myspace]\n").unwrap();
         assert!(OperatorConfig::load(&dir).is_err());

@@ -4,6 +4,7 @@
 
 pub mod api;
 pub mod auth;
+pub mod authoring;
 pub mod billing;
 pub mod cli;
 pub mod config;

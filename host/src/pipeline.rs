@@ -12,7 +12,7 @@ use serde_json::Value;
 use crate::auth::{self, AuthError};
 use crate::billing;
 use crate::config::{PlatformLimits, Secrets};
-use crate::fetch::FetchError;
+use crate::fetch::{FetchError, Fetcher};
 use crate::registry::{LoadedExtractor, Registry, RuntimeError, Session};
 use crate::sanitize;
 use crate::state::AppState;
@@ -230,7 +230,15 @@ async fn parse_routed(
     };
     let (mut media, mut platform_data) = tokio::time::timeout(
         limits.parse_timeout,
-        extract(state, &ext, &outbound, session, target, ctx),
+        extract(
+            &state.fetcher,
+            &state.limits,
+            &ext,
+            &outbound,
+            session,
+            target,
+            ctx,
+        ),
     )
     .await
     .map_err(|_| ParseError::UpstreamTimeout)??;
@@ -313,15 +321,17 @@ pub fn route(
     }
 }
 
-/// Where and how a parse's upstream requests go.
-struct Outbound<'a> {
-    limits: &'a PlatformLimits,
-    proxy: Option<&'a str>,
+/// Where and how a parse's upstream requests go: the platform's limits and
+/// outbound proxy from the operator configuration.
+pub struct Outbound<'a> {
+    pub limits: &'a PlatformLimits,
+    pub proxy: Option<&'a str>,
 }
 
-/// The plan/fetch rounds and the map call.
-async fn extract(
-    state: &AppState,
+/// The plan/fetch rounds and the map call (also `mediaparse record`).
+pub async fn extract(
+    fetcher: &Fetcher,
+    limits: &ParseLimits,
     ext: &LoadedExtractor,
     outbound: &Outbound<'_>,
     mut session: Session,
@@ -331,7 +341,7 @@ async fn extract(
     let target = Arc::new(target);
     let ctx = Arc::new(ctx);
     let mut done: Arc<Vec<sdk::Exchange>> = Arc::new(Vec::new());
-    for _round in 0..state.limits.max_rounds {
+    for _round in 0..limits.max_rounds {
         let (t, c, d) = (target.clone(), ctx.clone(), done.clone());
         let (s, planned) = call(session, move |s| s.plan(&t, &c, &d)).await?;
         session = s;
@@ -343,7 +353,7 @@ async fn extract(
                 return finish(ext.platform(), media, &data);
             }
             sdk::Plan::Fetch(requests) => {
-                if requests.is_empty() || requests.len() > state.limits.max_requests_per_round {
+                if requests.is_empty() || requests.len() > limits.max_requests_per_round {
                     return Err(ParseError::ExtractorFailed(format!(
                         "planned {} requests in one round",
                         requests.len()
@@ -351,7 +361,7 @@ async fn extract(
                 }
                 let platform = ext.platform();
                 let answers = futures::future::join_all(requests.iter().map(|r| {
-                    state.fetcher.fetch_with(
+                    fetcher.fetch_with(
                         platform,
                         &ext.info.api_hosts,
                         r,
@@ -371,7 +381,7 @@ async fn extract(
     }
     Err(ParseError::ExtractorFailed(format!(
         "more than {} plan rounds",
-        state.limits.max_rounds
+        limits.max_rounds
     )))
 }
 

@@ -8,19 +8,32 @@ use std::path::{Path, PathBuf};
 use crate::Header;
 
 #[derive(Debug, thiserror::Error)]
+/// Why a case could not be loaded.
 pub enum FixtureError {
     #[error("{path}: {source}")]
+    /// A file could not be read.
     Io {
+        /// The file.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
     #[error("{path}: {source}")]
+    /// `case.json` is not valid JSON of the case format.
     Json {
+        /// The file.
         path: PathBuf,
+        /// The JSON error.
         source: serde_json::Error,
     },
     #[error("{path}: {message}")]
-    Invalid { path: PathBuf, message: String },
+    /// The case breaks a rule of the format (both `media` and `error`, …).
+    Invalid {
+        /// The `case.json`.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// A whole case as written in `case.json`.
@@ -40,25 +53,32 @@ pub struct Case {
     /// The upstream exchanges, as raw HTTP hops (a followed redirect is two).
     #[serde(default)]
     pub exchanges: Vec<RecordedExchange>,
+    /// What the parse must produce.
     pub expect: Expect,
     /// The folder holding `case.json` (set when loading).
     #[serde(skip)]
     pub dir: PathBuf,
 }
 
+/// The clock of a case that does not say (and of the end-to-end service).
 pub const DEFAULT_NOW_MS: u64 = 1_700_000_000_000;
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// One raw HTTP hop: what was asked and what came back.
 pub struct RecordedExchange {
+    /// What was asked.
     pub request: RecordedRequest,
+    /// What came back.
     pub response: RecordedResponse,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// How a planned request is recognised.
 pub struct RecordedRequest {
     #[serde(default = "get")]
+    /// The HTTP method (default `GET`).
     pub method: String,
     /// The exact URL the extractor plans (platform URL, not the override's).
     pub url: String,
@@ -77,7 +97,9 @@ fn get() -> String {
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// The recorded answer.
 pub struct RecordedResponse {
+    /// HTTP status.
     pub status: u16,
     /// Response headers in order (repeated names allowed, e.g. `Set-Cookie`).
     #[serde(default, skip_serializing_if = "Vec::is_empty", with = "pairs")]
@@ -113,6 +135,12 @@ pub struct Expect {
 }
 
 impl Case {
+    /// Load `dir/case.json` and check it (bodies readable, one expectation).
+    ///
+    /// ```no_run
+    /// let case = mediaparse_sdk::fixture::Case::load("extractors/weibo/fixtures/text_only_post".as_ref()).unwrap();
+    /// println!("{}: {}", case.name(), case.description);
+    /// ```
     pub fn load(dir: &Path) -> Result<Case, FixtureError> {
         let path = dir.join("case.json");
         let text = std::fs::read_to_string(&path).map_err(|source| FixtureError::Io {
@@ -167,6 +195,7 @@ impl Case {
             .unwrap_or_default()
     }
 
+    /// The clock the extractor sees for this case.
     pub fn now_unix_ms(&self) -> u64 {
         self.now_unix_ms.unwrap_or(DEFAULT_NOW_MS)
     }

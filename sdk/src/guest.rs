@@ -1,6 +1,8 @@
 //! The component glue: wit-bindgen's generated bindings and conversions
 //! between them and the SDK's plain types. Used by `export_extractor!`.
 
+#![allow(missing_docs)] // generated glue, hidden from the docs
+
 use crate::{Extractor, types as t};
 
 #[doc(hidden)]

@@ -117,6 +117,7 @@ pub fn decode_entities(text: &str) -> String {
 
 /// One start tag: its name, raw attribute text and where it ends.
 pub struct Tag<'a> {
+    /// The attribute's name, as written.
     pub name: &'a str,
     attrs: &'a str,
     /// Byte offset just past the tag's `>`.

@@ -2,12 +2,81 @@
 //!
 //! What an extractor author touches. An extractor is a type implementing
 //! [`Extractor`] plus one [`export_extractor!`] line; the SDK turns it into a
-//! WebAssembly component for the host, and [`replay`] runs the same code
-//! natively against recorded fixture cases.
+//! WebAssembly component for the host (`wasm32-wasip2`, WIT
+//! `mediaparse:extractor@`[`WIT_VERSION`]), and [`replay`] runs the same code
+//! natively against recorded fixture cases ([`fixture`]).
 //!
 //! Extractors are pure: no clock, randomness, files or sockets. They
 //! recognise URLs ([`Extractor::detect`]), plan upstream requests
-//! ([`Extractor::plan`]) and map the answers ([`Extractor::map`]).
+//! ([`Extractor::plan`]) and map the answers ([`Extractor::map`]); the host
+//! performs every request. docs/writing-an-extractor.md walks through one.
+//!
+//! A whole (tiny) extractor, and its plan/map loop driven by hand as the
+//! host would:
+//!
+//! ```
+//! use mediaparse_sdk::exchanges::Exchanges;
+//! use mediaparse_sdk::urls::InputUrl;
+//! use mediaparse_sdk::*;
+//!
+//! pub struct Example;
+//!
+//! impl Extractor for Example {
+//!     fn info() -> Info {
+//!         Info {
+//!             platform: "example".into(),
+//!             version: "0.1.0".into(),
+//!             url_hosts: vec!["*.example.com".into()],
+//!             api_hosts: vec!["api.example.com".into()],
+//!             url_shapes: vec!["https://example.com/v/{id}".into()],
+//!         }
+//!     }
+//!     fn detect(input: &str) -> Result<Target> {
+//!         let url = InputUrl::parse(input)?;
+//!         let id = url
+//!             .path("/v/{id}")
+//!             .and_then(|c| c.get("id").map(String::from))
+//!             .filter(|_| url.host_in(&["*.example.com"]))
+//!             .ok_or_else(|| Failure::unsupported("not an example.com video"))?;
+//!         Ok(Target { platform: "example".into(), canonical_url: format!("https://example.com/v/{id}"), id, input: input.into() })
+//!     }
+//!     fn plan(t: &Target, _: &Context, done: &[Exchange]) -> Result<Plan> {
+//!         Ok(match done.last_to("https://api.example.com/") {
+//!             None => Plan::one(HttpRequest::get(format!("https://api.example.com/videos/{}", t.id))),
+//!             Some(_) => Plan::Ready,
+//!         })
+//!     }
+//!     fn map(_: &Target, _: &Context, done: &[Exchange]) -> Result<Extraction> {
+//!         #[derive(serde::Deserialize)]
+//!         struct Post { title: String, mp4: String }
+//!         let answer = &done.last_to("https://api.example.com/").ok_or_else(|| Failure::changed("nothing fetched"))?.response;
+//!         let post: Post = answer.json()?; // a shape we do not know → upstream-changed
+//!         let video = Video { url: post.mp4, quality: "720p".into(), mime_type: "video/mp4".into(), width: 1280,
+//!                             height: 720, has_audio: true, source: MediaSource::Direct, headers: vec![] };
+//!         Ok(Extraction {
+//!             media: Media { title: post.title, videos: vec![video], ..Media::default() },
+//!             platform_data: answer.json()?,
+//!         })
+//!     }
+//! }
+//!
+//! export_extractor!(Example); // the component's entry points (nothing natively)
+//!
+//! let target = Example::detect("https://www.example.com/v/42?ref=share").unwrap();
+//! let ctx = Context::default();
+//! let Ok(Plan::Fetch(requests)) = Example::plan(&target, &ctx, &[]) else { panic!() };
+//! let response = HttpResponse {
+//!     request_url: requests[0].url.clone(), final_url: requests[0].url.clone(), status: 200, headers: vec![],
+//!     body: br#"{"title":"A clip","mp4":"https://cdn.example.com/42.mp4"}"#.to_vec(),
+//! };
+//! let done = vec![Exchange { request: requests[0].clone(), response }];
+//! assert_eq!(Example::plan(&target, &ctx, &done), Ok(Plan::Ready));
+//! let extraction = Example::map(&target, &ctx, &done).unwrap();
+//! assert_eq!(extraction.media.videos[0].url, "https://cdn.example.com/42.mp4");
+//! assert!(Example::detect("https://www.example.com/user/someone").is_err());
+//! ```
+
+#![deny(missing_docs)]
 
 pub mod base62;
 pub mod bigints;
@@ -37,7 +106,13 @@ pub mod guest;
 pub use serde_json;
 pub use types::*;
 
-/// The WIT package version this SDK builds components against.
+/// The WIT package version this SDK builds components against. The host
+/// refuses a component built against another major, by name.
+///
+/// ```
+/// assert_eq!(mediaparse_sdk::WIT_VERSION, "1.0.0");
+/// assert!(mediaparse_sdk::WIT_VERSION.starts_with(&format!("{}.", mediaparse_sdk::WIT_MAJOR)));
+/// ```
 pub const WIT_VERSION: &str = "1.0.0";
 /// The WIT major version; the host refuses components of another major.
 pub const WIT_MAJOR: u32 = 1;
@@ -60,14 +135,10 @@ pub trait Extractor {
 }
 
 /// Export a type implementing [`Extractor`] as the component's entry points.
-///
-/// ```ignore
-/// struct TikTok;
-/// impl mediaparse_sdk::Extractor for TikTok { /* ... */ }
-/// mediaparse_sdk::export_extractor!(TikTok);
-/// ```
-///
-/// Natively (tests, the replay harness) this expands to nothing.
+/// Use it once, at the end of the extractor's `lib.rs` (see the crate
+/// example). Natively (tests, the replay harness) it expands to nothing;
+/// for `wasm32` it implements the WIT world's exports by converting
+/// between the generated bindings and the SDK's types.
 #[macro_export]
 macro_rules! export_extractor {
     ($ty:ty) => {

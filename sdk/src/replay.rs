@@ -1,15 +1,111 @@
-//! The native replay harness: run an extractor against a fixture case
-//! exactly as the host would (detect, plan rounds, redirects, map), with the
-//! recorded exchanges standing in for the network. No wasm involved.
+//! The replay harness: run an extractor against a fixture case exactly as
+//! the host would (detect, plan rounds, redirects, map), with the recorded
+//! exchanges standing in for the network.
+//!
+//! The extractor runs behind a [`Driver`]: [`Native`] calls a Rust type
+//! directly (the extractor's own `cargo test`, no wasm), and the host's
+//! `mediaparse replay` drives the real wasm component through the same
+//! harness, so a case means the same thing natively and in wasm.
+//!
+//! ```
+//! use mediaparse_sdk::fixture::{Case, Expect};
+//! use mediaparse_sdk::replay;
+//! use mediaparse_sdk::{Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target};
+//!
+//! struct Nothing;
+//! impl Extractor for Nothing {
+//!     fn info() -> Info {
+//!         Info { platform: "example".into(), version: "0.1.0".into(), url_hosts: vec![],
+//!                api_hosts: vec![], url_shapes: vec![] }
+//!     }
+//!     fn detect(_: &str) -> Result<Target> { Err(Failure::unsupported("nothing is supported")) }
+//!     fn plan(_: &Target, _: &Context, _: &[Exchange]) -> Result<Plan> { Ok(Plan::Ready) }
+//!     fn map(_: &Target, _: &Context, _: &[Exchange]) -> Result<Extraction> {
+//!         Err(Failure::unsupported("nothing is supported"))
+//!     }
+//! }
+//!
+//! let case = Case {
+//!     description: "every URL is rejected".into(),
+//!     input: "https://example.com/v/1".into(),
+//!     now_unix_ms: None,
+//!     config: vec![],
+//!     exchanges: vec![],
+//!     expect: Expect { error: Some("302".into()), ..Default::default() },
+//!     dir: Default::default(),
+//! };
+//! assert!(replay::check::<Nothing>(&case).is_ok());
+//! let wrong = Case { expect: Expect { error: Some("content_unavailable".into()), ..Default::default() }, ..case };
+//! assert!(replay::check::<Nothing>(&wrong).unwrap_err().contains("got failure 302"));
+//! ```
 
+use std::marker::PhantomData;
 use std::path::Path;
 
 use crate::fixture::{Case, FixtureError};
 use crate::urls::{InputUrl, host_matches};
 use crate::{
-    Context, Exchange, Extraction, Extractor, Failure, HttpRequest, HttpResponse, Plan, Target,
-    spec,
+    Context, Exchange, Extraction, Extractor, Failure, HttpRequest, HttpResponse, Info, Plan,
+    Target, spec,
 };
+
+/// The four calls of an extractor, however it runs. The outer `Err` is the
+/// runner failing (a wasm trap, a timeout, broken output), the inner
+/// `Result` is the extractor's own answer.
+pub trait Driver {
+    /// `info()`.
+    fn info(&mut self) -> Result<Info, String>;
+    /// `detect(input)`.
+    fn detect(&mut self, input: &str) -> Result<Result<Target, Failure>, String>;
+    /// `plan(target, ctx, done)`.
+    fn plan(
+        &mut self,
+        target: &Target,
+        ctx: &Context,
+        done: &[Exchange],
+    ) -> Result<Result<Plan, Failure>, String>;
+    /// `map(target, ctx, done)`.
+    fn map(
+        &mut self,
+        target: &Target,
+        ctx: &Context,
+        done: &[Exchange],
+    ) -> Result<Result<Extraction, Failure>, String>;
+}
+
+/// A [`Driver`] calling an [`Extractor`] type natively.
+pub struct Native<E>(PhantomData<E>);
+
+impl<E> Default for Native<E> {
+    fn default() -> Self {
+        Native(PhantomData)
+    }
+}
+
+impl<E: Extractor> Driver for Native<E> {
+    fn info(&mut self) -> Result<Info, String> {
+        Ok(E::info())
+    }
+    fn detect(&mut self, input: &str) -> Result<Result<Target, Failure>, String> {
+        Ok(E::detect(input))
+    }
+    fn plan(
+        &mut self,
+        target: &Target,
+        ctx: &Context,
+        done: &[Exchange],
+    ) -> Result<Result<Plan, Failure>, String> {
+        Ok(E::plan(target, ctx, done))
+    }
+    fn map(
+        &mut self,
+        target: &Target,
+        ctx: &Context,
+        done: &[Exchange],
+    ) -> Result<Result<Extraction, Failure>, String> {
+        Ok(E::map(target, ctx, done))
+    }
+}
 
 /// Plan rounds the host allows per parse.
 pub const MAX_ROUNDS: usize = 8;
@@ -19,7 +115,9 @@ pub const MAX_REDIRECTS: usize = 10;
 /// What one replayed parse produced.
 #[derive(Debug)]
 pub struct Outcome {
+    /// What `detect` recognised (`None` when it failed).
     pub target: Option<Target>,
+    /// The extraction, or the failure of detect, plan or map.
     pub result: Result<Extraction, Failure>,
     /// Every request the extractor planned, in order.
     pub requests: Vec<HttpRequest>,
@@ -27,23 +125,43 @@ pub struct Outcome {
     pub unused: Vec<String>,
 }
 
+/// Why a case could not be replayed at all (as opposed to replaying with
+/// a result that differs from the expectation).
 #[derive(Debug, thiserror::Error)]
 pub enum HarnessError {
+    /// The case folder could not be read.
     #[error(transparent)]
     Fixture(#[from] FixtureError),
+    /// The runner failed: a wasm trap, a deadline, output that breaks the contract.
+    #[error("the extractor failed: {0}")]
+    Driver(String),
+    /// A planned request matches no unused recorded exchange.
     #[error("the extractor planned a request the case did not record: {method} {url}")]
-    Unrecorded { method: String, url: String },
+    Unrecorded {
+        /// The planned method.
+        method: String,
+        /// The planned URL (or redirect hop).
+        url: String,
+    },
+    /// A planned URL is outside the extractor's `api-hosts`.
     #[error("the extractor asked for {0}, which is not on its declared api-hosts")]
     UndeclaredHost(String),
+    /// `plan` never said ready.
     #[error("more than {MAX_ROUNDS} plan rounds")]
     TooManyRounds,
+    /// A redirect chain longer than the host follows.
     #[error("more than {MAX_REDIRECTS} redirects from {0}")]
     TooManyRedirects(String),
 }
 
-/// Replay one case: the exchanges are matched to planned requests in order.
+/// Replay one case natively: the exchanges are matched to planned requests in order.
 pub fn run<E: Extractor>(case: &Case) -> Result<Outcome, HarnessError> {
-    let info = E::info();
+    run_with(&mut Native::<E>::default(), case)
+}
+
+/// Replay one case through any [`Driver`] (the host passes a wasm component).
+pub fn run_with(driver: &mut dyn Driver, case: &Case) -> Result<Outcome, HarnessError> {
+    let info = driver.info().map_err(HarnessError::Driver)?;
     let mut used = vec![false; case.exchanges.len()];
     let mut requests = Vec::new();
     let unused = |used: &[bool]| -> Vec<String> {
@@ -54,7 +172,7 @@ pub fn run<E: Extractor>(case: &Case) -> Result<Outcome, HarnessError> {
             .map(|(e, _)| format!("{} {}", e.request.method, e.request.url))
             .collect()
     };
-    let target = match E::detect(&case.input) {
+    let target = match driver.detect(&case.input).map_err(HarnessError::Driver)? {
         Ok(t) => t,
         Err(f) => {
             return Ok(Outcome {
@@ -71,7 +189,10 @@ pub fn run<E: Extractor>(case: &Case) -> Result<Outcome, HarnessError> {
     };
     let mut done: Vec<Exchange> = Vec::new();
     for _ in 0..MAX_ROUNDS {
-        match E::plan(&target, &ctx, &done) {
+        match driver
+            .plan(&target, &ctx, &done)
+            .map_err(HarnessError::Driver)?
+        {
             Err(f) => {
                 return Ok(Outcome {
                     target: Some(target),
@@ -81,7 +202,9 @@ pub fn run<E: Extractor>(case: &Case) -> Result<Outcome, HarnessError> {
                 });
             }
             Ok(Plan::Ready) => {
-                let result = E::map(&target, &ctx, &done);
+                let result = driver
+                    .map(&target, &ctx, &done)
+                    .map_err(HarnessError::Driver)?;
                 return Ok(Outcome {
                     target: Some(target),
                     result,
@@ -153,9 +276,20 @@ fn perform(
     Err(HarnessError::TooManyRedirects(request.url.clone()))
 }
 
-/// Replay a case and compare with its expectations; `Err` holds a readable report.
+/// Replay a case natively and compare with its expectations; `Err` holds a
+/// readable report, one problem per line.
 pub fn check<E: Extractor>(case: &Case) -> Result<(), String> {
-    let outcome = run::<E>(case).map_err(|e| e.to_string())?;
+    check_with(&mut Native::<E>::default(), case)
+}
+
+/// [`check`] through any [`Driver`].
+pub fn check_with(driver: &mut dyn Driver, case: &Case) -> Result<(), String> {
+    let outcome = run_with(driver, case).map_err(|e| e.to_string())?;
+    compare(case, &outcome)
+}
+
+/// Compare a replayed outcome with the case's expectations.
+pub fn compare(case: &Case, outcome: &Outcome) -> Result<(), String> {
     let mut problems = Vec::new();
     for request in &outcome.unused {
         problems.push(format!("recorded but never requested: {request}"));

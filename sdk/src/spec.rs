@@ -2,8 +2,9 @@
 
 use serde_json::Value;
 
-/// The platform identifiers, exactly as SPEC.md spells them.
-pub const PLATFORMS: [&str; 11] = [
+/// The platform identifiers the service loads, exactly as SPEC.md spells
+/// them (`cargo xtask new-extractor` appends a new platform's id here).
+pub const PLATFORMS: &[&str] = &[
     "tiktok",
     "douyin",
     "toutiao",
@@ -20,15 +21,26 @@ pub const PLATFORMS: [&str; 11] = [
 /// JSON types SPEC.md uses for listed platformData members.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// A JSON string.
     String,
+    /// A JSON number.
     Number,
+    /// A JSON object.
     Object,
+    /// A JSON array.
     Array,
     /// `toutiao.video_play_info`: an object, or the older JSON-string form.
     ObjectOrString,
 }
 
 impl Kind {
+    /// Does this JSON value have this type?
+    ///
+    /// ```
+    /// use mediaparse_sdk::spec::Kind;
+    /// assert!(Kind::String.accepts(&serde_json::json!("7305827432509082913")));
+    /// assert!(!Kind::Number.accepts(&serde_json::json!("1")));
+    /// ```
     pub fn accepts(self, v: &Value) -> bool {
         match self {
             Kind::String => v.is_string(),

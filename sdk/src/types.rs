@@ -7,11 +7,19 @@ use std::borrow::Cow;
 /// A name/value pair: an HTTP header, or one operator config entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Header {
+    /// Header or setting name (compared case-insensitively).
     pub name: String,
+    /// Its value.
     pub value: String,
 }
 
 impl Header {
+    /// A header from anything string-like.
+    ///
+    /// ```
+    /// let h = mediaparse_sdk::Header::new("Referer", "https://example.com/");
+    /// assert_eq!(h.name, "Referer");
+    /// ```
     pub fn new(name: impl Into<String>, value: impl Into<String>) -> Self {
         Header {
             name: name.into(),
@@ -31,11 +39,17 @@ pub fn header_value<'a>(headers: &'a [Header], name: &str) -> Option<&'a str> {
 /// One upstream request for the host to perform.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpRequest {
+    /// `GET`, `POST`, … (the host sends it as given).
     pub method: String,
+    /// Absolute https URL on one of the extractor's declared `api-hosts`.
     pub url: String,
+    /// Headers to send; transport headers (`Host`, `Content-Length`, …) are the host's.
     pub headers: Vec<Header>,
+    /// The request body, if any.
     pub body: Option<Vec<u8>>,
+    /// Follow 3xx answers (re-checked at every hop), or return them as they are.
     pub follow_redirects: bool,
+    /// Greater than zero: a session bootstrap call the host may answer from its cache for that long.
     pub cache_ttl_seconds: u32,
 }
 
@@ -61,6 +75,18 @@ impl HttpRequest {
         }
     }
 
+    /// Add a header (builder style).
+    ///
+    /// ```
+    /// use mediaparse_sdk::HttpRequest;
+    /// let r = HttpRequest::get("https://api.example.com/v/1")
+    ///     .header("Referer", "https://example.com/")
+    ///     .no_redirects()
+    ///     .cache_for(600);
+    /// assert_eq!(r.header_value("referer"), Some("https://example.com/"));
+    /// assert!(!r.follow_redirects);
+    /// assert_eq!(r.cache_ttl_seconds, 600);
+    /// ```
     pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
         self.headers.push(Header::new(name, value));
         self
@@ -78,6 +104,7 @@ impl HttpRequest {
         self
     }
 
+    /// First value of a header of this request, by case-insensitive name.
     pub fn header_value(&self, name: &str) -> Option<&str> {
         header_value(&self.headers, name)
     }
@@ -86,14 +113,34 @@ impl HttpRequest {
 /// An upstream answer as the host received it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpResponse {
+    /// The URL the extractor asked for.
     pub request_url: String,
+    /// The URL that answered, after any redirects the host followed.
     pub final_url: String,
+    /// HTTP status.
     pub status: u16,
+    /// Response headers in order (repeated names kept, e.g. `Set-Cookie`).
     pub headers: Vec<Header>,
+    /// The body, already decoded (gzip, br, deflate).
     pub body: Vec<u8>,
 }
 
 impl HttpResponse {
+    /// First value of a header, by case-insensitive name.
+    ///
+    /// ```
+    /// use mediaparse_sdk::{Header, HttpResponse};
+    /// let r = HttpResponse {
+    ///     request_url: "https://t.example/abc".into(),
+    ///     final_url: "https://t.example/abc".into(),
+    ///     status: 302,
+    ///     headers: vec![Header::new("Location", "/video/1")],
+    ///     body: vec![],
+    /// };
+    /// assert_eq!(r.header("location"), Some("/video/1"));
+    /// assert!(r.is_redirect() && !r.is_success());
+    /// assert_eq!(r.location().as_deref(), Some("https://t.example/video/1"));
+    /// ```
     pub fn header(&self, name: &str) -> Option<&str> {
         header_value(&self.headers, name)
     }
@@ -116,10 +163,12 @@ impl HttpResponse {
         serde_json::from_slice(&self.body)
     }
 
+    /// Status 2xx.
     pub fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }
 
+    /// Status 301, 302, 303, 307 or 308.
     pub fn is_redirect(&self) -> bool {
         matches!(self.status, 301 | 302 | 303 | 307 | 308)
     }
@@ -135,7 +184,9 @@ impl HttpResponse {
 /// A request and the answer it got.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Exchange {
+    /// What the extractor planned.
     pub request: HttpRequest,
+    /// What the host received for it.
     pub response: HttpResponse,
 }
 
@@ -143,17 +194,21 @@ pub struct Exchange {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Target {
+    /// The platform id (one of SPEC.md's, the extractor's own).
     pub platform: String,
     /// Post id, or a short-link code until the link is resolved.
     pub id: String,
+    /// A canonical URL of the post (for logs and platform data; not fetched by itself).
     pub canonical_url: String,
     #[serde(default, skip_serializing)]
+    /// The caller's input as given (URL or share text); the host sets it.
     pub input: String,
 }
 
 /// Per-call facts from the host.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Context {
+    /// The time, in Unix milliseconds: the only clock an extractor has.
     pub now_unix_ms: u64,
     /// Operator settings for this platform (for example `cookie`).
     pub config: Vec<Header>,
@@ -168,57 +223,88 @@ impl Context {
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
+/// Where a media URL comes from (SPEC.md's `source`).
 pub enum MediaSource {
+    /// A plain progressive file.
     Direct,
+    /// One rendition of an adaptive (HLS or similar) set.
     Adaptive,
+    /// A DASH stream: video and audio separate.
     Dash,
+    /// The video part of a live photo.
     LivePhoto,
+    /// A voice note (Xiaohongshu).
     NativeVoice,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
+/// An image item of the media object (no other properties allowed).
 pub struct Image {
+    /// Absolute http(s) URL.
     pub url: String,
+    /// Pixels, 0 when unknown.
     pub width: u32,
+    /// Pixels, 0 when unknown.
     pub height: u32,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// A video item of the media object.
 pub struct Video {
+    /// Absolute http(s) URL.
     pub url: String,
+    /// A free-form label (`1080p`, a bitrate).
     pub quality: String,
+    /// `video/mp4`, `application/x-mpegURL`, …
     pub mime_type: String,
+    /// Pixels, 0 when unknown.
     pub width: u32,
+    /// Pixels, 0 when unknown.
     pub height: u32,
+    /// False for a separate video-only stream.
     pub has_audio: bool,
+    /// Where the URL comes from.
     pub source: MediaSource,
     #[serde(with = "header_map", default)]
+    /// Headers the caller must send to download it (anonymous values only).
     pub headers: Vec<Header>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
+/// An audio item of the media object.
 pub struct Audio {
+    /// Absolute http(s) URL.
     pub url: String,
+    /// A free-form label.
     pub quality: String,
+    /// `audio/mp4`, `audio/mpeg`, …
     pub mime_type: String,
+    /// Bits per second, 0 when unknown.
     pub bitrate: u32,
+    /// Where the URL comes from.
     pub source: MediaSource,
     #[serde(with = "header_map", default)]
+    /// Headers the caller must send to download it (anonymous values only).
     pub headers: Vec<Header>,
 }
 
 /// The normalized media object (without `platform`, which the host adds).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Media {
+    /// Title or caption; may be empty.
     pub title: String,
+    /// Preview image URL; may be empty.
     pub thumbnail: String,
     /// Seconds.
     pub duration: f64,
+    /// Every image, in source order, duplicates kept.
     pub images: Vec<Image>,
+    /// Every video rendition, in source order, duplicates kept.
     pub videos: Vec<Video>,
+    /// Every audio rendition, in source order.
     pub audios: Vec<Audio>,
 }
 
@@ -242,7 +328,9 @@ impl Media {
 /// `map`'s answer: the media and the final target object.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Extraction {
+    /// The media object.
     pub media: Media,
+    /// The final target object (the host sanitizes it).
     pub platform_data: serde_json::Value,
 }
 
@@ -250,16 +338,22 @@ pub struct Extraction {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum Failure {
     #[error("unsupported url: {0}")]
+    /// Not a single supported post of this platform (HTTP 400, code `302`).
     UnsupportedUrl(String),
     #[error("content unavailable: {0}")]
+    /// Private, deleted, region- or age-restricted, live (404 `content_unavailable`).
     Unavailable(String),
     #[error("login required: {0}")]
+    /// Only for signed-in users and no operator session is configured (422 `login_required`).
     LoginRequired(String),
     #[error("rate limited by the platform: {0}")]
+    /// The platform is rate-limiting or challenging us (503 `upstream_rate_limited`).
     RateLimited(String),
     #[error("the upstream changed shape: {0}")]
+    /// The upstream answer no longer has the shape we know (502 `upstream_error`).
     UpstreamChanged(String),
     #[error("upstream error: {0}")]
+    /// The upstream answered with an error (502 `upstream_error`).
     UpstreamError(String),
 }
 
@@ -298,6 +392,7 @@ impl Failure {
         }
     }
 
+    /// The human-readable message.
     pub fn message(&self) -> &str {
         match self {
             Failure::UnsupportedUrl(m)
@@ -309,17 +404,47 @@ impl Failure {
         }
     }
 
+    /// [`Failure::UnsupportedUrl`].
+    ///
+    /// ```
+    /// use mediaparse_sdk::Failure;
+    /// let f = Failure::unsupported("profiles are not posts");
+    /// assert_eq!((f.http_status(), f.code(), f.kind()), (400, "302", "unsupported-url"));
+    /// ```
     pub fn unsupported(message: impl Into<String>) -> Self {
         Failure::UnsupportedUrl(message.into())
     }
+    /// [`Failure::Unavailable`].
     pub fn unavailable(message: impl Into<String>) -> Self {
         Failure::Unavailable(message.into())
     }
+    /// [`Failure::UpstreamChanged`].
     pub fn changed(message: impl Into<String>) -> Self {
         Failure::UpstreamChanged(message.into())
     }
+    /// [`Failure::UpstreamError`].
     pub fn upstream(message: impl Into<String>) -> Self {
         Failure::UpstreamError(message.into())
+    }
+}
+
+/// An upstream body that does not deserialize into the types an extractor
+/// expects means the upstream changed shape, so `answer.json::<T>()?` just
+/// works in `map`.
+///
+/// ```
+/// use mediaparse_sdk::Failure;
+/// fn title(body: &[u8]) -> mediaparse_sdk::Result<String> {
+///     #[derive(serde::Deserialize)]
+///     struct Post { title: String }
+///     Ok(serde_json::from_slice::<Post>(body)?.title)
+/// }
+/// assert_eq!(title(br#"{"title":"ok"}"#), Ok("ok".to_string()));
+/// assert!(matches!(title(b"<html>"), Err(Failure::UpstreamChanged(_))));
+/// ```
+impl From<serde_json::Error> for Failure {
+    fn from(e: serde_json::Error) -> Self {
+        Failure::UpstreamChanged(format!("unexpected upstream JSON: {e}"))
     }
 }
 
@@ -333,6 +458,7 @@ pub enum Plan {
 }
 
 impl Plan {
+    /// A round of exactly one request.
     pub fn one(request: HttpRequest) -> Self {
         Plan::Fetch(vec![request])
     }
@@ -342,10 +468,15 @@ impl Plan {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Info {
+    /// One of SPEC.md's platform ids; the component file must be `<platform>.wasm`.
     pub platform: String,
+    /// The extractor's own version (semver), shown in capabilities and logs.
     pub version: String,
+    /// Hosts whose URLs the extractor accepts as input (`*.example.com` matches the domain and its subdomains).
     pub url_hosts: Vec<String>,
+    /// Hosts the extractor may ask the host to fetch (same pattern rules).
     pub api_hosts: Vec<String>,
+    /// Human-readable accepted URL shapes (capabilities, documentation).
     pub url_shapes: Vec<String>,
 }
 

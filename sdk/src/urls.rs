@@ -8,6 +8,7 @@ use crate::Failure;
 /// kept as is, percent-decoded non-empty path segments, query pairs.
 #[derive(Clone, Debug)]
 pub struct InputUrl {
+    /// The parsed URL.
     pub url: url::Url,
     /// Lower-case host, no trailing dot.
     pub host: String,
@@ -94,6 +95,7 @@ pub fn host_matches(host: &str, pattern: &str) -> bool {
 pub struct Captures(Vec<(String, String)>);
 
 impl Captures {
+    /// A captured value by name.
     pub fn get(&self, name: &str) -> Option<&str> {
         self.0
             .iter()

@@ -28,6 +28,8 @@ pub struct Route {
 #[derive(Default)]
 struct Inner {
     routes: Vec<Route>,
+    /// Answers GETs no route matches from `DIR/HOST/PATH` files.
+    mirror: Option<std::path::PathBuf>,
     hits: Vec<String>,
     misses: Vec<String>,
     /// Answer these logical URLs only after a pause (slow upstream).
@@ -136,6 +138,16 @@ impl FakeUpstream {
         self.release.notify_waiters();
     }
 
+    /// Also answer a GET that no recorded exchange matches from the file
+    /// `dir/HOST/PATH` (query ignored), status 200: the quickest way to put
+    /// a saved upstream answer behind the override before any case exists.
+    pub fn with_mirror(self, dir: std::path::PathBuf) -> Self {
+        if let Ok(mut i) = self.inner.lock() {
+            i.mirror = Some(dir);
+        }
+        self
+    }
+
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
     }
@@ -216,6 +228,23 @@ fn answer(
                 }
             }
             builder.body(Body::from(route.body)).unwrap_or_default()
+        }
+        None if method == Method::GET
+            && let Some(body) = inner.mirror.as_ref().and_then(|dir| {
+                std::fs::read(dir.join(uri.path().trim_start_matches('/'))).ok()
+            }) =>
+        {
+            inner.hits.push(line);
+            let ct = match body.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'{' | b'[') => "application/json",
+                Some(b'<') => "text/html; charset=utf-8",
+                _ => "application/octet-stream",
+            };
+            Response::builder()
+                .status(200)
+                .header("content-type", ct)
+                .body(Body::from(body))
+                .unwrap_or_default()
         }
         None => {
             inner.misses.push(line.clone());

@@ -5,6 +5,8 @@
 //! - `serve [ARGS…]`     build, then `mediaparse serve` on the embedded defaults
 //! - `test [ARGS…]`      build the components, the test guests and the host once, then `cargo test --workspace`
 //! - `demo`              a fake upstream loaded with every fixture, the service pointed at it, a key, a curl line
+//! - `new-extractor NAME` a new `extractors/NAME` crate from `xtask/template/`
+//! - `fake-upstream [ARGS…]` the tests' fake upstream as a server (see tests/src/bin/mediaparse-fake-upstream.rs)
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -23,8 +25,15 @@ fn main() -> ExitCode {
         "serve" => serve(&rest),
         "test" => test(&rest),
         "demo" => demo(),
+        "new-extractor" => match rest.as_slice() {
+            [name] => new_extractor(name),
+            _ => Err("usage: cargo xtask new-extractor NAME".into()),
+        },
+        "fake-upstream" => fake_upstream(&rest),
         _ => {
-            eprintln!("usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo>");
+            eprintln!(
+                "usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | new-extractor NAME | fake-upstream [ARGS]>"
+            );
             return if cmd == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -208,6 +217,7 @@ fn test(args: &[String]) -> Result {
     build_extractors()?;
     let guests = build_test_guests()?;
     let bin = build_host()?;
+    check_template(&bin)?;
     let mut c = cargo();
     c.args(["test", "--workspace"]).args(args);
     c.env("MEDIAPARSE_BIN", bin)
@@ -224,4 +234,233 @@ fn demo() -> Result {
     c.env("MEDIAPARSE_BIN", bin)
         .env("MEDIAPARSE_EXTRACTORS", extractors_out());
     run(c)
+}
+
+fn fake_upstream(args: &[String]) -> Result {
+    let mut c = cargo();
+    c.args([
+        "run",
+        "--quiet",
+        "-p",
+        "mediaparse-tests",
+        "--bin",
+        "mediaparse-fake-upstream",
+        "--",
+    ])
+    .args(args);
+    run(c)
+}
+
+const TEMPLATE_DIR: &str = "xtask/template";
+
+/// A platform id: lower-case ASCII letters and digits, starting with a letter.
+fn valid_name(name: &str) -> bool {
+    (2..=32).contains(&name.len())
+        && name.starts_with(|c: char| c.is_ascii_lowercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+}
+
+/// `streamable` → `Streamable`.
+fn type_name(name: &str) -> String {
+    let mut chars = name.chars();
+    chars
+        .next()
+        .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default()
+}
+
+/// Render `xtask/template/` into `dest` for platform `name`: every `*.in`
+/// file, placeholders `{{name}}`, `{{NAME}}`, `{{Type}}`, `{{crate}}` filled.
+fn render_template(name: &str, dest: &Path) -> Result<Vec<PathBuf>> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+        for entry in std::fs::read_dir(dir)? {
+            let path = entry?.path();
+            if path.is_dir() {
+                walk(&path, out)?;
+            } else if path.extension().is_some_and(|e| e == "in") {
+                out.push(path);
+            }
+        }
+        Ok(())
+    }
+    let template = root().join(TEMPLATE_DIR);
+    let mut files = Vec::new();
+    walk(&template, &mut files).map_err(|e| format!("reading {}: {e}", template.display()))?;
+    files.sort();
+    let mut written = Vec::new();
+    for file in files {
+        let rel = file.strip_prefix(&template).map_err(|e| e.to_string())?;
+        let target = dest.join(rel.with_extension(""));
+        let text = std::fs::read_to_string(&file).map_err(|e| e.to_string())?;
+        let text = text
+            .replace("{{name}}", name)
+            .replace("{{NAME}}", &name.to_ascii_uppercase())
+            .replace("{{Type}}", &type_name(name))
+            .replace("{{crate}}", &format!("mediaparse_extractor_{name}"));
+        if let Some(parent) = target.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| e.to_string())?;
+        }
+        std::fs::write(&target, text).map_err(|e| format!("{}: {e}", target.display()))?;
+        written.push(target);
+    }
+    Ok(written)
+}
+
+/// Add `name` to the SDK's list of platform ids the service accepts
+/// (`sdk/src/spec.rs`, `PLATFORMS`); returns false when it is already there.
+fn register_platform(spec_rs: &str, name: &str) -> Result<Option<String>> {
+    let start = spec_rs
+        .find("pub const PLATFORMS")
+        .ok_or("sdk/src/spec.rs has no `pub const PLATFORMS`")?;
+    let end = start
+        + spec_rs[start..]
+            .find("];")
+            .ok_or("sdk/src/spec.rs: PLATFORMS is not closed by `];`")?;
+    if spec_rs[start..end].contains(&format!("\"{name}\"")) {
+        return Ok(None);
+    }
+    let mut out = String::with_capacity(spec_rs.len() + name.len() + 8);
+    out.push_str(&spec_rs[..end]);
+    out.push_str(&format!("    \"{name}\",\n"));
+    out.push_str(&spec_rs[end..]);
+    Ok(Some(out))
+}
+
+fn new_extractor(name: &str) -> Result {
+    if !valid_name(name) {
+        return Err(format!(
+            "{name:?} is not a platform id: use 2-32 lower-case letters and digits, starting with a letter"
+        ));
+    }
+    let dest = root().join("extractors").join(name);
+    if dest.exists() {
+        return Err(format!("{} exists already", dest.display()));
+    }
+    let written = render_template(name, &dest)?;
+    for f in &written {
+        eprintln!(
+            "  created {}",
+            f.strip_prefix(root()).unwrap_or(f).display()
+        );
+    }
+    let spec_path = root().join("sdk/src/spec.rs");
+    let spec = std::fs::read_to_string(&spec_path).map_err(|e| e.to_string())?;
+    if let Some(updated) = register_platform(&spec, name)? {
+        std::fs::write(&spec_path, updated).map_err(|e| e.to_string())?;
+        eprintln!(
+            "  added \"{name}\" to sdk/src/spec.rs PLATFORMS, the platform ids the service loads \
+             (SPEC.md lists eleven: a new platform is a SPEC change, say so in the pull request)"
+        );
+    }
+    eprintln!(
+        "\nextractors/{name} is a workspace member and on the build list already (both take every \
+         extractors/* folder).\nNext: cargo test -p mediaparse-extractor-{name}, then \
+         docs/writing-an-extractor.md."
+    );
+    Ok(())
+}
+
+/// CI guard: the template must render, pass its own tests, build as a wasm
+/// component and replay its fixture through the host. It is rendered as the
+/// only member of a scratch workspace in `target/template-check/` sharing
+/// this target directory, so it costs one small crate per run.
+fn check_template(host_bin: &Path) -> Result {
+    const NAME: &str = "templatecheck";
+    let dir = root().join("target").join("template-check");
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(|e| e.to_string())?;
+    }
+    let manifest = std::fs::read_to_string(root().join("Cargo.toml")).map_err(|e| e.to_string())?;
+    let sdk = root().join("sdk");
+    let manifest: String = manifest
+        .lines()
+        .map(|l| {
+            if l.starts_with("members") {
+                "members = [\"extractors/*\"]".to_string()
+            } else if l.starts_with("mediaparse-sdk") {
+                format!(
+                    "mediaparse-sdk = {{ path = {:?} }}",
+                    sdk.display().to_string()
+                )
+            } else {
+                l.to_string()
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("Cargo.toml"), manifest + "\n").map_err(|e| e.to_string())?;
+    std::fs::copy(root().join("Cargo.lock"), dir.join("Cargo.lock")).map_err(|e| e.to_string())?;
+    let crate_dir = dir.join("extractors").join(NAME);
+    render_template(NAME, &crate_dir)?;
+    let package = format!("mediaparse-extractor-{NAME}");
+    let scratch = |args: &[&str]| {
+        let mut c = cargo();
+        c.args(args)
+            .arg("--manifest-path")
+            .arg(dir.join("Cargo.toml"))
+            .args(["-p", &package])
+            .env("CARGO_TARGET_DIR", root().join("target"));
+        c
+    };
+    run(scratch(&["test", "--quiet"]))?;
+    run(scratch(&[
+        "build",
+        "--quiet",
+        "--target",
+        WASM_TARGET,
+        "--profile",
+        GUEST_PROFILE,
+    ]))?;
+    let wasm = root()
+        .join("target")
+        .join(WASM_TARGET)
+        .join(GUEST_PROFILE)
+        .join(format!("mediaparse_extractor_{NAME}.wasm"));
+    let mut replay = Command::new(host_bin);
+    replay
+        .arg("replay")
+        .arg(crate_dir.join("fixtures").join("post_not_implemented"))
+        .arg("--component")
+        .arg(&wasm);
+    run(replay)?;
+    eprintln!("  template: renders, passes its tests, builds and replays as a component");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_platform_ids() {
+        assert!(valid_name("streamable"));
+        assert!(valid_name("vk2"));
+        for bad in ["", "x", "Streamable", "my-site", "9gag", "a b", "../x"] {
+            assert!(!valid_name(bad), "{bad}");
+        }
+        assert_eq!(type_name("streamable"), "Streamable");
+    }
+
+    #[test]
+    fn registering_a_platform_adds_one_line_once() {
+        let spec =
+            "pub const PLATFORMS: &[&str] = &[\n    \"tiktok\",\n];\nconst OTHER: &[&str] = &[];\n";
+        let added = register_platform(spec, "streamable").unwrap().unwrap();
+        assert_eq!(
+            added,
+            "pub const PLATFORMS: &[&str] = &[\n    \"tiktok\",\n    \"streamable\",\n];\nconst OTHER: &[&str] = &[];\n"
+        );
+        assert_eq!(register_platform(&added, "streamable").unwrap(), None);
+        assert_eq!(register_platform(spec, "tiktok").unwrap(), None);
+    }
+
+    #[test]
+    fn the_real_spec_list_can_take_a_new_platform() {
+        let spec = std::fs::read_to_string(root().join("sdk/src/spec.rs")).unwrap();
+        let added = register_platform(&spec, "streamable").unwrap().unwrap();
+        assert!(added.contains("    \"weibo\",\n    \"streamable\",\n];"));
+    }
 }

@@ -9,6 +9,7 @@ mod guard;
 mod upstream;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -58,6 +59,37 @@ pub enum FetchError {
     Connect(String),
 }
 
+/// One raw HTTP hop as it was performed (`mediaparse record`): a followed
+/// redirect is two hops. URLs are the platform's, never the override's.
+#[derive(Clone, Debug)]
+pub struct Hop {
+    /// Which [`Fetcher::fetch`] call made it, in the order the calls began.
+    pub call: usize,
+    pub method: String,
+    pub url: String,
+    pub request_headers: Vec<Header>,
+    pub request_body: Option<Vec<u8>>,
+    pub status: u16,
+    pub response_headers: Vec<Header>,
+    pub response_body: Vec<u8>,
+}
+
+/// Where a recording fetcher writes its hops.
+#[derive(Default)]
+pub struct HopLog {
+    calls: AtomicUsize,
+    hops: Mutex<Vec<Hop>>,
+}
+
+impl HopLog {
+    /// Every hop so far, grouped by call in the order the calls began.
+    pub fn hops(&self) -> Vec<Hop> {
+        let mut hops = self.hops.lock().map(|h| h.clone()).unwrap_or_default();
+        hops.sort_by_key(|h| h.call);
+        hops
+    }
+}
+
 /// Performs upstream requests for extractors.
 pub struct Fetcher {
     client: reqwest::Client,
@@ -66,6 +98,7 @@ pub struct Fetcher {
     upstream: Option<UpstreamOverride>,
     limits: FetchLimits,
     cache: BootstrapCache,
+    recorder: Option<Arc<HopLog>>,
 }
 
 impl Fetcher {
@@ -88,7 +121,15 @@ impl Fetcher {
             upstream,
             limits,
             cache: BootstrapCache::new(1024),
+            recorder: None,
         })
+    }
+
+    /// Record every hop into `log`. A recording fetcher never answers from
+    /// the bootstrap cache, so the recording holds every exchange.
+    pub fn with_recorder(mut self, log: Arc<HopLog>) -> Fetcher {
+        self.recorder = Some(log);
+        self
     }
 
     pub fn upstream(&self) -> Option<&UpstreamOverride> {
@@ -117,17 +158,23 @@ impl Fetcher {
         limits: &FetchLimits,
         proxy: Option<&str>,
     ) -> Result<HttpResponse, FetchError> {
-        let cacheable = request.cache_ttl_seconds > 0;
-        if cacheable && let Some(hit) = self.cache.get(platform, request) {
-            return Ok(hit);
-        }
         let client = self.client_for(proxy)?;
         let call = Call {
             client: &client,
             platform,
             limits,
         };
-        let response = self.fetch_uncached(&call, api_hosts, request).await?;
+        if let Some(log) = &self.recorder {
+            let n = log.calls.fetch_add(1, Ordering::SeqCst);
+            return self
+                .fetch_uncached(&call, api_hosts, request, Some(n))
+                .await;
+        }
+        let cacheable = request.cache_ttl_seconds > 0;
+        if cacheable && let Some(hit) = self.cache.get(platform, request) {
+            return Ok(hit);
+        }
+        let response = self.fetch_uncached(&call, api_hosts, request, None).await?;
         if cacheable && response.is_success() {
             self.cache.put(
                 platform,
@@ -167,11 +214,12 @@ impl Fetcher {
         call: &Call<'_>,
         api_hosts: &[String],
         request: &HttpRequest,
+        record_call: Option<usize>,
     ) -> Result<HttpResponse, FetchError> {
         let mut url = parse_logical(&request.url)?;
         let mut method = request.method.to_ascii_uppercase();
         let mut body = request.body.clone();
-        for _hop in 0..=call.limits.max_redirects {
+        for hop in 0..=call.limits.max_redirects {
             self.check_destination(api_hosts, &url)?;
             let started = Instant::now();
             let sent = self
@@ -196,6 +244,26 @@ impl Fetcher {
                 headers,
                 body: bytes,
             };
+            if let (Some(log), Some(record_call)) = (&self.recorder, record_call) {
+                let shown = self.presented(response.clone());
+                if let Ok(mut hops) = log.hops.lock() {
+                    hops.push(Hop {
+                        call: record_call,
+                        method: method.clone(),
+                        // As planned for the first hop (replay matches it exactly).
+                        url: if hop == 0 {
+                            request.url.clone()
+                        } else {
+                            url.to_string()
+                        },
+                        request_headers: request.headers.clone(),
+                        request_body: body.clone(),
+                        status,
+                        response_headers: shown.headers,
+                        response_body: shown.body,
+                    });
+                }
+            }
             if !(request.follow_redirects && response.is_redirect()) {
                 return Ok(self.presented(response));
             }

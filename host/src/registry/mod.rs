@@ -164,7 +164,7 @@ impl Registry {
             self.forget_error(&stem);
             return Reload::Unchanged;
         }
-        match self.load_bytes(path, &bytes, sha256) {
+        match self.load_bytes(path, &bytes, sha256, true) {
             Ok(ext) => {
                 let (platform, version) = (ext.platform().to_string(), ext.info.version.clone());
                 tracing::info!(platform = %platform, version = %version, sha256 = %&ext.sha256[..12], from = ext.compiled_from, load_ms = ext.load_ms, "extractor loaded");
@@ -232,7 +232,22 @@ impl Registry {
         };
         let bytes = std::fs::read(path).map_err(|e| invalid(e.to_string()))?;
         let sha256 = hex::encode(Sha256::digest(&bytes));
-        self.load_bytes(path, &bytes, sha256)
+        self.load_bytes(path, &bytes, sha256, true)
+            .map_err(|e| invalid(format!("{e:#}")))
+    }
+
+    /// Load a candidate component from any file (`mediaparse replay` and
+    /// `record --component`): the WIT major is checked, the service's
+    /// identity rules (a SPEC platform id, `<platform>.wasm`) are not.
+    /// Candidates are never written to the compiled cache.
+    pub fn load_candidate(&self, path: &Path) -> Result<LoadedExtractor, LoadError> {
+        let invalid = |message: String| LoadError::Invalid {
+            path: path.display().to_string(),
+            message,
+        };
+        let bytes = std::fs::read(path).map_err(|e| invalid(e.to_string()))?;
+        let sha256 = hex::encode(Sha256::digest(&bytes));
+        self.load_bytes(path, &bytes, sha256, false)
             .map_err(|e| invalid(format!("{e:#}")))
     }
 
@@ -241,6 +256,7 @@ impl Registry {
         path: &Path,
         bytes: &[u8],
         sha256: String,
+        check_identity: bool,
     ) -> anyhow::Result<LoadedExtractor> {
         let started = std::time::Instant::now();
         let cached = self
@@ -257,30 +273,23 @@ impl Registry {
             None => self.runtime.compile(bytes)?,
         };
         let wit_version = wit_version(&self.runtime, &component)?;
-        let major = wit_version
-            .split('.')
-            .next()
-            .and_then(|m| m.parse::<u32>().ok());
-        if major != Some(sdk::WIT_MAJOR) {
-            anyhow::bail!(
-                "built against WIT mediaparse:extractor@{wit_version}; this host speaks major {}",
-                sdk::WIT_MAJOR
-            );
-        }
+        check_wit_major(&wit_version)?;
         let pre = self.runtime.prepare(&component)?;
         let stem = file_stem(path);
         let info = self.runtime.session(&stem, &pre)?.info()?;
-        if !sdk::spec::PLATFORMS.contains(&info.platform.as_str()) {
+        if !check_identity {
+            // A candidate: nothing more to check.
+        } else if !sdk::spec::PLATFORMS.contains(&info.platform.as_str()) {
             anyhow::bail!("info().platform {:?} is not a platform id", info.platform);
         }
-        if info.platform != stem {
+        if check_identity && info.platform != stem {
             anyhow::bail!(
                 "file is named {stem}.wasm but the component says it is {:?}",
                 info.platform
             );
         }
         // Only a component that passed every check is worth caching.
-        if let (Some(cache), "compiled") = (&self.cache, compiled_from) {
+        if let (Some(cache), "compiled", true) = (&self.cache, compiled_from, check_identity) {
             cache.store(&sha256, &component);
         }
         Ok(LoadedExtractor {
@@ -382,6 +391,25 @@ fn file_stem(path: &Path) -> String {
     path.file_stem()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default()
+}
+
+/// Refuse a component built against another WIT major, saying what to do.
+fn check_wit_major(wit_version: &str) -> anyhow::Result<()> {
+    let major = wit_version
+        .split('.')
+        .next()
+        .and_then(|m| m.parse::<u32>().ok());
+    if major != Some(sdk::WIT_MAJOR) {
+        anyhow::bail!(
+            "incompatible WIT version: the component was built against mediaparse:extractor@{wit_version}, \
+             this host implements mediaparse:extractor@{} (major {}); rebuild the extractor with a \
+             mediaparse-sdk whose WIT_VERSION is {}.x",
+            sdk::WIT_VERSION,
+            sdk::WIT_MAJOR,
+            sdk::WIT_MAJOR
+        );
+    }
+    Ok(())
 }
 
 /// The `mediaparse:extractor` version a component was built against, read

@@ -1,0 +1,219 @@
+//! `mediaparse replay CASE_DIR [--component FILE]`: a fixture case run
+//! through the real wasm component with the SDK's replay harness (the same
+//! matching rules as the extractor's native tests), and the difference from
+//! the expected result printed.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use mediaparse_sdk::fixture::Case;
+use mediaparse_sdk::replay::{self, Driver};
+use mediaparse_sdk::{Context, Exchange, Extraction, Failure, Info, Plan, Target};
+
+use crate::registry::{LoadedExtractor, Registry, Runtime, SandboxLimits, Session};
+
+/// A [`Driver`] backed by one instance of a wasm component.
+pub struct WasmDriver {
+    session: Session,
+}
+
+impl WasmDriver {
+    pub fn new(registry: &Registry, ext: &LoadedExtractor) -> anyhow::Result<WasmDriver> {
+        Ok(WasmDriver {
+            session: registry.session(ext)?,
+        })
+    }
+}
+
+impl Driver for WasmDriver {
+    fn info(&mut self) -> Result<Info, String> {
+        self.session.info().map_err(|e| e.to_string())
+    }
+
+    fn detect(&mut self, input: &str) -> Result<Result<Target, Failure>, String> {
+        let detected = self.session.detect(input).map_err(|e| e.to_string())?;
+        // The host hands the extractor the caller's input with the target.
+        Ok(detected.map(|mut t| {
+            t.input = input.to_string();
+            t
+        }))
+    }
+
+    fn plan(
+        &mut self,
+        target: &Target,
+        ctx: &Context,
+        done: &[Exchange],
+    ) -> Result<Result<Plan, Failure>, String> {
+        self.session
+            .plan(target, ctx, done)
+            .map_err(|e| e.to_string())
+    }
+
+    fn map(
+        &mut self,
+        target: &Target,
+        ctx: &Context,
+        done: &[Exchange],
+    ) -> Result<Result<Extraction, Failure>, String> {
+        let mapped = self
+            .session
+            .map(target, ctx, done)
+            .map_err(|e| e.to_string())?;
+        match mapped {
+            Ok((media, data)) => {
+                let platform_data = serde_json::from_str(&data)
+                    .map_err(|e| format!("platform data is not JSON: {e}"))?;
+                Ok(Ok(Extraction {
+                    media,
+                    platform_data,
+                }))
+            }
+            Err(f) => Ok(Err(f)),
+        }
+    }
+}
+
+/// Which component a case runs through.
+pub enum ComponentChoice {
+    /// This file, whatever its name (a candidate build).
+    File(PathBuf),
+    /// The service's directory: the case's own platform (from its path
+    /// `extractors/<platform>/fixtures/<case>`), else routed by input host.
+    Dir(PathBuf),
+}
+
+/// Load the component a case should run through.
+pub fn component_for(
+    case: &Case,
+    choice: &ComponentChoice,
+) -> anyhow::Result<(Arc<Registry>, Arc<LoadedExtractor>)> {
+    let registry = Arc::new(Registry::new(Runtime::new(SandboxLimits::default())?));
+    let ext = match choice {
+        ComponentChoice::File(path) => Arc::new(registry.load_candidate(path)?),
+        ComponentChoice::Dir(dir) => {
+            // The case's own platform: compile just that component.
+            if let Some(p) = platform_of_case_dir(&case.dir)
+                && dir.join(format!("{p}.wasm")).is_file()
+            {
+                let ext = Arc::new(registry.load_file(&dir.join(format!("{p}.wasm")))?);
+                return Ok((registry, ext));
+            }
+            registry
+                .load_dir(dir)
+                .map_err(|e| anyhow::anyhow!("reading {}: {e}", dir.display()))?;
+            crate::pipeline::route(&registry, &case.input, None).map_err(|e| {
+                anyhow::anyhow!(
+                    "no component in {} for this case ({e}); pass --component FILE",
+                    dir.display()
+                )
+            })?
+        }
+    };
+    Ok((registry, ext))
+}
+
+/// `…/extractors/<platform>/fixtures/<case>` → `<platform>`.
+fn platform_of_case_dir(dir: &Path) -> Option<String> {
+    // The folder may not exist yet (`record --out`).
+    let dir = std::path::absolute(dir).ok()?;
+    let fixtures = dir.parent()?;
+    if fixtures.file_name()? != "fixtures" {
+        return None;
+    }
+    Some(
+        fixtures
+            .parent()?
+            .file_name()?
+            .to_string_lossy()
+            .into_owned(),
+    )
+}
+
+/// What a replay found.
+pub struct ReplayReport {
+    pub component: String,
+    pub passed: bool,
+    /// One problem per line (empty when passed).
+    pub problems: String,
+    /// The media or failure the component produced, for pasting.
+    pub actual: serde_json::Value,
+}
+
+/// Replay one case through a component.
+pub fn replay_case(case: &Case, choice: &ComponentChoice) -> anyhow::Result<ReplayReport> {
+    let (registry, ext) = component_for(case, choice)?;
+    replay_loaded(case, &registry, &ext)
+}
+
+/// Replay one case through an already compiled component.
+pub fn replay_loaded(
+    case: &Case,
+    registry: &Registry,
+    ext: &LoadedExtractor,
+) -> anyhow::Result<ReplayReport> {
+    let mut driver = WasmDriver::new(registry, ext)?;
+    let component = format!(
+        "{} {} ({}, sha256 {})",
+        ext.info.platform,
+        ext.info.version,
+        ext.source.display(),
+        &ext.sha256[..12]
+    );
+    let outcome = match replay::run_with(&mut driver, case) {
+        Ok(outcome) => outcome,
+        Err(e) => {
+            return Ok(ReplayReport {
+                component,
+                passed: false,
+                problems: e.to_string(),
+                actual: serde_json::Value::Null,
+            });
+        }
+    };
+    let platform = outcome
+        .target
+        .as_ref()
+        .map(|t| t.platform.clone())
+        .unwrap_or_default();
+    let actual = match &outcome.result {
+        Ok(ex) => serde_json::json!({"media": ex.media.to_json(&platform)}),
+        Err(f) => serde_json::json!({"error": f.code(), "message": f.message()}),
+    };
+    let verdict = replay::compare(case, &outcome);
+    Ok(ReplayReport {
+        component,
+        passed: verdict.is_ok(),
+        problems: verdict.err().unwrap_or_default(),
+        actual,
+    })
+}
+
+/// The `replay` command: prints the verdict and the diff; exit 0 or 1.
+pub fn run(case_dir: &Path, choice: &ComponentChoice) -> i32 {
+    let report = Case::load(case_dir)
+        .map_err(anyhow::Error::from)
+        .and_then(|case| replay_case(&case, choice).map(|r| (case, r)));
+    match report {
+        Ok((case, r)) if r.passed => {
+            println!("PASS {} through {}", case_dir.display(), r.component);
+            let _ = case;
+            0
+        }
+        Ok((_, r)) => {
+            println!("FAIL {} through {}", case_dir.display(), r.component);
+            println!("  {}", r.problems);
+            if !r.actual.is_null() {
+                println!(
+                    "actual result:\n{}",
+                    serde_json::to_string_pretty(&r.actual).unwrap_or_default()
+                );
+            }
+            1
+        }
+        Err(e) => {
+            println!("FAIL {}: {e:#}", case_dir.display());
+            1
+        }
+    }
+}

@@ -1,0 +1,242 @@
+//! The author's tools end to end: `mediaparse record` through the upstream
+//! override against the fake upstream, then `mediaparse replay` of what it
+//! wrote, through the real wasm components; and the WIT-major refusal.
+
+use std::path::{Path, PathBuf};
+
+use mediaparse_sdk::fixture::{Case, DEFAULT_NOW_MS};
+use mediaparse_tests::fake_upstream::FakeUpstream;
+use mediaparse_tests::paths;
+use serde_json::Value;
+
+/// Run the host binary; (exit code, stdout + stderr).
+async fn mediaparse(args: &[&str]) -> (i32, String) {
+    let out = tokio::process::Command::new(paths::host_binary())
+        .args(args)
+        .env("MEDIAPARSE_EXTRACTORS", paths::extractors_dir())
+        .env_remove("MEDIAPARSE_UPSTREAM")
+        .env_remove("MEDIAPARSE_CONFIG")
+        .output()
+        .await
+        .expect("mediaparse runs");
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+fn fixture(platform: &str, case: &str) -> Case {
+    let dir = paths::workspace_root()
+        .join("extractors")
+        .join(platform)
+        .join("fixtures")
+        .join(case);
+    Case::load(&dir).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Every file of a folder, as text.
+fn all_text(dir: &Path) -> String {
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let bytes = std::fs::read(entry.unwrap().path()).unwrap();
+        text.push_str(&String::from_utf8_lossy(&bytes));
+    }
+    text
+}
+
+/// Values that must never reach a recorded case: operator cookies, cookies
+/// the platform set, tokens.
+fn secrets_of(case: &Case) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for h in &case.config {
+        for pair in h.value.split(';') {
+            if let Some((_, v)) = pair.split_once('=') {
+                out.push(v.trim().to_string());
+            }
+        }
+    }
+    for ex in &case.exchanges {
+        for h in &ex.response.headers {
+            if h.name.eq_ignore_ascii_case("set-cookie")
+                && let Some((_, v)) = h.value.split(';').next().unwrap_or("").split_once('=')
+            {
+                out.push(v.trim().to_string());
+            }
+        }
+    }
+    out.retain(|s| s.len() >= 6);
+    out
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn recorded_cases_scrub_secrets_and_replay_to_the_same_result() {
+    // An operator cookie; Set-Cookie and followed redirects; a challenge
+    // answered differently on the second, cookie-carrying request.
+    let picks = [
+        ("weibo", "pc_pictures_livephoto_cookie"),
+        ("instagram", "share_two_hops"),
+        ("tiktok", "challenge_then_page"),
+        ("bilibili", "video_deleted"),
+    ];
+    let work = tempfile::tempdir().unwrap();
+    for (platform, name) in picks {
+        let original = fixture(platform, name);
+        let upstream = FakeUpstream::start(std::slice::from_ref(&original))
+            .await
+            .unwrap();
+        // Under `extractors/<platform>/fixtures/`: only that component is compiled.
+        let out = work
+            .path()
+            .join("extractors")
+            .join(platform)
+            .join("fixtures")
+            .join(name);
+        let mut args: Vec<String> = vec![
+            "record".into(),
+            original.input.clone(),
+            "--out".into(),
+            out.display().to_string(),
+            "--upstream".into(),
+            upstream.base_url(),
+            "--now-ms".into(),
+            original.now_unix_ms.unwrap_or(DEFAULT_NOW_MS).to_string(),
+        ];
+        if !original.config.is_empty() {
+            let mut toml = format!("[platforms.{platform}.config]\n");
+            for h in &original.config {
+                toml.push_str(&format!(
+                    "{} = {}\n",
+                    Value::String(h.name.clone()),
+                    Value::String(h.value.clone())
+                ));
+            }
+            let file = work.path().join(format!("{platform}.toml"));
+            std::fs::write(&file, toml).unwrap();
+            args.extend(["--config".into(), file.display().to_string()]);
+        }
+        let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+        let (code, output) = mediaparse(&argv).await;
+        assert_eq!(code, 0, "{platform}/{name}: record failed:\n{output}");
+        assert!(upstream.misses().is_empty(), "{:?}", upstream.misses());
+
+        let recorded = Case::load(&out).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            recorded.exchanges.len(),
+            upstream.hits().len(),
+            "{platform}/{name}: one exchange per hop"
+        );
+        assert_eq!(recorded.expect.error, original.expect.error, "{name}");
+        if let (Some(want), Some(got)) = (&original.expect.media, &recorded.expect.media) {
+            // The expectation is the live result; scrubbing may only have
+            // replaced secret values inside it.
+            let diffs = mediaparse_sdk::replay::json_diff("", want, got);
+            assert!(
+                diffs.iter().all(|d| d.contains("scrubbed")),
+                "{platform}/{name}: {diffs:#?}"
+            );
+        }
+        let text = all_text(&out);
+        for secret in secrets_of(&original) {
+            assert!(
+                !text.contains(&secret),
+                "{platform}/{name}: secret {secret:?} was recorded"
+            );
+        }
+
+        let (code, output) = mediaparse(&["replay", &out.display().to_string()]).await;
+        assert_eq!(code, 0, "{platform}/{name}: replay:\n{output}");
+        assert!(output.starts_with("PASS"), "{output}");
+    }
+}
+
+#[tokio::test]
+async fn replay_prints_the_difference_and_fails() {
+    let work = tempfile::tempdir().unwrap();
+    let case = fixture("weibo", "short_link_tcn_share_text");
+    let copy = work.path().join("case");
+    std::fs::create_dir_all(&copy).unwrap();
+    for entry in std::fs::read_dir(&case.dir).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+    }
+    let path = copy.join("case.json");
+    let mut json: Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    json["expect"]["media"]["title"] = "a title the component does not produce".into();
+    std::fs::write(&path, serde_json::to_string_pretty(&json).unwrap()).unwrap();
+
+    let (code, output) = mediaparse(&["replay", &copy.display().to_string()]).await;
+    assert_eq!(code, 1, "{output}");
+    assert!(output.starts_with("FAIL"), "{output}");
+    assert!(
+        output.contains("media/title: expected \"a title the component does not produce\""),
+        "{output}"
+    );
+    // The actual result is printed, ready to paste.
+    assert!(output.contains("actual result:"), "{output}");
+}
+
+/// A real component that names another WIT major: the weibo component with
+/// its interface names rewritten from `@1.0.0` to `@2.0.0` (same length, so
+/// the binary stays well-formed).
+fn component_of_wit_major_2(dir: &Path) -> PathBuf {
+    let bytes = std::fs::read(paths::extractors_dir().join("weibo.wasm")).unwrap();
+    let from = b"mediaparse:extractor/types@1.0.0";
+    let to = b"mediaparse:extractor/types@2.0.0";
+    let mut patched = bytes.clone();
+    let mut n = 0;
+    let mut i = 0;
+    while i + from.len() <= patched.len() {
+        if &patched[i..i + from.len()] == from {
+            patched[i..i + from.len()].copy_from_slice(to);
+            n += 1;
+            i += from.len();
+        } else {
+            i += 1;
+        }
+    }
+    assert!(n > 0, "the component names its WIT interface");
+    let path = dir.join("weibo.wasm");
+    std::fs::write(&path, patched).unwrap();
+    path
+}
+
+#[tokio::test]
+async fn a_component_of_another_wit_major_is_refused_by_name() {
+    let work = tempfile::tempdir().unwrap();
+    let v2 = component_of_wit_major_2(work.path());
+    let case = fixture("weibo", "short_link_tcn_share_text");
+    let (code, output) = mediaparse(&[
+        "replay",
+        &case.dir.display().to_string(),
+        "--component",
+        &v2.display().to_string(),
+    ])
+    .await;
+    assert_eq!(code, 1, "{output}");
+    assert!(
+        output.contains("incompatible WIT version")
+            && output.contains("mediaparse:extractor@2.0.0")
+            && output.contains(&format!(
+                "this host implements mediaparse:extractor@{}",
+                mediaparse_sdk::WIT_VERSION
+            )),
+        "{output}"
+    );
+    // The service refuses it too, and reports why.
+    let out = std::process::Command::new(paths::host_binary())
+        .args([
+            "detect",
+            "https://weibo.com/7827771738/N4xlMvjhI",
+            "--extractors",
+        ])
+        .arg(work.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr.contains("incompatible WIT version"), "{stderr}");
+}
