@@ -52,7 +52,7 @@ async fn components_swap_and_bad_files_leave_the_old_one_serving() {
         (
             "wrong WIT major",
             guest::wit_major_2(&v),
-            "this host speaks major 1",
+            "incompatible WIT version: the component was built against mediaparse:extractor@2.0.0",
         ),
     ];
     for (i, (what, bytes, reason)) in bad.iter().enumerate() {
