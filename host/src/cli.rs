@@ -90,6 +90,10 @@ pub struct ServeArgs {
     /// Operator token for `/api/v1/admin/` (the admin API is off without one).
     #[arg(long, env = "MEDIAPARSE_ADMIN_TOKEN", hide_env_values = true)]
     pub admin_token: Option<String>,
+    /// Host names (or `host:port`) the MCP endpoint answers besides loopback,
+    /// comma-separated; `*` accepts any Host header.
+    #[arg(long, env = "MEDIAPARSE_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub mcp_allowed_hosts: Vec<String>,
     /// Fix the clock extractors see (replay and tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_CLOCK_MS", hide = true)]
     pub fixed_clock_ms: Option<u64>,

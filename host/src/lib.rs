@@ -8,6 +8,8 @@ pub mod billing;
 pub mod cli;
 pub mod config;
 pub mod fetch;
+pub mod mcp;
+pub mod openapi;
 pub mod pipeline;
 pub mod registry;
 pub mod sanitize;

@@ -20,6 +20,7 @@ fn main() {
                 fixed_clock_ms: args.fixed_clock_ms,
                 config: args.config,
                 admin_token: args.admin_token,
+                mcp_allowed_hosts: args.mcp_allowed_hosts,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

@@ -20,6 +20,8 @@ pub struct ServeOptions {
     pub fixed_clock_ms: Option<u64>,
     pub config: Option<PathBuf>,
     pub admin_token: Option<String>,
+    /// Extra `Host` values `/mcp` answers besides loopback (`*`: any).
+    pub mcp_allowed_hosts: Vec<String>,
 }
 
 pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
@@ -61,7 +63,9 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
         fixed_clock_ms: options.fixed_clock_ms,
         max_body_bytes: 64 * 1024,
+        mcp: crate::mcp::McpSettings::new(options.mcp_allowed_hosts),
     });
+    let mcp_shutdown = state.mcp.shutdown.clone();
     let app = crate::api::router(state);
     let listener = tokio::net::TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
@@ -70,7 +74,11 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     println!("listening on http://{addr}");
     std::io::stdout().flush()?;
     axum::serve(listener, app)
-        .with_graceful_shutdown(shutdown_signal())
+        .with_graceful_shutdown(async move {
+            shutdown_signal().await;
+            // End open MCP streams, or graceful shutdown would wait for them forever.
+            mcp_shutdown.cancel();
+        })
         .await?;
     tracing::info!("shut down");
     Ok(())

@@ -25,6 +25,8 @@ pub struct AppState {
     pub fixed_clock_ms: Option<u64>,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
+    /// The MCP endpoint's settings (allowed hosts, shutdown).
+    pub mcp: crate::mcp::McpSettings,
 }
 
 impl AppState {

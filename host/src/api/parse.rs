@@ -83,7 +83,11 @@ async fn run(
     }
 }
 
-async fn authenticate(state: &Arc<AppState>, headers: &HeaderMap) -> Result<KeyRecord, ApiError> {
+/// The customer key of a request's bearer token (also guards `/mcp`).
+pub(crate) async fn authenticate(
+    state: &Arc<AppState>,
+    headers: &HeaderMap,
+) -> Result<KeyRecord, ApiError> {
     let raw = headers
         .get(header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or("invalid"));
