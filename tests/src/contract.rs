@@ -51,11 +51,18 @@ pub async fn read(method: &str, response: reqwest::Response) -> (u16, HeaderMap,
     let status = response.status().as_u16();
     let path = response.url().path().to_string();
     let headers = response.headers().clone();
-    let body = response.bytes().await.map(|b| b.to_vec()).unwrap_or_default();
+    let body = response
+        .bytes()
+        .await
+        .map(|b| b.to_vec())
+        .unwrap_or_default();
     if let Err(problem) = check(method, &path, status, &headers, &body) {
         panic!(
             "{method} {path} → {status} breaks docs/openapi.json: {problem}\n    body: {}",
-            String::from_utf8_lossy(&body).chars().take(600).collect::<String>()
+            String::from_utf8_lossy(&body)
+                .chars()
+                .take(600)
+                .collect::<String>()
         );
     }
     (status, headers, body)

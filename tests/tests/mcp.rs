@@ -127,7 +127,10 @@ async fn official_python_client_lists_tools_and_parses_with_charges() {
         for (i, status, code) in [(3, 400, "302"), (4, 400, "302"), (5, 200, "304")] {
             assert_eq!(c[i]["isError"], true, "{mode} call {i}: {}", c[i]);
             assert_eq!(c[i]["structuredContent"]["code"], code, "{mode} call {i}");
-            assert_eq!(c[i]["structuredContent"]["status"], status, "{mode} call {i}");
+            assert_eq!(
+                c[i]["structuredContent"]["status"], status,
+                "{mode} call {i}"
+            );
             assert_eq!(charged(&c[i]), 0, "{mode} call {i}");
         }
         expected_total += 4;
@@ -249,7 +252,10 @@ async fn handshake_revisions_token_gate_and_allowed_hosts() {
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         )
         .await;
-        assert!(status < 300, "{version}: initialized notification got {status}");
+        assert!(
+            status < 300,
+            "{version}: initialized notification got {status}"
+        );
         let (_, _, listed) = rpc(
             &client,
             &url,
@@ -275,7 +281,10 @@ async fn handshake_revisions_token_gate_and_allowed_hosts() {
     }
 
     // No token, a wrong token: the REST envelope and a bearer challenge.
-    for (t, code) in [(None, "missing_token"), (Some("mp_live_nope"), "invalid_token")] {
+    for (t, code) in [
+        (None, "missing_token"),
+        (Some("mp_live_nope"), "invalid_token"),
+    ] {
         let (status, headers, body) = rpc(
             &client,
             &url,
@@ -286,7 +295,12 @@ async fn handshake_revisions_token_gate_and_allowed_hosts() {
         .await;
         assert_eq!(status, 401);
         assert_eq!(body["code"], code);
-        assert!(headers["www-authenticate"].to_str().unwrap().starts_with("Bearer"));
+        assert!(
+            headers["www-authenticate"]
+                .to_str()
+                .unwrap()
+                .starts_with("Bearer")
+        );
     }
 
     // rmcp's allowed-hosts default refuses a public Host name...

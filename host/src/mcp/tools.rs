@@ -155,7 +155,10 @@ impl ServerHandler for MediaparseMcp {
             .unwrap_or_else(|| crate::auth::new_id("req"));
         let Some(key) = key else {
             // The HTTP layer authenticates every request; reaching here is a wiring bug.
-            return Err(ErrorData::internal_error("request is not authenticated", None));
+            return Err(ErrorData::internal_error(
+                "request is not authenticated",
+                None,
+            ));
         };
         let arguments = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
@@ -213,7 +216,12 @@ impl MediaparseMcp {
                 (CallToolResult::structured(content), parsed.charged)
             }
             Err(e) => {
-                tracing::info!(code = e.code, status = e.status.as_u16(), elapsed_ms, "mcp parse failed");
+                tracing::info!(
+                    code = e.code,
+                    status = e.status.as_u16(),
+                    elapsed_ms,
+                    "mcp parse failed"
+                );
                 let mut envelope = json!({"status": e.status.as_u16(), "data": null, "msg": e.msg, "code": e.code});
                 if let Some(secs) = e.retry_after {
                     envelope["retryAfter"] = secs.into();

@@ -98,7 +98,10 @@ pub fn public_document() -> OpenApi {
             format!("PlatformResult{}", suffix(p)),
             platforms::platform_result_schema(Some(p)),
         );
-        extra.insert(format!("PlatformSuccess{}", suffix(p)), platform_success(Some(p)));
+        extra.insert(
+            format!("PlatformSuccess{}", suffix(p)),
+            platform_success(Some(p)),
+        );
     }
     for templated in [false, true] {
         for status in errors::statuses(templated) {
@@ -129,13 +132,18 @@ pub fn public_document() -> OpenApi {
         utoipa::openapi::security::SecurityScheme::Http(
             utoipa::openapi::security::HttpBuilder::new()
                 .scheme(utoipa::openapi::security::HttpAuthScheme::Bearer)
-                .description(Some("An API key's token (`mp_live_…`), shown once at creation or reset."))
+                .description(Some(
+                    "An API key's token (`mp_live_…`), shown once at creation or reset.",
+                ))
                 .build(),
         ),
     );
 
     let mut paths = Map::new();
-    paths.insert("/api/v1/parse".into(), json!({"post": parse_operation(Route::Common)}));
+    paths.insert(
+        "/api/v1/parse".into(),
+        json!({"post": parse_operation(Route::Common)}),
+    );
     paths.insert(
         "/api/v1/platforms/{platform}/parse".into(),
         json!({"post": parse_operation(Route::Templated)}),
@@ -242,7 +250,9 @@ enum Route<'a> {
 }
 
 fn suffix(platform: &str) -> String {
-    platforms::data_schema_name(platform).trim_start_matches("PlatformData").to_string()
+    platforms::data_schema_name(platform)
+        .trim_start_matches("PlatformData")
+        .to_string()
 }
 
 fn platform_success(platform: Option<&str>) -> Value {
@@ -371,13 +381,7 @@ fn parse_operation(route: Route<'_>) -> Value {
         "requestBody": {
             "required": true,
             "content": {"application/json": {
-                "schema": {"allOf": [
-                    {"$ref": "#/components/schemas/ParseRequest"},
-                    {"oneOf": [
-                        {"type": "object", "required": ["url"]},
-                        {"type": "object", "required": ["link"]},
-                    ]},
-                ]},
+                "schema": {"$ref": "#/components/schemas/ParseRequest"},
                 "example": {"url": example},
             }},
         },
@@ -398,7 +402,12 @@ fn parse_operation(route: Route<'_>) -> Value {
 fn capabilities_schema() -> Value {
     let prices: Map<String, Value> = PLATFORMS
         .iter()
-        .map(|p| ((*p).to_string(), json!({"type": "integer", "enum": [crate::billing::price(p)]})))
+        .map(|p| {
+            (
+                (*p).to_string(),
+                json!({"type": "integer", "enum": [crate::billing::price(p)]}),
+            )
+        })
         .collect();
     json!({
         "type": "object",

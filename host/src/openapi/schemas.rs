@@ -11,19 +11,25 @@ use std::collections::BTreeMap;
 use utoipa::ToSchema;
 
 /// Parse request body: send `url` (or its alias `link`), nothing else.
-/// Both with the same value is accepted; both with different values, neither,
-/// or any other member is `400 invalid_request`.
+/// (The service also accepts both with the same value; both with different
+/// values, neither, a blank value or any other member is `400 invalid_request`.)
 #[derive(ToSchema)]
 #[serde(deny_unknown_fields)]
-#[schema(examples(json!({"url": "https://www.tiktok.com/@lina.travels/photo/7349984207157387783"})))]
+#[schema(min_properties = 1, max_properties = 1, examples(json!({"url": "https://www.tiktok.com/@lina.travels/photo/7349984207157387783"})))]
 pub struct ParseRequest {
     /// Public media URL to parse (at most 4096 bytes). For douyin,
     /// xiaohongshu, kuaishou and weibo, copied share text containing a URL is
     /// accepted too.
-    #[schema(format = "uri", min_length = 1, max_length = 4096, nullable = false)]
+    #[schema(
+        format = "uri",
+        min_length = 1,
+        max_length = 4096,
+        pattern = r"\S",
+        nullable = false
+    )]
     pub url: Option<String>,
     /// Compatibility alias for `url`.
-    #[schema(min_length = 1, max_length = 4096, nullable = false)]
+    #[schema(min_length = 1, max_length = 4096, pattern = r"\S", nullable = false)]
     pub link: Option<String>,
 }
 
