@@ -209,37 +209,71 @@ pub fn admin_document() -> OpenApi {
     doc
 }
 
+/// Response headers every response of an operation carries.
+const REQUIRED_HEADERS: [&str; 2] = ["X-Request-Id", "X-Credits-Charged"];
+
+/// The public document as served: utoipa's document plus `required: true` on
+/// the response headers that are always sent (utoipa's `Header` has no
+/// `required` field).
+pub fn public_value() -> Value {
+    let mut doc = serde_json::to_value(public_document())
+        .unwrap_or_else(|e| panic!("OpenAPI document does not serialize: {e}"));
+    if let Some(paths) = doc["paths"].as_object_mut() {
+        for operation in paths.values_mut().filter_map(Value::as_object_mut) {
+            for op in operation.values_mut() {
+                let Some(responses) = op["responses"].as_object_mut() else {
+                    continue;
+                };
+                for response in responses.values_mut() {
+                    let Some(headers) = response["headers"].as_object_mut() else {
+                        continue;
+                    };
+                    for (name, header) in headers.iter_mut() {
+                        if REQUIRED_HEADERS.contains(&name.as_str()) {
+                            header["required"] = Value::Bool(true);
+                        }
+                    }
+                }
+            }
+        }
+    }
+    doc
+}
+
+/// The admin document as served.
+pub fn admin_value() -> Value {
+    serde_json::to_value(admin_document())
+        .unwrap_or_else(|e| panic!("OpenAPI document does not serialize: {e}"))
+}
+
 /// Pretty JSON of the public document (what `docs/openapi.json` holds).
 pub fn public_json() -> String {
-    pretty(&public_document())
+    pretty(&public_value())
 }
 
 /// Pretty JSON of the admin document (what `docs/openapi-admin.json` holds).
 pub fn admin_json() -> String {
-    pretty(&admin_document())
+    pretty(&admin_value())
 }
 
-fn pretty(doc: &OpenApi) -> String {
-    let mut text = doc
-        .to_pretty_json()
+fn pretty(doc: &Value) -> String {
+    let mut text = serde_json::to_string_pretty(doc)
         .unwrap_or_else(|e| panic!("OpenAPI document does not serialize: {e}"));
     text.push('\n');
     text
 }
 
-static PUBLIC: LazyLock<OpenApi> = LazyLock::new(public_document);
-static ADMIN: LazyLock<OpenApi> = LazyLock::new(admin_document);
+static PUBLIC: LazyLock<Value> = LazyLock::new(public_value);
+static ADMIN: LazyLock<Value> = LazyLock::new(admin_value);
 
 /// `GET /openapi.json`, `GET /openapi/admin.json` and the `/docs` page.
 pub fn router() -> Router<Arc<AppState>> {
     SwaggerUi::new("/docs")
-        .urls(vec![
-            (Url::new("mediaparse API", "/openapi.json"), PUBLIC.clone()),
-            (
-                Url::new("mediaparse admin API", "/openapi/admin.json"),
-                ADMIN.clone(),
-            ),
-        ])
+        .external_url_unchecked(Url::new("mediaparse API", "/openapi.json"), PUBLIC.clone())
+        .external_url_unchecked(
+            Url::new("mediaparse admin API", "/openapi/admin.json"),
+            ADMIN.clone(),
+        )
         .into()
 }
 
