@@ -103,7 +103,8 @@ async fn official_python_client_lists_tools_and_parses_with_charges() {
         assert_eq!(parse_tool["inputSchema"]["required"], json!(["url"]));
         assert!(parse_tool["outputSchema"]["$defs"]["Media"].is_object());
         let c = &t["calls"];
-        // get_capabilities: the price list.
+        // get_capabilities: the price list, free.
+        assert_eq!(charged(&c[0]), 0, "{mode}");
         assert_eq!(
             c[0]["structuredContent"]["billing"]["prices"]["youtube"], 3,
             "{mode}: {}",

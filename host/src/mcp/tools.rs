@@ -165,7 +165,10 @@ impl ServerHandler for MediaparseMcp {
             "parse_media" => self.parse_media(&key, &arguments, &request_id).await,
             "get_capabilities" => {
                 let data = crate::api::capabilities_data(&self.state);
-                CallToolResult::structured(data)
+                let mut meta = JsonObject::new();
+                meta.insert("creditsCharged".into(), 0.into());
+                meta.insert("requestId".into(), request_id.into());
+                CallToolResult::structured(data).with_meta(Some(MetaObject(meta)))
             }
             other => {
                 return Err(ErrorData::invalid_params(
