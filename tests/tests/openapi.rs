@@ -119,6 +119,8 @@ async fn schemathesis_finds_nothing_against_the_demo_service() {
         .arg(report.path())
         .env("PYTHONPATH", &py_dir)
         .env("SCHEMATHESIS_HOOKS", "schemathesis_hooks")
+        // Its `.schemathesis/` cache goes to the temporary directory, not the tree.
+        .current_dir(report.path())
         .kill_on_drop(true);
     // Bounded: the run ends after --max-examples per operation; a hang is killed.
     let run = tokio::time::timeout(std::time::Duration::from_secs(900), command.output())
