@@ -155,6 +155,10 @@ pub struct ServeArgs {
     pub admin_token: Option<String>,
     #[command(flatten)]
     pub compiled_cache: CompiledCacheArg,
+    /// Host names (or `host:port`) the MCP endpoint answers besides loopback,
+    /// comma-separated; `*` accepts any Host header.
+    #[arg(long, env = "MEDIAPARSE_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
+    pub mcp_allowed_hosts: Vec<String>,
     /// Fix the clock extractors see (replay and tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_CLOCK_MS", hide = true)]
     pub fixed_clock_ms: Option<u64>,

@@ -24,6 +24,7 @@ fn main() {
                 admin_token: args.admin_token,
                 rate_limit: args.rate_limit,
                 fixed_auth_clock: args.fixed_auth_clock,
+                mcp_allowed_hosts: args.mcp_allowed_hosts,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

@@ -25,6 +25,8 @@ pub struct ServeOptions {
     pub rate_limit: Option<u32>,
     /// Fixed clock for key expiry, unix seconds (tests only).
     pub fixed_auth_clock: Option<i64>,
+    /// Extra `Host` values `/mcp` answers besides loopback (`*`: any).
+    pub mcp_allowed_hosts: Vec<String>,
 }
 
 /// How long in-flight requests get to finish after SIGTERM / Ctrl-C.
@@ -77,7 +79,9 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         max_body_bytes: 64 * 1024,
         rate_limits: crate::ratelimit::RateLimits::new(options.rate_limit),
         auth_clock: options.fixed_auth_clock,
+        mcp: crate::mcp::McpSettings::new(options.mcp_allowed_hosts),
     });
+    let mcp_shutdown = state.mcp.shutdown.clone();
     if let Err(e) = crate::reload::spawn(state.clone(), &options.extractors) {
         tracing::warn!(error = %e, "hot reload is off: cannot watch the extractors or configuration folder");
     }
@@ -94,6 +98,8 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let server = axum::serve(listener, app).with_graceful_shutdown(async move {
         shutdown_signal().await;
         tracing::info!("shutting down: no new connections, finishing requests in flight");
+        // End open MCP streams, or graceful shutdown would wait for them forever.
+        mcp_shutdown.cancel();
         let _ = stopping_tx.send(());
     });
     let grace = async move {

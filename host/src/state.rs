@@ -31,6 +31,8 @@ pub struct AppState {
     pub rate_limits: crate::ratelimit::RateLimits,
     /// A fixed clock for key expiry (unix seconds; tests only); `None` = the real clock.
     pub auth_clock: Option<i64>,
+    /// The MCP endpoint's settings (allowed hosts, shutdown).
+    pub mcp: crate::mcp::McpSettings,
 }
 
 impl AppState {

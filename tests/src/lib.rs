@@ -2,7 +2,9 @@
 //! a fake upstream that honours the upstream-override contract and replays
 //! fixture cases, and a handle on a real `mediaparse serve` process.
 
+pub mod contract;
 pub mod fake_upstream;
 pub mod guest;
 pub mod paths;
+pub mod python;
 pub mod service;

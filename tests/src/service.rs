@@ -69,6 +69,7 @@ impl Service {
             "MEDIAPARSE_ADMIN_TOKEN",
             "MEDIAPARSE_DB",
             "MEDIAPARSE_LISTEN",
+            "MEDIAPARSE_MCP_ALLOWED_HOSTS",
         ] {
             cmd.env_remove(var);
         }

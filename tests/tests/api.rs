@@ -1,6 +1,7 @@
 //! The HTTP contract around a parse: authentication, validation, routing,
 //! balance checks, the envelope. Real binary, real SQLite file, real HTTP.
 
+use mediaparse_tests::contract;
 use mediaparse_tests::fake_upstream::FakeUpstream;
 use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
@@ -31,10 +32,13 @@ async fn post(
     if let Some(t) = token {
         req = req.bearer_auth(t);
     }
-    let resp = req.send().await.unwrap();
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    (status, resp.json().await.unwrap_or(Value::Null), headers)
+    // Every response is checked against docs/openapi.json.
+    let (status, headers, body) = contract::read("POST", req.send().await.unwrap()).await;
+    (
+        status,
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+        headers,
+    )
 }
 
 fn assert_envelope(status: u16, body: &Value, want_status: u16, want_code: &str) {
@@ -128,7 +132,8 @@ async fn request_validation() {
         .send()
         .await
         .unwrap();
-    assert_eq!(resp.status().as_u16(), 415);
+    let (status, _, _) = contract::read("POST", resp).await;
+    assert_eq!(status, 415);
 }
 
 #[tokio::test]
@@ -193,8 +198,9 @@ async fn capabilities_and_request_ids() {
     let resp = reqwest::get(service.url("/api/v1/capabilities"))
         .await
         .unwrap();
-    assert!(resp.headers().get("x-request-id").is_some());
-    let body: Value = resp.json().await.unwrap();
+    let (_, headers, body) = contract::read("GET", resp).await;
+    assert!(headers.get("x-request-id").is_some());
+    let body: Value = serde_json::from_slice(&body).unwrap();
     assert_eq!(body["status"], 200);
     let prices = &body["data"]["billing"]["prices"];
     assert_eq!(prices["youtube"], 3);

@@ -7,6 +7,7 @@
 
 use mediaparse_sdk::Header;
 use mediaparse_sdk::fixture::{Case, DEFAULT_NOW_MS};
+use mediaparse_tests::contract;
 use mediaparse_tests::fake_upstream::FakeUpstream;
 use mediaparse_tests::paths;
 use mediaparse_tests::service::{Service, ServiceOptions};
@@ -117,14 +118,14 @@ async fn every_fixture_case_replays_through_the_host() {
                 .send()
                 .await
                 .unwrap();
-            let status = response.status().as_u16();
-            let charged: i64 = response
-                .headers()
+            // Every response is checked against docs/openapi.json.
+            let (status, headers, body) = contract::read("POST", response).await;
+            let charged: i64 = headers
                 .get("x-credits-charged")
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| v.parse().ok())
                 .unwrap_or(-1);
-            let body: Value = response.json().await.unwrap_or(Value::Null);
+            let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
             let mut problem = |p: String| {
                 failures.push(format!(
                     "{name} {endpoint}: {p}\n    body: {}",
@@ -216,9 +217,10 @@ async fn every_fixture_case_replays_through_the_host() {
         assert_eq!(store.balance("default").unwrap(), 1_000_000 - t.charged);
     }
     eprintln!(
-        "replayed {replayed} cases end to end on {} services ({} skipped for another clock: {skipped:?})",
+        "replayed {replayed} cases end to end on {} services ({} skipped for another clock: {skipped:?}); {} responses valid under docs/openapi.json",
         targets.len(),
-        skipped.len()
+        skipped.len(),
+        contract::CHECKED.load(std::sync::atomic::Ordering::Relaxed)
     );
 }
 

@@ -10,6 +10,9 @@ pub mod envelope;
 mod parse;
 mod request_id;
 
+pub(crate) use parse::authenticate;
+pub use request_id::RequestId;
+
 use std::sync::Arc;
 
 use axum::Router;
@@ -31,6 +34,8 @@ pub fn router(state: Arc<AppState>) -> Router {
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
         .route("/api/v1/admin/extractors", get(admin_extractors::list))
+        .merge(crate::openapi::router())
+        .merge(crate::mcp::router(state.clone()))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(request_id::middleware))
@@ -70,6 +75,11 @@ async fn method_not_allowed() -> ApiError {
 async fn capabilities(
     axum::extract::State(state): axum::extract::State<Arc<AppState>>,
 ) -> impl IntoResponse {
+    axum::Json(json!({"status": 200, "data": capabilities_data(&state), "msg": "success"}))
+}
+
+/// `data` of the capabilities answer (also the MCP `get_capabilities` result).
+pub fn capabilities_data(state: &AppState) -> serde_json::Value {
     let config = state.config.load();
     let platforms: Vec<_> = mediaparse_sdk::spec::PLATFORMS
         .iter()
@@ -84,18 +94,14 @@ async fn capabilities(
             })
         })
         .collect();
-    axum::Json(json!({
-        "status": 200,
-        "data": {
-            "apiVersion": "1.0.0",
-            "platforms": platforms,
-            "billing": {
-                "unit": "credit",
-                "chargedWhen": "a parse returns at least one image, video or audio URL; failures and no-media results cost 0",
-                "prices": crate::billing::price_table(),
-            },
-            "platformDataVersion": "1",
+    json!({
+        "apiVersion": "1.0.0",
+        "platforms": platforms,
+        "billing": {
+            "unit": "credit",
+            "chargedWhen": "a parse returns at least one image, video or audio URL; failures and no-media results cost 0",
+            "prices": crate::billing::price_table(),
         },
-        "msg": "success",
-    }))
+        "platformDataVersion": "1",
+    })
 }

@@ -86,8 +86,8 @@ async fn run(
     }
 }
 
-/// The key of the request's bearer token, or the 401 that says why not.
-pub(super) async fn authenticate(
+/// The customer key of a request's bearer token (also guards `/mcp`).
+pub(crate) async fn authenticate(
     state: &Arc<AppState>,
     headers: &HeaderMap,
 ) -> Result<KeyRecord, ApiError> {

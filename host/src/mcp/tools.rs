@@ -1,0 +1,271 @@
+//! The MCP tools: `parse_media` and `get_capabilities`.
+//!
+//! `parse_media` answers as the REST endpoints do: without `platform`, the
+//! structured content is the media object (the common endpoint's `data`);
+//! with `platform`, it is `{media, platformData, platformDataVersion}` (the
+//! platform endpoint's `data`). The result's `_meta` carries
+//! `creditsCharged` and `requestId`. Every failure, and a parse without
+//! media (code `304`), is a tool error whose structured content is the REST
+//! error envelope `{status, data: null, msg, code}`.
+
+use std::sync::{Arc, LazyLock};
+use std::time::Instant;
+
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+use serde_json::{Value, json};
+
+use crate::api::envelope::ApiError;
+use crate::pipeline;
+use crate::state::AppState;
+use crate::store::KeyRecord;
+
+#[derive(Clone)]
+pub struct MediaparseMcp {
+    state: Arc<AppState>,
+}
+
+impl MediaparseMcp {
+    pub fn new(state: Arc<AppState>) -> Self {
+        MediaparseMcp { state }
+    }
+}
+
+static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(tools);
+
+fn object(value: Value) -> Arc<JsonObject> {
+    match value {
+        Value::Object(map) => Arc::new(map),
+        _ => Arc::new(JsonObject::new()),
+    }
+}
+
+/// The media schemas of the OpenAPI document, as one self-contained JSON Schema.
+fn output_schema() -> Value {
+    let doc = serde_json::to_value(crate::openapi::public_document()).unwrap_or_default();
+    let schemas = &doc["components"]["schemas"];
+    let mut defs = serde_json::Map::new();
+    for name in [
+        "Media",
+        "Image",
+        "Video",
+        "Audio",
+        "VideoSource",
+        "AudioSource",
+        "PlatformResult",
+    ] {
+        let text = schemas[name]
+            .to_string()
+            .replace("#/components/schemas/", "#/$defs/");
+        if let Ok(v) = serde_json::from_str(&text) {
+            defs.insert(name.to_string(), v);
+        }
+    }
+    json!({
+        "type": "object",
+        "description": "Without `platform`: the media object. With `platform`: `{media, platformData, platformDataVersion}`.",
+        "anyOf": [{"$ref": "#/$defs/Media"}, {"$ref": "#/$defs/PlatformResult"}],
+        "$defs": defs,
+    })
+}
+
+fn tools() -> Vec<Tool> {
+    let platforms = mediaparse_sdk::spec::PLATFORMS;
+    let prices = crate::billing::price_table();
+    let parse = Tool::new(
+        "parse_media",
+        format!(
+            "Turn the URL of one public post (video, photo post, carousel, gallery) on {} into its downloadable media: images, videos and audios with direct URLs. Costs credits only when media is returned (per platform: {}). Give `platform` to also get the sanitized platform data, as on /api/v1/platforms/{{platform}}/parse. Errors carry the REST API's codes.",
+            platforms.join(", "),
+            serde_json::to_string(&prices).unwrap_or_default()
+        ),
+        object(json!({
+            "type": "object",
+            "properties": {
+                "url": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "The post URL (share text holding a URL is accepted for douyin, xiaohongshu, kuaishou and weibo)."},
+                "platform": {"type": "string", "enum": platforms, "description": "Parse as this platform and include its platform data."},
+            },
+            "required": ["url"],
+            "additionalProperties": false,
+        })),
+    )
+    .with_title("Parse a media post")
+    .with_raw_output_schema(object(output_schema()))
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(false)
+            .open_world(true),
+    );
+    let capabilities = Tool::new(
+        "get_capabilities",
+        "The supported platforms, their extractor versions and accepted URL shapes, and the price of a successful parse per platform. Free.",
+        object(json!({"type": "object", "properties": {}, "additionalProperties": false})),
+    )
+    .with_title("Service capabilities")
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(true)
+            .open_world(false),
+    );
+    vec![parse, capabilities]
+}
+
+impl ServerHandler for MediaparseMcp {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("mediaparse", env!("CARGO_PKG_VERSION")))
+            .with_instructions(
+                "Call parse_media with the URL of one public post to get its downloadable media. A parse that returns media costs credits; get_capabilities lists platforms and prices.",
+            )
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(TOOLS.clone()))
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        TOOLS.iter().find(|t| t.name == name).cloned()
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let parts = context.extensions.get::<Parts>();
+        let key = parts.and_then(|p| p.extensions.get::<KeyRecord>()).cloned();
+        let request_id = parts
+            .and_then(|p| p.extensions.get::<crate::api::RequestId>())
+            .map(|r| r.0.clone())
+            .unwrap_or_else(|| crate::auth::new_id("req"));
+        let Some(key) = key else {
+            // The HTTP layer authenticates every request; reaching here is a wiring bug.
+            return Err(ErrorData::internal_error(
+                "request is not authenticated",
+                None,
+            ));
+        };
+        let arguments = request.arguments.unwrap_or_default();
+        let result = match request.name.as_ref() {
+            "parse_media" => self.parse_media(&key, &arguments, &request_id).await,
+            "get_capabilities" => {
+                let data = crate::api::capabilities_data(&self.state);
+                let mut meta = JsonObject::new();
+                meta.insert("creditsCharged".into(), 0.into());
+                meta.insert("requestId".into(), request_id.into());
+                CallToolResult::structured(data).with_meta(Some(MetaObject(meta)))
+            }
+            other => {
+                return Err(ErrorData::invalid_params(
+                    format!("no tool named {other:?}"),
+                    None,
+                ));
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+impl MediaparseMcp {
+    async fn parse_media(
+        &self,
+        key: &KeyRecord,
+        arguments: &JsonObject,
+        request_id: &str,
+    ) -> CallToolResult {
+        let started = Instant::now();
+        let outcome = async {
+            let (url, platform) = read_arguments(arguments)?;
+            let parsed =
+                pipeline::parse(&self.state, key, &url, platform.as_deref(), request_id).await?;
+            Ok::<_, ApiError>((parsed, platform.is_some()))
+        }
+        .await;
+        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+        let (result, charged) = match outcome {
+            Ok((parsed, _)) if parsed.media.is_empty() => {
+                tracing::info!(platform = %parsed.platform, elapsed_ms, "mcp parse: no media");
+                (
+                    CallToolResult::structured_error(json!({
+                        "status": 200, "data": null, "code": "304",
+                        "msg": "the link parsed but no downloadable media could be returned",
+                    })),
+                    0,
+                )
+            }
+            Ok((parsed, with_platform_data)) => {
+                tracing::info!(platform = %parsed.platform, charged = parsed.charged, elapsed_ms, "mcp parsed");
+                let media = parsed.media.to_json(&parsed.platform);
+                let content = if with_platform_data {
+                    json!({"media": media, "platformData": parsed.platform_data, "platformDataVersion": "1"})
+                } else {
+                    media
+                };
+                (CallToolResult::structured(content), parsed.charged)
+            }
+            Err(e) => {
+                tracing::info!(
+                    code = e.code,
+                    status = e.status.as_u16(),
+                    elapsed_ms,
+                    "mcp parse failed"
+                );
+                let mut envelope = json!({"status": e.status.as_u16(), "data": null, "msg": e.msg, "code": e.code});
+                if let Some(secs) = e.retry_after {
+                    envelope["retryAfter"] = secs.into();
+                }
+                (CallToolResult::structured_error(envelope), 0)
+            }
+        };
+        let mut meta = JsonObject::new();
+        meta.insert("creditsCharged".into(), charged.into());
+        meta.insert("requestId".into(), request_id.into());
+        result.with_meta(Some(MetaObject(meta)))
+    }
+}
+
+/// `url` (required, a non-empty string) and `platform` (optional platform id).
+fn read_arguments(arguments: &JsonObject) -> Result<(String, Option<String>), ApiError> {
+    for name in arguments.keys() {
+        if name != "url" && name != "platform" {
+            return Err(ApiError::invalid_request(format!(
+                "unknown argument `{name}`; parse_media takes `url` and `platform`"
+            )));
+        }
+    }
+    let url = match arguments.get("url") {
+        Some(Value::String(s)) if !s.trim().is_empty() => s.trim().to_string(),
+        Some(Value::String(_)) => return Err(ApiError::invalid_request("`url` must not be empty")),
+        Some(_) => return Err(ApiError::invalid_request("`url` must be a string")),
+        None => return Err(ApiError::invalid_request("parse_media needs `url`")),
+    };
+    let platform = match arguments.get("platform") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(p)) if mediaparse_sdk::spec::PLATFORMS.contains(&p.as_str()) => {
+            Some(p.clone())
+        }
+        Some(other) => {
+            return Err(ApiError::new(
+                StatusCode::NOT_FOUND,
+                "unknown_platform",
+                format!("{other} is not a platform id"),
+            ));
+        }
+    };
+    Ok((url, platform))
+}

@@ -1,0 +1,156 @@
+//! The OpenAPI document as served, the offline docs page, and schemathesis
+//! (PyPI) running every check against the demo-mode service.
+
+use mediaparse_sdk::fixture::Case;
+use mediaparse_tests::fake_upstream::FakeUpstream;
+use mediaparse_tests::service::{Service, ServiceOptions};
+use mediaparse_tests::{paths, python};
+use serde_json::Value;
+
+async fn plain_service() -> (FakeUpstream, Service) {
+    let upstream = FakeUpstream::with_routes(vec![]).await.unwrap();
+    let service = Service::start(ServiceOptions {
+        upstream: Some(upstream.base_url()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    (upstream, service)
+}
+
+#[tokio::test]
+async fn served_documents_are_the_committed_ones() {
+    let (_upstream, service) = plain_service().await;
+    for (path, file) in [
+        ("/openapi.json", "docs/openapi.json"),
+        ("/openapi/admin.json", "docs/openapi-admin.json"),
+    ] {
+        let resp = reqwest::get(service.url(path)).await.unwrap();
+        assert_eq!(resp.status().as_u16(), 200, "{path}");
+        let served: Value = resp.json().await.unwrap();
+        let committed: Value = serde_json::from_str(
+            &std::fs::read_to_string(paths::workspace_root().join(file)).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(served, committed, "{path} serves {file}");
+        assert_eq!(served["openapi"], "3.1.0");
+        assert_eq!(served["info"]["version"], "1.0.0");
+    }
+}
+
+#[tokio::test]
+async fn docs_page_needs_no_internet() {
+    let (_upstream, service) = plain_service().await;
+    let client = reqwest::Client::new();
+    let page = client.get(service.url("/docs/")).send().await.unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    let html = page.text().await.unwrap();
+    assert!(html.contains("swagger-ui"), "{html}");
+    // Every script and stylesheet the page loads is served by the binary itself.
+    let mut assets = Vec::new();
+    for attr in ["src=\"", "href=\""] {
+        for piece in html.split(attr).skip(1) {
+            let target = piece.split('"').next().unwrap_or_default();
+            assert!(
+                !target.starts_with("http:")
+                    && !target.starts_with("https:")
+                    && !target.starts_with("//"),
+                "the docs page loads {target} from the network"
+            );
+            assets.push(target.trim_start_matches("./").to_string());
+        }
+    }
+    assert!(assets.iter().any(|a| a.ends_with(".js")), "{assets:?}");
+    for asset in &assets {
+        let resp = client
+            .get(service.url(&format!("/docs/{asset}")))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status().as_u16(), 200, "/docs/{asset}");
+        let body = resp.text().await.unwrap();
+        assert!(!body.is_empty(), "/docs/{asset} is empty");
+        if asset.contains("initializer") {
+            assert!(body.contains("/openapi.json"), "{body}");
+            assert!(!body.contains("petstore"), "{body}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn schemathesis_finds_nothing_against_the_demo_service() {
+    let Some(python) = python::venv_python() else {
+        return;
+    };
+    let mut cases = Vec::new();
+    for (_, dir) in paths::fixture_dirs() {
+        cases.extend(Case::load_all(&dir).unwrap());
+    }
+    let upstream = FakeUpstream::start(&cases).await.unwrap();
+    let service = Service::start(ServiceOptions {
+        upstream: Some(upstream.base_url()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    service.add_credits("default", 1_000_000).unwrap();
+    let token = service.create_key(&[]).unwrap();
+    let report = tempfile::tempdir().unwrap();
+    let py_dir = paths::workspace_root().join("tests/py");
+    let schemathesis = python.with_file_name("schemathesis");
+    let mut command = tokio::process::Command::new(schemathesis);
+    command
+        .arg("--config-file")
+        .arg(py_dir.join("schemathesis.toml"))
+        .arg("run")
+        .arg(service.url("/openapi.json"))
+        .args(["--checks", "all"])
+        .args(["--max-examples", "300"])
+        .args(["--seed", "20261122"])
+        .args(["--workers", "2"])
+        .args(["--request-timeout", "30"])
+        .args(["--generation-database", "none"])
+        .args(["--no-color"])
+        .arg("--header")
+        .arg(format!("Authorization: Bearer {token}"))
+        .arg("--report")
+        .arg("junit")
+        .arg("--report-dir")
+        .arg(report.path())
+        .env("PYTHONPATH", &py_dir)
+        .env("SCHEMATHESIS_HOOKS", "schemathesis_hooks")
+        // Its `.schemathesis/` cache goes to the temporary directory, not the tree.
+        .current_dir(report.path())
+        .kill_on_drop(true);
+    // Bounded: the run ends after --max-examples per operation; a hang is killed.
+    let run = tokio::time::timeout(std::time::Duration::from_secs(900), command.output())
+        .await
+        .expect("schemathesis finished within 15 minutes")
+        .expect("schemathesis runs");
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    let summary: Vec<&str> = stdout
+        .lines()
+        .skip_while(|l| !l.contains("SUMMARY"))
+        .collect();
+    eprintln!(
+        "schemathesis (exit {:?}):\n{}",
+        run.status.code(),
+        summary.join("\n")
+    );
+    assert!(
+        run.status.success(),
+        "schemathesis found problems:\n{stdout}\n{stderr}"
+    );
+    let summary = summary.join("\n");
+    for section in ["Failures:", "Errors:"] {
+        assert!(
+            !summary.contains(section),
+            "schemathesis reported {section}\n{stdout}"
+        );
+    }
+    assert!(
+        summary.contains("Tested: 15"),
+        "every operation was tested:\n{summary}"
+    );
+}
