@@ -5,6 +5,7 @@
 //! - `serve [ARGS…]`     build, then `mediaparse serve` on the embedded defaults
 //! - `test [ARGS…]`      build the components and the host once, then `cargo test --workspace`
 //! - `demo`              a fake upstream loaded with every fixture, the service pointed at it, a key, a curl line
+//! - `bench [--quick]`   release host + components, then the benchmark table (and `target/bench/bench.json`)
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -23,8 +24,9 @@ fn main() -> ExitCode {
         "serve" => serve(&rest),
         "test" => test(&rest),
         "demo" => demo(),
+        "bench" => bench(&rest),
         _ => {
-            eprintln!("usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo>");
+            eprintln!("usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | bench [--quick] [--json PATH]>");
             return if cmd == "help" {
                 ExitCode::SUCCESS
             } else {
@@ -176,6 +178,32 @@ fn demo() -> Result {
     let mut c = cargo();
     c.args(["run", "-p", "mediaparse-tests", "--bin", "mediaparse-demo"]);
     c.env("MEDIAPARSE_BIN", bin)
+        .env("MEDIAPARSE_EXTRACTORS", extractors_out());
+    run(c)
+}
+
+/// Benchmarks are only meaningful on a release host: build it, the
+/// components, and run the bench binary (also in release) against them.
+fn bench(args: &[String]) -> Result {
+    build_extractors()?;
+    let mut c = cargo();
+    c.args([
+        "build",
+        "--release",
+        "-p",
+        "mediaparse",
+        "--bin",
+        "mediaparse",
+        "-p",
+        "mediaparse-tests",
+        "--bin",
+        "mediaparse-bench",
+    ]);
+    run(c)?;
+    let release = root().join("target").join("release");
+    let mut c = Command::new(release.join("mediaparse-bench"));
+    c.current_dir(root()).args(args);
+    c.env("MEDIAPARSE_BIN", release.join("mediaparse"))
         .env("MEDIAPARSE_EXTRACTORS", extractors_out());
     run(c)
 }
