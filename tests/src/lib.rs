@@ -3,5 +3,6 @@
 //! fixture cases, and a handle on a real `mediaparse serve` process.
 
 pub mod fake_upstream;
+pub mod faults;
 pub mod paths;
 pub mod service;

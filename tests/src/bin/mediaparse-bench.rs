@@ -31,6 +31,8 @@ const E2E_CASE: &str = "tiktok/fixtures/video_post";
 
 struct Options {
     quick: bool,
+    /// `extractors`, `e2e` or `start`: run one section (profiling).
+    only: Option<String>,
     json: PathBuf,
 }
 
@@ -43,7 +45,12 @@ fn options() -> Options {
         .and_then(|i| args.get(i + 1))
         .map(PathBuf::from)
         .unwrap_or_else(|| paths::workspace_root().join("target/bench/bench.json"));
-    Options { quick, json }
+    let only = args
+        .iter()
+        .position(|a| a == "--only")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    Options { quick, json, only }
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -56,22 +63,30 @@ async fn main() -> anyhow::Result<()> {
     );
     report.insert("cores".into(), json!(num_cores()));
 
-    eprintln!("[1/4] extractor cost per platform");
-    let extractors = tokio::task::spawn_blocking({
-        let quick = opts.quick;
-        move || extractor_costs(quick)
-    })
-    .await??;
-    report.insert("extractors".into(), Value::Array(extractors.clone()));
-
-    eprintln!("[2/4] end to end vs. the raw fetch, [3/4] memory");
-    let (e2e, memory) = end_to_end(opts.quick).await?;
-    report.insert("end_to_end".into(), Value::Array(e2e.clone()));
-    report.insert("memory".into(), memory.clone());
-
-    eprintln!("[4/4] start and swap");
-    let start = start_and_swap(opts.quick).await?;
-    report.insert("start".into(), start.clone());
+    let run = |section: &str| opts.only.as_deref().is_none_or(|o| o == section);
+    let mut extractors = Vec::new();
+    if run("extractors") {
+        eprintln!("[1/4] extractor cost per platform");
+        extractors = tokio::task::spawn_blocking({
+            let quick = opts.quick;
+            move || extractor_costs(quick)
+        })
+        .await??;
+        report.insert("extractors".into(), Value::Array(extractors.clone()));
+    }
+    let (mut e2e, mut memory) = (Vec::new(), Value::Null);
+    if run("e2e") {
+        eprintln!("[2/4] end to end vs. the raw fetch, [3/4] memory");
+        (e2e, memory) = end_to_end(opts.quick).await?;
+        report.insert("end_to_end".into(), Value::Array(e2e.clone()));
+        report.insert("memory".into(), memory.clone());
+    }
+    let mut start = Value::Null;
+    if run("start") {
+        eprintln!("[4/4] start and swap");
+        start = start_and_swap(opts.quick).await?;
+        report.insert("start".into(), start.clone());
+    }
 
     print_tables(&extractors, &e2e, &memory, &start);
     if let Some(dir) = opts.json.parent() {
@@ -182,14 +197,29 @@ fn cost<E: Extractor>(
             Duration::ZERO
         }
     });
+    // The same call a second time in one instance: its linear memory is
+    // already grown and touched. The gap to `wasm` is what a fresh instance
+    // pays for memory (growth and first-touch page faults).
+    let warm = median_time(runs, budget, || match registry.session(&ext) {
+        Ok(mut session) => {
+            let _ = session.map(&target, &ctx, &done);
+            let t = Instant::now();
+            let out = session.map(&target, &ctx, &done);
+            let d = t.elapsed();
+            std::hint::black_box(out).ok();
+            d
+        }
+        Err(_) => Duration::ZERO,
+    });
     if let Some(why) = failed {
         anyhow::bail!("{platform}/{case} in wasm: {why}");
     }
     let ratio = wasm.as_secs_f64() / native.as_secs_f64().max(1e-9);
     eprintln!(
-        "  {platform:<12} {case:<32} {bytes:>8} B  native {:>8.1} µs  wasm {:>8.1} µs  ×{ratio:.2}  (+ instantiate {:.1} µs)",
+        "  {platform:<12} {case:<32} {bytes:>8} B  native {:>8.1} µs  wasm {:>8.1} µs  ×{ratio:.2}  warm {:>8.1} µs  (+ instantiate {:.1} µs)",
         us(native),
         us(wasm),
+        us(warm),
         us(instantiate)
     );
     Ok(json!({
@@ -199,6 +229,8 @@ fn cost<E: Extractor>(
         "native_map_us": us(native),
         "wasm_map_us": us(wasm),
         "ratio": ratio,
+        "wasm_warm_map_us": us(warm),
+        "warm_ratio": us(warm) / us(native).max(1e-3),
         "instantiate_us": us(instantiate),
     }))
 }
@@ -501,17 +533,19 @@ fn f(v: &Value, k: &str) -> f64 {
 
 fn print_tables(extractors: &[Value], e2e: &[Value], memory: &Value, start: &Value) {
     println!("\n### Extractor cost: `map` on the largest fixture (median)\n");
-    println!("| platform | case | response bytes | native µs | wasm µs | wasm/native | + instantiate µs |");
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!("| platform | case | response bytes | native µs | wasm µs | wasm/native | wasm, 2nd call in the instance µs | 2nd/native | + instantiate µs |");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for e in extractors {
         println!(
-            "| {} | {} | {} | {:.1} | {:.1} | {:.2} | {:.1} |",
+            "| {} | {} | {} | {:.1} | {:.1} | {:.2} | {:.1} | {:.2} | {:.1} |",
             e["platform"].as_str().unwrap_or(""),
             e["case"].as_str().unwrap_or(""),
             e["response_bytes"],
             f(e, "native_map_us"),
             f(e, "wasm_map_us"),
             f(e, "ratio"),
+            f(e, "wasm_warm_map_us"),
+            f(e, "warm_ratio"),
             f(e, "instantiate_us"),
         );
     }
