@@ -137,7 +137,13 @@ async fn serve(
     match fault {
         Fault::Slow(d) => {
             tokio::time::sleep(d).await;
-            respond(&mut socket, 200, &[("content-type", "text/html")], b"<html>late</html>").await
+            respond(
+                &mut socket,
+                200,
+                &[("content-type", "text/html")],
+                b"<html>late</html>",
+            )
+            .await
         }
         Fault::Reset => {
             socket.set_zero_linger()?;
@@ -153,8 +159,16 @@ async fn serve(
             socket.shutdown().await
         }
         Fault::Garbage => {
-            let body: Vec<u8> = (0..4096u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
-            respond(&mut socket, 200, &[("content-type", "text/html; charset=utf-8")], &body).await
+            let body: Vec<u8> = (0..4096u32)
+                .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+                .collect();
+            respond(
+                &mut socket,
+                200,
+                &[("content-type", "text/html; charset=utf-8")],
+                &body,
+            )
+            .await
         }
         Fault::Oversize(total) => {
             socket
@@ -164,7 +178,10 @@ async fn serve(
             let mut sent = 0;
             while sent < total {
                 // The host may hang up as soon as it has seen enough: stop quietly then.
-                if socket.write_all(format!("{:x}\r\n", chunk.len()).as_bytes()).await.is_err()
+                if socket
+                    .write_all(format!("{:x}\r\n", chunk.len()).as_bytes())
+                    .await
+                    .is_err()
                     || socket.write_all(&chunk).await.is_err()
                     || socket.write_all(b"\r\n").await.is_err()
                 {
@@ -178,9 +195,7 @@ async fn serve(
             let again = format!("http://{addr}{path}");
             respond(&mut socket, 302, &[("location", again.as_str())], b"").await
         }
-        Fault::RedirectTo(to) => {
-            respond(&mut socket, 302, &[("location", to.as_str())], b"").await
-        }
+        Fault::RedirectTo(to) => respond(&mut socket, 302, &[("location", to.as_str())], b"").await,
     }
 }
 

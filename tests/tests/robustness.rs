@@ -130,7 +130,9 @@ async fn sixty_four_clients_across_platforms() {
                 let body: Value = resp.json().await.unwrap_or(Value::Null);
                 let price = mediaparse::billing::price(platform);
                 if status != 200 || credits != price {
-                    problems.push(format!("{platform} {input}: {status} charged {credits}: {body}"));
+                    problems.push(format!(
+                        "{platform} {input}: {status} charged {credits}: {body}"
+                    ));
                 } else {
                     charged += credits;
                 }
@@ -145,7 +147,12 @@ async fn sixty_four_clients_across_platforms() {
         announced += c;
         problems.extend(p);
     }
-    assert!(problems.is_empty(), "{} problems:\n{}", problems.len(), problems.join("\n"));
+    assert!(
+        problems.is_empty(),
+        "{} problems:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
     let store = mediaparse::store::Store::open(&service.db).unwrap();
     assert_eq!(store.ledger_sum(None).unwrap(), announced);
     assert_eq!(store.balance("default").unwrap(), CREDITS - announced);
@@ -165,16 +172,51 @@ async fn upstream_faults_give_their_envelope_and_no_credit() {
     // the host following them, so the host's own redirect limit is what a
     // loop there meets.
     let table: Vec<(&str, Fault, u16, &str)> = vec![
-        ("7000000000000000001", Fault::Slow(Duration::from_secs(3)), 504, "upstream_timeout"),
+        (
+            "7000000000000000001",
+            Fault::Slow(Duration::from_secs(3)),
+            504,
+            "upstream_timeout",
+        ),
         ("7000000000000000002", Fault::Reset, 502, "upstream_error"),
-        ("7000000000000000003", Fault::Status(500), 502, "upstream_error"),
-        ("7000000000000000004", Fault::Status(503), 502, "upstream_error"),
-        ("7000000000000000005", Fault::Truncated, 502, "upstream_error"),
+        (
+            "7000000000000000003",
+            Fault::Status(500),
+            502,
+            "upstream_error",
+        ),
+        (
+            "7000000000000000004",
+            Fault::Status(503),
+            502,
+            "upstream_error",
+        ),
+        (
+            "7000000000000000005",
+            Fault::Truncated,
+            502,
+            "upstream_error",
+        ),
         ("7000000000000000006", Fault::Garbage, 502, "upstream_error"),
-        ("7000000000000000007", Fault::Oversize(4 * LIMIT), 502, "upstream_error"),
-        ("7000000000000000008", Fault::RedirectLoop, 404, "content_unavailable"),
+        (
+            "7000000000000000007",
+            Fault::Oversize(4 * LIMIT),
+            502,
+            "upstream_error",
+        ),
+        (
+            "7000000000000000008",
+            Fault::RedirectLoop,
+            404,
+            "content_unavailable",
+        ),
         ("Lp00000loop", Fault::RedirectLoop, 502, "upstream_error"),
-        ("Sl00000slow", Fault::Slow(Duration::from_secs(3)), 504, "upstream_timeout"),
+        (
+            "Sl00000slow",
+            Fault::Slow(Duration::from_secs(3)),
+            504,
+            "upstream_timeout",
+        ),
         ("Rs0000reset", Fault::Reset, 502, "upstream_error"),
         ("Gb00garbage", Fault::Garbage, 502, "upstream_error"),
     ];
@@ -190,7 +232,10 @@ async fn upstream_faults_give_their_envelope_and_no_credit() {
         upstream: Some(upstream.base_url()),
         extra_env: vec![
             ("MEDIAPARSE_UPSTREAM_TIMEOUT_MS".into(), "400".into()),
-            ("MEDIAPARSE_UPSTREAM_MAX_BODY_BYTES".into(), LIMIT.to_string()),
+            (
+                "MEDIAPARSE_UPSTREAM_MAX_BODY_BYTES".into(),
+                LIMIT.to_string(),
+            ),
         ],
         ..Default::default()
     })
@@ -379,40 +424,41 @@ fn request_bodies_never_panic_or_500() {
             Some(p) => format!("/api/v1/platforms/{p}/parse"),
             None => "/api/v1/parse".to_string(),
         };
-        let answer = rt.block_on(async {
-            let mut req = client
-                .post(service.url(&path))
-                .bearer_auth(&token)
-                .body(body.clone());
-            if let Some(ct) = content_type {
-                req = req.header("content-type", ct);
-            }
-            let answer = match req.send().await {
-                Ok(resp) => {
-                    let status = resp.status().as_u16();
-                    resp.text().await.map(|text| (status, text))
+        let answer = rt
+            .block_on(async {
+                let mut req = client
+                    .post(service.url(&path))
+                    .bearer_auth(&token)
+                    .body(body.clone());
+                if let Some(ct) = content_type {
+                    req = req.header("content-type", ct);
                 }
-                Err(e) => Err(e),
-            };
-            match answer {
-                Ok(answer) => Ok(Some(answer)),
-                Err(e) => {
-                    // Over the body cap the service may answer 413 and close
-                    // while the client is still sending: then it must still be up.
-                    let up = client
-                        .get(service.url("/healthz"))
-                        .send()
-                        .await
-                        .is_ok_and(|r| r.status() == 200);
-                    if body.len() > OVER_BODY_CAP && up {
-                        Ok(None)
-                    } else {
-                        Err(format!("{e} (service up: {up})"))
+                let answer = match req.send().await {
+                    Ok(resp) => {
+                        let status = resp.status().as_u16();
+                        resp.text().await.map(|text| (status, text))
+                    }
+                    Err(e) => Err(e),
+                };
+                match answer {
+                    Ok(answer) => Ok(Some(answer)),
+                    Err(e) => {
+                        // Over the body cap the service may answer 413 and close
+                        // while the client is still sending: then it must still be up.
+                        let up = client
+                            .get(service.url("/healthz"))
+                            .send()
+                            .await
+                            .is_ok_and(|r| r.status() == 200);
+                        if body.len() > OVER_BODY_CAP && up {
+                            Ok(None)
+                        } else {
+                            Err(format!("{e} (service up: {up})"))
+                        }
                     }
                 }
-            }
-        })
-        .map_err(|e| TestCaseError::fail(format!("no answer: {e}")))?;
+            })
+            .map_err(|e| TestCaseError::fail(format!("no answer: {e}")))?;
         let Some((status, answer)) = answer else {
             return Ok(());
         };
@@ -451,7 +497,10 @@ fn detect_never_traps_on_any_platform() {
             .map(|(_, c)| c.input.clone())
             .collect();
         if real.is_empty() {
-            real.push(format!("https://{}/", ext.info.url_hosts[0].trim_start_matches("*.")));
+            real.push(format!(
+                "https://{}/",
+                ext.info.url_hosts[0].trim_start_matches("*.")
+            ));
         }
         let hosts: Vec<String> = ext
             .info
@@ -482,8 +531,11 @@ fn detect_never_traps_on_any_platform() {
                     prop_assert_eq!(&t.platform, &platform, "{:?}", input);
                     prop_assert!(!t.id.is_empty(), "{:?}: empty id", input);
                     prop_assert!(
-                        t.canonical_url.starts_with("https://") || t.canonical_url.starts_with("http://"),
-                        "{:?}: canonical {:?}", input, t.canonical_url
+                        t.canonical_url.starts_with("https://")
+                            || t.canonical_url.starts_with("http://"),
+                        "{:?}: canonical {:?}",
+                        input,
+                        t.canonical_url
                     );
                     Ok(())
                 }

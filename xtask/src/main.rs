@@ -26,7 +26,9 @@ fn main() -> ExitCode {
         "demo" => demo(),
         "bench" => bench(&rest),
         _ => {
-            eprintln!("usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | bench [--quick] [--json PATH]>");
+            eprintln!(
+                "usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | bench [--quick] [--json PATH]>"
+            );
             return if cmd == "help" {
                 ExitCode::SUCCESS
             } else {

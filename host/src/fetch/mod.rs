@@ -365,10 +365,7 @@ mod tests {
         )
         .unwrap();
         let next = replay.next_hop(&from, "http://127.0.0.1/").unwrap();
-        assert!(matches!(
-            replay.check_destination(&hosts, &next),
-            Ok(())
-        ));
+        assert!(matches!(replay.check_destination(&hosts, &next), Ok(())));
     }
 
     /// The whole fetch, against a real listener on loopback: refused, and

@@ -146,11 +146,7 @@ fn median_time(min_runs: usize, budget: Duration, mut f: impl FnMut() -> Duratio
     samples[samples.len() / 2]
 }
 
-fn cost<E: Extractor>(
-    platform: &str,
-    registry: &Registry,
-    quick: bool,
-) -> anyhow::Result<Value> {
+fn cost<E: Extractor>(platform: &str, registry: &Registry, quick: bool) -> anyhow::Result<Value> {
     let (case, bytes, (target, ctx, done)) = largest_case::<E>(platform)?;
     let (runs, budget) = if quick {
         (10, Duration::from_millis(150))
@@ -308,8 +304,12 @@ async fn load(
     let started = Instant::now();
     let mut tasks = Vec::new();
     for _ in 0..concurrency {
-        let (client, request, next, errors) =
-            (client.clone(), request.clone(), next.clone(), errors.clone());
+        let (client, request, next, errors) = (
+            client.clone(),
+            request.clone(),
+            next.clone(),
+            errors.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let mut mine = Vec::new();
             while next.fetch_add(1, Ordering::Relaxed) < total {
@@ -533,7 +533,9 @@ fn f(v: &Value, k: &str) -> f64 {
 
 fn print_tables(extractors: &[Value], e2e: &[Value], memory: &Value, start: &Value) {
     println!("\n### Extractor cost: `map` on the largest fixture (median)\n");
-    println!("| platform | case | response bytes | native µs | wasm µs | wasm/native | wasm, 2nd call in the instance µs | 2nd/native | + instantiate µs |");
+    println!(
+        "| platform | case | response bytes | native µs | wasm µs | wasm/native | wasm, 2nd call in the instance µs | 2nd/native | + instantiate µs |"
+    );
     println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for e in extractors {
         println!(
@@ -550,7 +552,9 @@ fn print_tables(extractors: &[Value], e2e: &[Value], memory: &Value, start: &Val
         );
     }
     println!("\n### End to end vs. the raw fetch (TikTok video page, loopback)\n");
-    println!("| concurrency | service parses/s | raw fetches/s | service/raw | service p50 / p99 µs | raw p50 / p99 µs | host overhead p50 / p99 µs | errors |");
+    println!(
+        "| concurrency | service parses/s | raw fetches/s | service/raw | service p50 / p99 µs | raw p50 / p99 µs | host overhead p50 / p99 µs | errors |"
+    );
     println!("|---:|---:|---:|---:|---:|---:|---:|---:|");
     for r in e2e {
         println!(
