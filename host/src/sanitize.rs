@@ -115,3 +115,166 @@ mod tests {
         assert_eq!(v["e"], "123456789012345678901234567890");
     }
 }
+
+/// The sanitizer as a property: secret-looking members planted at random
+/// depths of random platform data are all removed, and everything else is
+/// kept exactly.
+#[cfg(test)]
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Spellings of secret-looking names as platforms write them.
+    const SECRETS: &[&str] = &[
+        "cookie",
+        "Cookie",
+        "set_cookie",
+        "cookies",
+        "tt_chain_token",
+        "xsec_token",
+        "token",
+        "accessToken",
+        "access-token",
+        "msToken",
+        "csrfToken",
+        "session",
+        "sessionId",
+        "SESSION_KEY",
+        "password",
+        "user_password",
+        "passwd",
+        "pwd",
+        "email",
+        "Email",
+        "user_email",
+        "phone",
+        "phone_number",
+        "phoneNumber",
+        "mobile",
+        "tel",
+        "ip",
+        "IP",
+        "client_ip",
+        "ipAddress",
+        "ip_location",
+        "latitude",
+        "lng",
+        "authorization",
+        "api_key",
+        "apiKey",
+        "secret",
+        "client_secret",
+        "signature",
+        "x-signature",
+        "credentials",
+        "birthday",
+        "auth",
+    ];
+
+    /// Public member names, including near misses the sanitizer must keep.
+    fn public_key() -> impl Strategy<Value = String> {
+        prop_oneof![
+            prop::sample::select(vec![
+                "id",
+                "title",
+                "desc",
+                "author",
+                "video",
+                "playAddr",
+                "width",
+                "height",
+                "tip",
+                "vip",
+                "clip",
+                "zip",
+                "ship",
+                "recipe",
+                "description",
+                "stats",
+                "nickname",
+                "uniqueId",
+                "secUid",
+                "music",
+                "images",
+                "duration",
+                "cover",
+                "likes",
+                "ipsum",
+                "tipping",
+                "sign",
+                "authorName",
+                "authority",
+            ])
+            .prop_map(String::from),
+            "[a-zA-Z_][a-zA-Z0-9_-]{0,12}",
+        ]
+        .prop_filter("not a sensitive name", |k| !is_sensitive(k))
+    }
+
+    fn leaf() -> impl Strategy<Value = Value> {
+        prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            (-1_000_000i64..1_000_000).prop_map(Value::from),
+            "[ -~]{0,20}".prop_map(Value::from),
+        ]
+    }
+
+    /// Random platform data made only of public names.
+    fn public_data() -> impl Strategy<Value = Value> {
+        leaf().prop_recursive(5, 64, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                prop::collection::vec((public_key(), inner), 0..6)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { failure_persistence: None, ..ProptestConfig::default() })]
+
+        #[test]
+        fn removes_every_planted_secret_and_keeps_the_rest(
+            data in public_data(),
+            plants in prop::collection::vec((any::<prop::sample::Index>(), prop::sample::select(SECRETS), leaf()), 1..12),
+        ) {
+            let root = |d: Value| match d {
+                Value::Object(_) => d,
+                other => serde_json::json!({ "item": other }),
+            };
+            let expected = root(data);
+            let mut planted = expected.clone();
+            for (at, name, value) in &plants {
+                let mut paths = Vec::new();
+                object_paths(&planted, String::new(), &mut paths);
+                let path = at.get(&paths).clone();
+                if let Some(Value::Object(map)) = planted.pointer_mut(&path) {
+                    map.insert((*name).to_string(), value.clone());
+                }
+            }
+            prop_assert_ne!(&planted, &expected);
+            sanitize(&mut planted);
+            prop_assert_eq!(planted, expected);
+        }
+    }
+
+    /// JSON pointers of every object in `v` (the root is `""`).
+    fn object_paths(v: &Value, here: String, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                out.push(here.clone());
+                for (k, child) in m {
+                    let k = k.replace('~', "~0").replace('/', "~1");
+                    object_paths(child, format!("{here}/{k}"), out);
+                }
+            }
+            Value::Array(items) => {
+                for (i, child) in items.iter().enumerate() {
+                    object_paths(child, format!("{here}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+}

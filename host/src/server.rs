@@ -66,7 +66,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     if let Some(up) = &upstream {
         tracing::warn!(upstream = %up.base(), "upstream override: every platform request goes to this address");
     }
-    let fetcher = Arc::new(Fetcher::new(upstream, FetchLimits::default())?);
+    let fetcher = Arc::new(Fetcher::new(upstream, FetchLimits::from_env())?);
     let state = Arc::new(AppState {
         store,
         registry,

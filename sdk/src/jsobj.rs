@@ -15,7 +15,15 @@ pub fn to_json(js: &str) -> String {
                 if b == b'"' {
                     out.push_str(&js[i..end]);
                 } else {
-                    out.push_str(&requote(&js[i + 1..end.saturating_sub(1).max(i + 1)]));
+                    // Drop the closing quote only when there is one: an
+                    // unterminated string runs to the end of the text, whose
+                    // last byte may sit inside a multi-byte character.
+                    let inner_end = if end > i + 1 && bytes[end - 1] == b'\'' {
+                        end - 1
+                    } else {
+                        end
+                    };
+                    out.push_str(&requote(&js[i + 1..inner_end]));
                 }
                 i = end;
             }
@@ -157,7 +165,9 @@ mod tests {
 
     #[test]
     fn never_panics_on_truncated_input() {
-        for js in ["{'a", "{a:", "!", "{\"a\":\\", "'", "{,"] {
+        // `'ո`: found by `cargo fuzz run jsobj` (an unterminated single-quoted
+        // string ending inside a multi-byte character used to panic).
+        for js in ["{'a", "{a:", "!", "{\"a\":\\", "'", "{,", "'ո", "{a:'日本"] {
             let _ = parse(js);
         }
     }

@@ -224,6 +224,38 @@ pub fn run_with(driver: &mut dyn Driver, case: &Case) -> Result<Outcome, Harness
     Err(HarnessError::TooManyRounds)
 }
 
+/// Everything `map` receives for a case that reaches `Plan::Ready`: the
+/// target, the context and the exchanges, in the order the host would hand
+/// them over. `None` when detect or plan fails first (the case has no map
+/// step). Benchmarks use it to time `map` alone, natively and in wasm.
+pub fn map_inputs<E: Extractor>(
+    case: &Case,
+) -> Result<Option<(Target, Context, Vec<Exchange>)>, HarnessError> {
+    let info = E::info();
+    let mut used = vec![false; case.exchanges.len()];
+    let Ok(target) = E::detect(&case.input) else {
+        return Ok(None);
+    };
+    let ctx = Context {
+        now_unix_ms: case.now_unix_ms(),
+        config: case.config.clone(),
+    };
+    let mut done: Vec<Exchange> = Vec::new();
+    for _ in 0..MAX_ROUNDS {
+        match E::plan(&target, &ctx, &done) {
+            Err(_) => return Ok(None),
+            Ok(Plan::Ready) => return Ok(Some((target, ctx, done))),
+            Ok(Plan::Fetch(batch)) => {
+                for request in batch {
+                    let response = perform(case, &info.api_hosts, &request, &mut used)?;
+                    done.push(Exchange { request, response });
+                }
+            }
+        }
+    }
+    Err(HarnessError::TooManyRounds)
+}
+
 /// Answer one request from the case, following redirects when asked.
 fn perform(
     case: &Case,

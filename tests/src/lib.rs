@@ -4,6 +4,7 @@
 
 pub mod contract;
 pub mod fake_upstream;
+pub mod faults;
 pub mod guest;
 pub mod paths;
 pub mod python;

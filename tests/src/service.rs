@@ -104,7 +104,7 @@ impl Service {
             .take()
             .ok_or_else(|| anyhow::anyhow!("no stdout"))?;
         let mut lines = BufReader::new(stdout).lines();
-        let base_url = tokio::time::timeout(Duration::from_secs(60), async {
+        let base_url = tokio::time::timeout(Duration::from_secs(180), async {
             while let Some(line) = lines.next_line().await? {
                 if let Some(url) = line.strip_prefix("listening on ") {
                     return Ok::<String, anyhow::Error>(url.trim().to_string());
@@ -113,7 +113,7 @@ impl Service {
             anyhow::bail!("mediaparse exited before listening")
         })
         .await
-        .map_err(|_| anyhow::anyhow!("mediaparse did not start listening within 60 s"))??;
+        .map_err(|_| anyhow::anyhow!("mediaparse did not start listening within 180 s (it compiles every component at start: a loaded machine is slow)"))??;
         // Keep draining stdout so the child never blocks on a full pipe.
         tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
         Ok(Service {

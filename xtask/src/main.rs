@@ -7,6 +7,7 @@
 //! - `demo`              a fake upstream loaded with every fixture, the service pointed at it, a key, a curl line
 //! - `new-extractor NAME` a new `extractors/NAME` crate from `xtask/template/`
 //! - `fake-upstream [ARGS…]` the tests' fake upstream as a server (see tests/src/bin/mediaparse-fake-upstream.rs)
+//! - `bench [--quick]`   release host + components, then the benchmark table (and `target/bench/bench.json`)
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -30,9 +31,10 @@ fn main() -> ExitCode {
             _ => Err("usage: cargo xtask new-extractor NAME".into()),
         },
         "fake-upstream" => fake_upstream(&rest),
+        "bench" => bench(&rest),
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | new-extractor NAME | fake-upstream [ARGS]>"
+                "usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | new-extractor NAME | fake-upstream [ARGS] | bench [--quick] [--json PATH]>"
             );
             return if cmd == "help" {
                 ExitCode::SUCCESS
@@ -463,4 +465,30 @@ mod tests {
         let added = register_platform(&spec, "streamable").unwrap().unwrap();
         assert!(added.contains("    \"weibo\",\n    \"streamable\",\n];"));
     }
+}
+
+/// Benchmarks are only meaningful on a release host: build it, the
+/// components, and run the bench binary (also in release) against them.
+fn bench(args: &[String]) -> Result {
+    build_extractors()?;
+    let mut c = cargo();
+    c.args([
+        "build",
+        "--release",
+        "-p",
+        "mediaparse",
+        "--bin",
+        "mediaparse",
+        "-p",
+        "mediaparse-tests",
+        "--bin",
+        "mediaparse-bench",
+    ]);
+    run(c)?;
+    let release = root().join("target").join("release");
+    let mut c = Command::new(release.join("mediaparse-bench"));
+    c.current_dir(root()).args(args);
+    c.env("MEDIAPARSE_BIN", release.join("mediaparse"))
+        .env("MEDIAPARSE_EXTRACTORS", extractors_out());
+    run(c)
 }

@@ -40,6 +40,28 @@ impl Default for FetchLimits {
     }
 }
 
+impl FetchLimits {
+    /// The defaults, with two undocumented-in-`--help` knobs read from the
+    /// environment so the fault tests stay fast: `MEDIAPARSE_UPSTREAM_TIMEOUT_MS`
+    /// and `MEDIAPARSE_UPSTREAM_MAX_BODY_BYTES`. Unparsable values are ignored.
+    pub fn from_env() -> FetchLimits {
+        let var = |name: &str| {
+            std::env::var(name)
+                .ok()
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .filter(|v| *v > 0)
+        };
+        let mut limits = FetchLimits::default();
+        if let Some(ms) = var("MEDIAPARSE_UPSTREAM_TIMEOUT_MS") {
+            limits.request_timeout = Duration::from_millis(ms);
+        }
+        if let Some(bytes) = var("MEDIAPARSE_UPSTREAM_MAX_BODY_BYTES") {
+            limits.max_body_bytes = usize::try_from(bytes).unwrap_or(usize::MAX);
+        }
+        limits
+    }
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum FetchError {
     /// The extractor asked for a host it did not declare: an extractor bug.
@@ -430,4 +452,84 @@ fn redact_query(url: &url::Url) -> String {
         url.host_str().unwrap_or_default(),
         url.path()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Production mode: no upstream override, the public-only resolver.
+    fn production() -> Fetcher {
+        Fetcher::new(None, FetchLimits::default()).expect("client builds")
+    }
+
+    /// A redirect from a platform page to a non-public address is refused
+    /// before any connection: every hop goes through `next_hop` and then
+    /// `check_destination`, exactly as `fetch_uncached` does.
+    #[test]
+    fn production_refuses_redirects_to_non_public_addresses() {
+        let fetcher = production();
+        let from = url::Url::parse("https://www.tiktok.com/@a/video/1").unwrap();
+        // Even if an extractor declared these hosts, the address check comes first.
+        let hosts: Vec<String> = [
+            "www.tiktok.com",
+            "127.0.0.1",
+            "10.0.0.8",
+            "169.254.169.254",
+            "[::1]",
+            "::1",
+        ]
+        .map(String::from)
+        .to_vec();
+        for location in [
+            "http://127.0.0.1/",
+            "http://127.0.0.1:8080/admin",
+            "https://10.0.0.8/internal",
+            "http://169.254.169.254/latest/meta-data/",
+            "http://[::1]/",
+            "http://[::1]:9000/x",
+            "http://[::ffff:127.0.0.1]/",
+            "http://2130706433/",
+            "http://0x7f.1/",
+        ] {
+            let next = fetcher.next_hop(&from, location).unwrap();
+            match fetcher.check_destination(&hosts, &next) {
+                Err(FetchError::PrivateDestination(_)) => {}
+                other => panic!("{location} → {next}: {other:?}"),
+            }
+        }
+        // With the override (tests, replay), the address rule is the fake upstream's business.
+        let replay = Fetcher::new(
+            Some(UpstreamOverride::parse("http://127.0.0.1:9").unwrap()),
+            FetchLimits::default(),
+        )
+        .unwrap();
+        let next = replay.next_hop(&from, "http://127.0.0.1/").unwrap();
+        assert!(matches!(replay.check_destination(&hosts, &next), Ok(())));
+    }
+
+    /// The whole fetch, against a real listener on loopback: refused, and
+    /// the listener never sees a connection. Names resolving only to
+    /// loopback (`localhost`) are refused by the resolver.
+    #[tokio::test]
+    async fn production_fetch_never_connects_to_loopback() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let fetcher = production();
+        for (host, url) in [
+            ("127.0.0.1", format!("http://127.0.0.1:{port}/")),
+            ("localhost", format!("http://localhost:{port}/")),
+        ] {
+            let request = HttpRequest::get(url.clone());
+            match fetcher.fetch("tiktok", &[host.to_string()], &request).await {
+                Err(FetchError::PrivateDestination(_)) => {}
+                other => panic!("{url}: {other:?}"),
+            }
+        }
+        assert!(
+            listener.accept().is_err(),
+            "the loopback listener was reached"
+        );
+    }
 }
