@@ -197,7 +197,9 @@ impl OperatorConfig {
         };
         let (parse, fetch, sandbox) = (
             ParseLimits::default(),
-            FetchLimits::default(),
+            // The built-in defaults, with the test-only environment knobs
+            // (`MEDIAPARSE_UPSTREAM_TIMEOUT_MS`, `…_MAX_BODY_BYTES`) applied.
+            FetchLimits::from_env(),
             SandboxLimits::default(),
         );
         let ms = Duration::from_millis;

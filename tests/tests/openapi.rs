@@ -94,7 +94,7 @@ async fn schemathesis_finds_nothing_against_the_demo_service() {
     .await
     .unwrap();
     service.add_credits("default", 1_000_000).unwrap();
-    let token = service.create_key(&[]).unwrap();
+    let token = service.create_key(&["--rate-limit", "off"]).unwrap();
     let report = tempfile::tempdir().unwrap();
     let py_dir = paths::workspace_root().join("tests/py");
     let schemathesis = python.with_file_name("schemathesis");

@@ -99,7 +99,7 @@ async fn sixty_four_clients_across_platforms() {
     .await
     .unwrap();
     service.add_credits("default", CREDITS).unwrap();
-    let token = Arc::new(service.create_key(&[]).unwrap());
+    let token = Arc::new(service.create_key(&["--rate-limit", "off"]).unwrap());
     let client = reqwest::Client::new();
     let url = Arc::new(service.url("/api/v1/parse"));
     let chosen = Arc::new(chosen);
@@ -242,7 +242,7 @@ async fn upstream_faults_give_their_envelope_and_no_credit() {
     .await
     .unwrap();
     service.add_credits("default", 1000).unwrap();
-    let token = service.create_key(&[]).unwrap();
+    let token = service.create_key(&["--rate-limit", "off"]).unwrap();
     let client = reqwest::Client::new();
     // All at once: the slow fault must not serialise the rest.
     let mut tasks = Vec::new();
@@ -390,7 +390,7 @@ fn request_bodies_never_panic_or_500() {
         .await
         .unwrap();
         service.add_credits("default", CREDITS).unwrap();
-        let token = service.create_key(&[]).unwrap();
+        let token = service.create_key(&["--rate-limit", "off"]).unwrap();
         (upstream, service, token)
     });
     // A fresh connection per case: a body the service refuses early (413)

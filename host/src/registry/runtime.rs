@@ -207,7 +207,8 @@ fn deadline_ticks(limits: &SandboxLimits) -> u64 {
 /// Every live parse holds one instance, so `MAX_LIVE_INSTANCES` bounds the
 /// parses in flight; past it, instantiation fails and the parse answers
 /// `500 extractor_failed` (the semaphore in front of the pool is future work).
-fn pooling(limits: &SandboxLimits) -> PoolingAllocationConfig {
+fn pooling(_limits: &SandboxLimits) -> PoolingAllocationConfig {
+    const WASM32_MAX_MEMORY: usize = 1 << 32;
     const MAX_LIVE_INSTANCES: u32 = 1000;
     const KEEP_RESIDENT: usize = 4 << 20;
     let mut pool = PoolingAllocationConfig::new();
@@ -218,7 +219,10 @@ fn pooling(limits: &SandboxLimits) -> PoolingAllocationConfig {
         .max_core_instances_per_component(8)
         .max_memories_per_component(2)
         .max_tables_per_component(4)
-        .max_memory_size(limits.memory_bytes)
+        // Slots are sized for any wasm32 memory; the per-platform cap (which
+        // the operator configuration may raise above the default) is the
+        // store limiter's, with its clear trap on a failed growth.
+        .max_memory_size(WASM32_MAX_MEMORY)
         .linear_memory_keep_resident(KEEP_RESIDENT)
         .table_keep_resident(64 << 10);
     pool
