@@ -432,6 +432,32 @@ fn check_template(host_bin: &Path) -> Result {
     Ok(())
 }
 
+/// Benchmarks are only meaningful on a release host: build it, the
+/// components, and run the bench binary (also in release) against them.
+fn bench(args: &[String]) -> Result {
+    build_extractors()?;
+    let mut c = cargo();
+    c.args([
+        "build",
+        "--release",
+        "-p",
+        "mediaparse",
+        "--bin",
+        "mediaparse",
+        "-p",
+        "mediaparse-tests",
+        "--bin",
+        "mediaparse-bench",
+    ]);
+    run(c)?;
+    let release = root().join("target").join("release");
+    let mut c = Command::new(release.join("mediaparse-bench"));
+    c.current_dir(root()).args(args);
+    c.env("MEDIAPARSE_BIN", release.join("mediaparse"))
+        .env("MEDIAPARSE_EXTRACTORS", extractors_out());
+    run(c)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -465,30 +491,4 @@ mod tests {
         let added = register_platform(&spec, "streamable").unwrap().unwrap();
         assert!(added.contains("    \"weibo\",\n    \"streamable\",\n];"));
     }
-}
-
-/// Benchmarks are only meaningful on a release host: build it, the
-/// components, and run the bench binary (also in release) against them.
-fn bench(args: &[String]) -> Result {
-    build_extractors()?;
-    let mut c = cargo();
-    c.args([
-        "build",
-        "--release",
-        "-p",
-        "mediaparse",
-        "--bin",
-        "mediaparse",
-        "-p",
-        "mediaparse-tests",
-        "--bin",
-        "mediaparse-bench",
-    ]);
-    run(c)?;
-    let release = root().join("target").join("release");
-    let mut c = Command::new(release.join("mediaparse-bench"));
-    c.current_dir(root()).args(args);
-    c.env("MEDIAPARSE_BIN", release.join("mediaparse"))
-        .env("MEDIAPARSE_EXTRACTORS", extractors_out());
-    run(c)
 }
