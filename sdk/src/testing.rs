@@ -33,3 +33,41 @@ pub fn assert_routed_to<'a, E: Extractor>(inputs: impl IntoIterator<Item = &'a s
         );
     }
 }
+
+/// Drive `E` through detect, up to ten plan rounds and map, answering every
+/// planned request with the same canned response. For robustness tests:
+/// whatever the answer, the extractor must end in a result or a failure,
+/// never a panic (a panic in a component is a trap and a 500).
+pub fn drive_with_answer<E: Extractor>(
+    input: &str,
+    status: u16,
+    headers: &[crate::Header],
+    body: &[u8],
+) {
+    let Ok(target) = E::detect(input) else {
+        return;
+    };
+    let ctx = crate::Context::default();
+    let mut done: Vec<crate::Exchange> = Vec::new();
+    for _ in 0..10 {
+        match E::plan(&target, &ctx, &done) {
+            Ok(crate::Plan::Fetch(requests)) => {
+                for request in requests {
+                    let response = crate::HttpResponse {
+                        request_url: request.url.clone(),
+                        final_url: request.url.clone(),
+                        status,
+                        headers: headers.to_vec(),
+                        body: body.to_vec(),
+                    };
+                    done.push(crate::Exchange { request, response });
+                }
+            }
+            Ok(crate::Plan::Ready) => {
+                let _ = E::map(&target, &ctx, &done);
+                return;
+            }
+            Err(_) => return,
+        }
+    }
+}

@@ -1,7 +1,7 @@
 //! Hostile or broken upstream answers end in a failure or a result, never a panic.
 
 use mediaparse_extractor_instagram::Instagram;
-use mediaparse_sdk::{Context, Exchange, Extractor, Header, HttpResponse, Plan};
+use mediaparse_sdk::{Extractor, Header};
 
 const BODIES: &[&str] = &[
     "",
@@ -16,36 +16,16 @@ const BODIES: &[&str] = &[
 ];
 
 fn drive(input: &str, status: u16, body: &str, location: Option<&str>) {
-    let Ok(target) = Instagram::detect(input) else {
-        return;
-    };
-    let ctx = Context::default();
-    let mut done: Vec<Exchange> = Vec::new();
-    for _ in 0..10 {
-        match Instagram::plan(&target, &ctx, &done) {
-            Ok(Plan::Fetch(requests)) => {
-                for request in requests {
-                    let mut headers = vec![Header::new("Set-Cookie", "csrftoken=; Path=/")];
-                    if let Some(l) = location {
-                        headers.push(Header::new("Location", l));
-                    }
-                    let response = HttpResponse {
-                        request_url: request.url.clone(),
-                        final_url: request.url.clone(),
-                        status,
-                        headers,
-                        body: body.as_bytes().to_vec(),
-                    };
-                    done.push(Exchange { request, response });
-                }
-            }
-            Ok(Plan::Ready) => {
-                let _ = Instagram::map(&target, &ctx, &done);
-                return;
-            }
-            Err(_) => return,
-        }
+    let mut headers = vec![Header::new("Set-Cookie", "csrftoken=; Path=/")];
+    if let Some(l) = location {
+        headers.push(Header::new("Location", l));
     }
+    mediaparse_sdk::testing::drive_with_answer::<Instagram>(
+        input,
+        status,
+        &headers,
+        body.as_bytes(),
+    );
 }
 
 #[test]
