@@ -3,7 +3,7 @@
 //!
 //! - `build-extractors`  every `extractors/<platform>` crate → `target/extractors/<platform>.wasm`
 //! - `serve [ARGS…]`     build, then `mediaparse serve` on the embedded defaults
-//! - `test [ARGS…]`      build the components, the test guests and the host once, then `cargo test --workspace`
+//! - `test [ARGS…]`      build the components, the test guests, the host and the tests once, then `cargo test` (all but the bench)
 //! - `demo`              a fake upstream loaded with every fixture, the service pointed at it, a key, a curl line
 //! - `new-extractor NAME` a new `extractors/NAME` crate from `xtask/template/`
 //! - `fake-upstream [ARGS…]` the tests' fake upstream as a server (see tests/src/bin/mediaparse-fake-upstream.rs)
@@ -215,17 +215,36 @@ fn serve(args: &[String]) -> Result {
     run(c)
 }
 
+/// What `cargo xtask test` tests: the workspace but the benchmark (its own
+/// package so the test run never builds it; CI's clippy still checks it).
+const TEST_SELECTION: &[&str] = &["--workspace", "--exclude", "mediaparse-bench"];
+
 fn test(args: &[String]) -> Result {
     build_extractors()?;
     let guests = build_test_guests()?;
-    let bin = build_host()?;
+    let bin = build_host_and_tests()?;
     check_template(&bin)?;
     let mut c = cargo();
-    c.args(["test", "--workspace"]).args(args);
+    c.arg("test").args(TEST_SELECTION).args(args);
     c.env("MEDIAPARSE_BIN", bin)
         .env("MEDIAPARSE_EXTRACTORS", extractors_out())
         .env("MEDIAPARSE_TEST_GUESTS", guests);
     run(c)
+}
+
+/// The host binary built with the very features `cargo test` resolves (the
+/// whole selection, dev-dependencies on), and every test binary with it, so
+/// the test run that follows compiles nothing again. (`cargo build -p
+/// mediaparse` alone resolves other dependency features — reqwest without
+/// `json`, regex-syntax without unicode — and so built wasmtime, cranelift
+/// and the host a second time.)
+fn build_host_and_tests() -> Result<PathBuf> {
+    let mut c = cargo();
+    c.arg("build")
+        .args(TEST_SELECTION)
+        .args(["--bins", "--tests"]);
+    run(c)?;
+    Ok(root().join("target").join("debug").join("mediaparse"))
 }
 
 fn demo() -> Result {
@@ -445,7 +464,7 @@ fn bench(args: &[String]) -> Result {
         "--bin",
         "mediaparse",
         "-p",
-        "mediaparse-tests",
+        "mediaparse-bench",
         "--bin",
         "mediaparse-bench",
     ]);

@@ -1,6 +1,7 @@
 //! The wasm runtime: one engine, components compiled once and kept
 //! pre-instantiated, a fresh store per parse with a memory cap and an
-//! epoch deadline on every call, and WASI linked with nothing granted.
+//! epoch deadline on every call, and WASI linked with nothing granted and
+//! sealed: its clocks and randomness come from the parse (see [`sealed`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,7 +11,7 @@ use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits,
     StoreLimitsBuilder,
 };
-use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
+use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::convert;
 use crate::config::Secrets;
@@ -61,6 +62,8 @@ pub struct Runtime {
 /// Per-store host state.
 pub struct GuestState {
     wasi: WasiCtx,
+    /// Which parse the WASI context is sealed to (`None`: not yet one).
+    sealed_to: Option<sealed::Seal>,
     table: ResourceTable,
     limits: StoreLimits,
     platform: String,
@@ -166,7 +169,8 @@ impl Runtime {
         secrets: Secrets,
     ) -> Result<Session, RuntimeError> {
         let state = GuestState {
-            wasi: WasiCtxBuilder::new().build(),
+            wasi: sealed::wasi(&sealed::Seal::before_parse(platform)),
+            sealed_to: None,
             table: ResourceTable::new(),
             limits: StoreLimitsBuilder::new()
                 .memory_size(limits.memory_bytes)
@@ -274,6 +278,18 @@ impl Session {
         self.store.set_epoch_deadline(deadline_ticks(&self.limits));
     }
 
+    /// Seal WASI to this parse before the guest sees its context: the
+    /// context's time on every clock, randomness seeded from the parse. Done
+    /// once per parse, so the random stream runs on across `plan` and `map`.
+    fn seal(&mut self, target: &sdk::Target, ctx: &sdk::Context) {
+        let seal = sealed::Seal::for_parse(target, ctx);
+        let state = self.store.data_mut();
+        if state.sealed_to.as_ref() != Some(&seal) {
+            state.wasi = sealed::wasi(&seal);
+            state.sealed_to = Some(seal);
+        }
+    }
+
     pub fn info(&mut self) -> Result<sdk::Info, RuntimeError> {
         self.arm();
         let info = self
@@ -302,6 +318,7 @@ impl Session {
         done: &[sdk::Exchange],
     ) -> Result<Result<sdk::Plan, sdk::Failure>, RuntimeError> {
         self.arm();
+        self.seal(target, ctx);
         let (t, c, d) = (
             convert::target_out(target),
             convert::context_out(ctx),
@@ -343,6 +360,7 @@ impl Session {
         done: &[sdk::Exchange],
     ) -> Result<Result<(sdk::Media, String), sdk::Failure>, RuntimeError> {
         self.arm();
+        self.seal(target, ctx);
         let (t, c, d) = (
             convert::target_out(target),
             convert::context_out(ctx),
@@ -386,4 +404,150 @@ fn media_size(m: &sdk::Media) -> usize {
             .iter()
             .map(|a| a.url.len() + a.quality.len() + a.mime_type.len() + headers(&a.headers))
             .sum::<usize>()
+}
+
+/// The guest's WASI clocks and randomness, fixed by the parse: nothing an
+/// extractor computes may depend on the wall clock or OS entropy, so a
+/// replay of a recorded parse (same target, same context) is exact.
+mod sealed {
+    use std::time::Duration;
+
+    use rand_wasi::{SeedableRng, rngs::StdRng};
+    use sha2::{Digest, Sha256};
+    use wasmtime_wasi::{HostMonotonicClock, HostWallClock, WasiCtx, WasiCtxBuilder};
+
+    use mediaparse_sdk as sdk;
+
+    /// What WASI is sealed to: the context time and a seed drawn from the parse.
+    #[derive(Clone, Debug, PartialEq, Eq)]
+    pub struct Seal {
+        pub now_unix_ms: u64,
+        pub seed: [u8; 32],
+    }
+
+    impl Seal {
+        /// `info` and `detect` run before any context: time zero, and a seed
+        /// from the platform alone.
+        pub fn before_parse(platform: &str) -> Seal {
+            Seal {
+                now_unix_ms: 0,
+                seed: seed(&[b"before-parse", platform.as_bytes()]),
+            }
+        }
+
+        /// The parse's own seal: the context's time; the seed hashes the
+        /// target and that time (not the operator config, which may hold secrets
+        /// that must not steer anything observable).
+        pub fn for_parse(target: &sdk::Target, ctx: &sdk::Context) -> Seal {
+            Seal {
+                now_unix_ms: ctx.now_unix_ms,
+                seed: seed(&[
+                    b"parse",
+                    target.platform.as_bytes(),
+                    target.id.as_bytes(),
+                    target.canonical_url.as_bytes(),
+                    &ctx.now_unix_ms.to_le_bytes(),
+                ]),
+            }
+        }
+    }
+
+    fn seed(parts: &[&[u8]]) -> [u8; 32] {
+        let mut hash = Sha256::new();
+        for part in parts {
+            // Length-prefixed, so ("ab", "c") and ("a", "bc") differ.
+            hash.update((part.len() as u64).to_le_bytes());
+            hash.update(part);
+        }
+        hash.finalize().into()
+    }
+
+    /// A WASI context granting nothing, whose clocks read `seal`'s time and
+    /// whose three random sources are streams from `seal`'s seed.
+    pub fn wasi(seal: &Seal) -> WasiCtx {
+        let derived = |label: &[u8]| seed(&[label, &seal.seed]);
+        let insecure_seed = derived(b"insecure-seed");
+        let mut low = [0u8; 16];
+        low.copy_from_slice(&insecure_seed[..16]);
+        let now = Duration::from_millis(seal.now_unix_ms);
+        let mut builder = WasiCtxBuilder::new();
+        builder
+            .wall_clock(ContextClock(now))
+            .monotonic_clock(ContextClock(now))
+            .secure_random(StdRng::from_seed(derived(b"random")))
+            .insecure_random(StdRng::from_seed(derived(b"insecure")))
+            .insecure_random_seed(u128::from_le_bytes(low));
+        builder.build()
+    }
+
+    /// A clock stopped at the context time: a guest reading it twice sees
+    /// no time pass (its wall time is bounded by the epoch deadline instead).
+    struct ContextClock(Duration);
+
+    const RESOLUTION: Duration = Duration::from_millis(1);
+
+    impl HostWallClock for ContextClock {
+        fn resolution(&self) -> Duration {
+            RESOLUTION
+        }
+        fn now(&self) -> Duration {
+            self.0
+        }
+    }
+
+    impl HostMonotonicClock for ContextClock {
+        fn resolution(&self) -> u64 {
+            RESOLUTION.as_nanos() as u64
+        }
+        fn now(&self) -> u64 {
+            u64::try_from(self.0.as_nanos()).unwrap_or(u64::MAX)
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        fn target(id: &str) -> sdk::Target {
+            sdk::Target {
+                platform: "tiktok".into(),
+                id: id.into(),
+                canonical_url: format!("https://www.tiktok.com/@a/video/{id}"),
+                input: String::new(),
+            }
+        }
+
+        fn ctx(now_unix_ms: u64) -> sdk::Context {
+            sdk::Context {
+                now_unix_ms,
+                config: Vec::new(),
+            }
+        }
+
+        #[test]
+        fn a_parse_seals_to_its_time_and_a_seed_of_its_own() {
+            let a = Seal::for_parse(&target("1"), &ctx(1_700_000_000_123));
+            assert_eq!(a, Seal::for_parse(&target("1"), &ctx(1_700_000_000_123)));
+            assert_eq!(a.now_unix_ms, 1_700_000_000_123);
+            assert_ne!(
+                a.seed,
+                Seal::for_parse(&target("2"), &ctx(1_700_000_000_123)).seed
+            );
+            assert_ne!(
+                a.seed,
+                Seal::for_parse(&target("1"), &ctx(1_700_000_000_124)).seed
+            );
+            assert_ne!(a.seed, Seal::before_parse("tiktok").seed);
+        }
+
+        #[test]
+        fn the_clocks_read_the_context_time() {
+            let clock = ContextClock(Duration::from_millis(1_700_000_000_123));
+            assert_eq!(
+                HostWallClock::now(&clock),
+                Duration::from_millis(1_700_000_000_123)
+            );
+            assert_eq!(HostMonotonicClock::now(&clock), 1_700_000_000_123_000_000);
+        }
+    }
 }

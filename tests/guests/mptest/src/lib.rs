@@ -16,7 +16,9 @@
 //! - `badurl`: a video URL that is not an absolute http(s) URL;
 //! - `badenum`: a video whose source is `native-voice` (audio-only in SPEC.md);
 //! - `leak`: echo every `context.config` value into the log, the media
-//!   headers and the platform data; `leakerr`: into a failure message.
+//!   headers and the platform data; `leakerr`: into a failure message;
+//! - `sealed`: platform data reports what WASI's clocks and random sources
+//!   answer (`wasi` member; empty in a native build).
 
 use mediaparse_sdk::{
     Context, Exchange, Extraction, Extractor, Failure, Header, HttpRequest, Image, Info, Media,
@@ -159,6 +161,9 @@ impl Extractor for MpTest {
                 data["echo"] = json!(values);
                 data["note"] = json!(format!("config was {}", values.join(" | ")));
             }
+            "sealed" => {
+                data["wasi"] = wasi_readings();
+            }
             "leakerr" => {
                 let values: Vec<String> = ctx.config.iter().map(|h| h.value.clone()).collect();
                 return Err(Failure::UpstreamError(format!(
@@ -177,6 +182,35 @@ impl Extractor for MpTest {
             platform_data: data,
         })
     }
+}
+
+/// Every clock and random source WASI offers, read once each (numbers as
+/// strings: JSON readers need not hold 64 bits).
+#[cfg(target_arch = "wasm32")]
+fn wasi_readings() -> mediaparse_sdk::serde_json::Value {
+    use std::hash::BuildHasher;
+    use wasip2::{clocks, random};
+    let wall = clocks::wall_clock::now();
+    let seed = random::insecure_seed::insecure_seed();
+    json!({
+        "wall_ms": (wall.seconds * 1000 + u64::from(wall.nanoseconds) / 1_000_000).to_string(),
+        "monotonic_ns": clocks::monotonic_clock::now().to_string(),
+        "random": random::random::get_random_u64().to_string(),
+        "random_bytes": random::random::get_random_bytes(8),
+        "insecure": random::insecure::get_insecure_random_u64().to_string(),
+        "insecure_seed": [seed.0.to_string(), seed.1.to_string()],
+        // What std draws for its own use (hash map keys).
+        "std_hash": std::collections::hash_map::RandomState::new().hash_one(42u64).to_string(),
+        "std_system_time_ms": std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis().to_string())
+            .unwrap_or_default(),
+    })
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn wasi_readings() -> mediaparse_sdk::serde_json::Value {
+    json!({})
 }
 
 mediaparse_sdk::export_extractor!(MpTest);

@@ -6,7 +6,7 @@ use mediaparse_tests::service::{Service, ServiceOptions};
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::{self, ADMIN};
+use super::support::{self, ADMIN};
 
 #[tokio::test]
 async fn every_auth_failure_code_charges_nothing_and_fetches_nothing() {

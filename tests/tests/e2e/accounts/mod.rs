@@ -1,6 +1,6 @@
 //! Keys, accounts and credits end to end (issue 3): the real binary, a real
 //! SQLite file, the real TikTok component, real HTTP to a fake upstream that
-//! replays TikTok fixture cases. One test binary, one module per topic.
+//! replays TikTok fixture cases. One module per topic.
 
 mod admin;
 mod billing;

@@ -4,7 +4,7 @@
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::{self, admin};
+use super::support::{self, admin};
 
 #[tokio::test]
 async fn operator_manages_accounts_keys_credits_and_usage_over_http() {

@@ -2,7 +2,7 @@
 //! key's own limit, `off`; `429 rate_limited` with `Retry-After`, checked
 //! after authentication, charging nothing and fetching nothing.
 
-use crate::support;
+use super::support;
 
 #[tokio::test]
 async fn over_the_limit_is_429_with_retry_after_and_free() {

@@ -1,12 +1,13 @@
 //! Operating the service (issue 7): hot reload of components and of the
 //! configuration, the compiled cache, containment of hostile components,
-//! secrets, metrics, graceful shutdown, and swapping under load. One test
-//! binary, one module per topic; every test runs the real binary against
+//! secrets, metrics, graceful shutdown, swapping under load, and the sealed
+//! sandbox. One module per topic; every test runs the real binary against
 //! real components (the test guest, `tests/guests/mptest`, patched into
 //! whatever platform and version a test needs).
 
 mod containment;
 mod reload;
+mod sealed;
 mod service_ops;
 mod swap_load;
 

@@ -6,7 +6,7 @@
 use reqwest::Method;
 use serde_json::json;
 
-use crate::support::{self, start_on};
+use super::support::{self, start_on};
 
 const LAST_SECOND: &str = "2026-11-22T23:59:59Z";
 const FIRST_SECOND_AFTER: &str = "2026-11-23T00:00:00Z";

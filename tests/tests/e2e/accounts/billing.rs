@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::support::{self, start_on};
+use super::support::{self, start_on};
 
 /// Requests sent at once, and the credits that cover only some of them.
 const REQUESTS: usize = 40;

@@ -1,0 +1,19 @@
+//! The end-to-end suite, one test binary (each test binary links the host
+//! and wasmtime, so one link instead of ten): the real `mediaparse` binary,
+//! the real wasm components, real HTTP to fake upstreams. One module per
+//! topic; a test's name is its path, e.g.
+//! `cargo test -p mediaparse-tests --test e2e accounts::billing::`.
+//!
+//! Run through `cargo xtask test`, which builds the binary, the components
+//! and the test guests and says where they are (see `tests/src/paths.rs`).
+
+mod accounts;
+mod api;
+mod authoring;
+mod cli;
+mod fixtures_e2e;
+mod mcp;
+mod openapi;
+mod operations;
+mod robustness;
+mod tiktok_slice;
