@@ -1,6 +1,8 @@
 //! The outside judges written in Python — the official MCP SDK (`mcp`) and
 //! `schemathesis` — installed from PyPI into a venv under `target/` by the
 //! tests themselves (pinned versions; reused while the pins are unchanged).
+//! `cargo xtask test` starts the same install while it compiles, so the
+//! tests usually find the venv ready.
 //!
 //! Only when Python or pip itself is missing do the tests skip, loudly; a
 //! failing `pip install` fails the test.
@@ -11,8 +13,17 @@ use std::sync::Mutex;
 
 use crate::paths;
 
-/// What the venv holds; changing a pin reinstalls.
-pub const REQUIREMENTS: &[&str] = &["mcp==2.3.0", "schemathesis==4.32.5"];
+/// What the venv holds, one pin a line; changing a pin reinstalls. (xtask
+/// reads the same file and writes the same stamp.)
+pub const REQUIREMENTS_TXT: &str = include_str!("../py/requirements.txt");
+
+fn requirements() -> Vec<&'static str> {
+    REQUIREMENTS_TXT
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect()
+}
 
 static LOCK: Mutex<()> = Mutex::new(());
 
@@ -29,7 +40,8 @@ pub fn venv_python() -> Option<PathBuf> {
     let venv = target_dir().join("pytools");
     let python = venv.join("bin/python");
     let stamp = venv.join(".mediaparse-requirements");
-    let wanted = REQUIREMENTS.join("\n");
+    let requirements = requirements();
+    let wanted = requirements.join("\n");
     if python.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
         return Some(python);
     }
@@ -64,13 +76,13 @@ pub fn venv_python() -> Option<PathBuf> {
             "--quiet",
             "--disable-pip-version-check",
         ])
-        .args(REQUIREMENTS)
+        .args(&requirements)
         .output()
         .expect("running pip install");
     assert!(
         out.status.success(),
         "pip install {} failed:\n{}{}",
-        REQUIREMENTS.join(" "),
+        requirements.join(" "),
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );

@@ -220,16 +220,75 @@ fn serve(args: &[String]) -> Result {
 const TEST_SELECTION: &[&str] = &["--workspace", "--exclude", "mediaparse-bench"];
 
 fn test(args: &[String]) -> Result {
+    // Network and unpacking, not compilation: done while the builds run.
+    let python_tools = std::thread::spawn(prepare_python_tools);
     build_extractors()?;
     let guests = build_test_guests()?;
     let bin = build_host_and_tests()?;
     check_template(&bin)?;
+    // The tests install the tools themselves when missing; never both at once.
+    let _ = python_tools.join();
     let mut c = cargo();
     c.arg("test").args(TEST_SELECTION).args(args);
     c.env("MEDIAPARSE_BIN", bin)
         .env("MEDIAPARSE_EXTRACTORS", extractors_out())
         .env("MEDIAPARSE_TEST_GUESTS", guests);
     run(c)
+}
+
+/// The venv of Python judges the end-to-end tests use (`mcp`,
+/// `schemathesis`), as `tests/src/python.rs` makes it: same folder, same
+/// pins (`tests/py/requirements.txt`), same stamp. Best effort: on any
+/// failure the tests try again and say what is missing.
+fn prepare_python_tools() {
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"));
+    let venv = target.join("pytools");
+    let python = venv.join("bin").join("python");
+    let stamp = venv.join(".mediaparse-requirements");
+    let Ok(text) = std::fs::read_to_string(root().join("tests/py/requirements.txt")) else {
+        return;
+    };
+    let pins: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    let wanted = pins.join("\n");
+    if python.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
+        return;
+    }
+    let quiet = |c: &mut Command| c.output().is_ok_and(|o| o.status.success());
+    let Some(system) = ["python3", "python"]
+        .into_iter()
+        .find(|p| quiet(Command::new(p).args(["-m", "pip", "--version"])))
+    else {
+        return;
+    };
+    let installed = quiet(
+        Command::new(system)
+            .args(["-m", "venv", "--clear"])
+            .arg(&venv),
+    ) && quiet(
+        Command::new(&python)
+            .args([
+                "-m",
+                "pip",
+                "install",
+                "--quiet",
+                "--disable-pip-version-check",
+            ])
+            .args(&pins),
+    );
+    if installed {
+        let _ = std::fs::write(&stamp, wanted);
+    } else {
+        eprintln!(
+            "  python tools: installing {} failed; the tests will try again",
+            pins.join(" ")
+        );
+    }
 }
 
 /// The host binary built with the very features `cargo test` resolves (the
