@@ -64,7 +64,33 @@ fn root() -> PathBuf {
 fn cargo() -> Command {
     let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
     c.current_dir(root());
+    forget_cargo_run_env(&mut c);
     c
+}
+
+/// `cargo xtask` runs us through `cargo run`, which sets the package
+/// variables (`CARGO_MANIFEST_DIR=…/xtask`, `CARGO_PKG_NAME=xtask`, …).
+/// Some build scripts (ring's) declare `rerun-if-env-changed` on exactly
+/// those, so a cargo started with them rebuilds ring → rustls → reqwest →
+/// the host and every test binary whenever the last build came from a plain
+/// shell, and the other way round. Our cargo children get the shell's view.
+fn forget_cargo_run_env(c: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        let Some(name) = name.to_str() else { continue };
+        if name.starts_with("CARGO_PKG_")
+            || matches!(
+                name,
+                "CARGO_MANIFEST_DIR"
+                    | "CARGO_MANIFEST_PATH"
+                    | "CARGO_MANIFEST_LINKS"
+                    | "CARGO_CRATE_NAME"
+                    | "CARGO_BIN_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+            )
+        {
+            c.env_remove(name);
+        }
+    }
 }
 
 fn run(mut cmd: Command) -> Result {
