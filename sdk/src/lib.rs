@@ -78,16 +78,13 @@
 
 #![deny(missing_docs)]
 
-pub mod base62;
 pub mod bigints;
-pub mod bvid;
 pub mod cookies;
 pub mod exchanges;
 pub mod html;
 pub mod jsobj;
 pub mod log;
 pub mod share;
-pub mod shortcode;
 pub mod spec;
 pub mod types;
 pub mod urls;

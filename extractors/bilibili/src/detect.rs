@@ -1,6 +1,6 @@
 //! Which Bilibili post an input names, from the URL alone.
 
-use mediaparse_sdk::bvid;
+use crate::bvid;
 use mediaparse_sdk::share::first_url;
 use mediaparse_sdk::urls::{InputUrl, is_alnum, is_digits};
 use mediaparse_sdk::{Failure, Result};

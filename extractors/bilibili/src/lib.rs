@@ -4,6 +4,7 @@
 //! bangumi through `pgc`, courses through `pugv`. See
 //! `docs/platforms/bilibili.md` for what each fixture proves.
 
+pub mod bvid;
 mod detect;
 mod media;
 mod upstream;

@@ -1,6 +1,6 @@
 //! Which Instagram URLs name one post (SPEC.md shapes, upstream/instagram.md §1).
 
-use mediaparse_sdk::shortcode;
+use mediaparse_meta_web::shortcode;
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{Failure, Result, Target};
 

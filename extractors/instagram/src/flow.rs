@@ -2,9 +2,10 @@
 //! exchanges on every call: share-link hops, the homepage session, then the
 //! logged-out Polaris GraphQL query, the permalink page, the embed page.
 
+use mediaparse_meta_web::shortcode;
 use mediaparse_sdk::cookies::set_cookies;
 use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Target, shortcode};
+use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Target};
 use serde_json::Value;
 
 use crate::detect::{WWW, is_share, post_code};

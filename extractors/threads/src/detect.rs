@@ -1,6 +1,6 @@
 //! Which Threads URLs name one post (SPEC.md shapes, upstream/threads.md §1).
 
-use mediaparse_sdk::shortcode;
+use mediaparse_meta_web::shortcode;
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{Failure, Result, Target};
 

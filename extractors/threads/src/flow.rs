@@ -2,9 +2,10 @@
 //! exchanges on every call: share-link hops, the post page rendered for
 //! Googlebot, then the logged-out Barcelona GraphQL query.
 
+use mediaparse_meta_web::shortcode;
 use mediaparse_sdk::cookies::set_cookies;
 use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Target, shortcode};
+use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Target};
 use serde_json::Value;
 
 use crate::detect::{WWW, canonical_post, is_share, post_path};

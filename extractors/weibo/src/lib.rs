@@ -11,6 +11,7 @@
 //! - `t.cn` short links and `mapp.api.weibo.cn/fx/` app pages are resolved
 //!   through their redirect first.
 
+pub mod base62;
 pub mod link;
 pub mod status;
 pub mod upstream;

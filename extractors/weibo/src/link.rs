@@ -1,7 +1,7 @@
 //! Recognising Weibo links: posts (mid or mblogid), `1034:` video objects,
 //! `t.cn` short links, app share pages, and what is not a single post.
 
-use mediaparse_sdk::base62::{mblogid_to_mid, mid_to_mblogid};
+use crate::base62::{mblogid_to_mid, mid_to_mblogid};
 use mediaparse_sdk::urls::{InputUrl, is_alnum, is_digits};
 use mediaparse_sdk::{Failure, Result, share};
 

@@ -2,6 +2,8 @@
 //! `data-sjs` JSON script blobs, the LSD token, image candidates and CDN
 //! video labels. One crate so both extractors read Meta pages the same way.
 
+pub mod shortcode;
+
 use base64::Engine;
 use serde_json::Value;
 

@@ -55,7 +55,7 @@ fn chunks_from_right(s: &str, size: usize) -> Vec<&str> {
 /// Weibo `mid` (decimal digits) → `mblogid`. `None` unless `mid` is digits.
 ///
 /// ```
-/// use mediaparse_sdk::base62::mid_to_mblogid;
+/// use mediaparse_extractor_weibo::base62::mid_to_mblogid;
 /// assert_eq!(mid_to_mblogid("4189191225395228").as_deref(), Some("FBqgOmDxO"));
 /// ```
 pub fn mid_to_mblogid(mid: &str) -> Option<String> {
@@ -76,7 +76,7 @@ pub fn mid_to_mblogid(mid: &str) -> Option<String> {
 /// Weibo `mblogid` → `mid` (decimal digits). `None` unless `mblogid` is base62.
 ///
 /// ```
-/// use mediaparse_sdk::base62::mblogid_to_mid;
+/// use mediaparse_extractor_weibo::base62::mblogid_to_mid;
 /// assert_eq!(mblogid_to_mid("N4xlMvjhI").as_deref(), Some("4910815147462302"));
 /// ```
 pub fn mblogid_to_mid(mblogid: &str) -> Option<String> {
