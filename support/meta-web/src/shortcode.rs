@@ -72,6 +72,25 @@ pub fn encode(mut pk: u64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// The numeric id of a post's code, refusing private posts' codes.
+///
+/// ```
+/// use mediaparse_meta_web::shortcode::post_pk;
+/// assert_eq!(post_pk("C8CTu0iswgv"), Ok(3387356650132408367));
+/// assert!(post_pk("C5_A1TQNPrYw4c2g9KAUTPUl8RVHqiAdAcOOSY0").is_err()); // private
+/// assert!(post_pk("a.b").is_err());
+/// ```
+pub fn post_pk(code: &str) -> mediaparse_sdk::Result<u64> {
+    if is_private(code) {
+        return Err(mediaparse_sdk::Failure::unavailable(
+            "this is a private post's link; private posts are unsupported",
+        ));
+    }
+    decode(code).ok_or_else(|| {
+        mediaparse_sdk::Failure::unsupported("the shortcode does not decode to a post id")
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

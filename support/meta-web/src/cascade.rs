@@ -1,0 +1,105 @@
+//! Meta sites are read by a cascade of strategies (GraphQL, the post page,
+//! the embed page): each answer either yields the post, ends the cascade
+//! (the post is gone, or gated), or misses so the next strategy runs. When
+//! all miss, the most telling failure is reported.
+
+use mediaparse_sdk::{Exchange, Failure, HttpRequest, Result};
+
+/// A strategy's failure; `definitive` ones end the cascade.
+#[derive(Debug)]
+pub struct Miss {
+    /// What went wrong.
+    pub failure: Failure,
+    /// True when no later strategy can do better (deleted, gated).
+    pub definitive: bool,
+}
+
+/// A failure the next strategy may recover from.
+pub fn miss(failure: Failure) -> Miss {
+    Miss {
+        failure,
+        definitive: false,
+    }
+}
+
+/// A failure that ends the cascade.
+pub fn stop(failure: Failure) -> Miss {
+    Miss {
+        failure,
+        definitive: true,
+    }
+}
+
+/// What the cascade needs next.
+#[derive(Debug)]
+pub enum Next<T> {
+    /// These requests.
+    Fetch(Vec<HttpRequest>),
+    /// Nothing: here is the post.
+    Found(T),
+}
+
+/// The failures of the strategies tried so far.
+#[derive(Default)]
+pub struct Cascade {
+    misses: Vec<Failure>,
+}
+
+impl Cascade {
+    /// One strategy: its request when `answer` is not fetched yet, else its
+    /// evaluation. `Some` ends the flow (a request, the post, or a definitive
+    /// failure); `None` means it missed and the next strategy runs.
+    ///
+    /// ```
+    /// use mediaparse_meta_web::cascade::{Cascade, Next, miss};
+    /// use mediaparse_sdk::{Failure, HttpRequest};
+    /// let mut cascade = Cascade::default();
+    /// let fetch = cascade.attempt(None, || HttpRequest::get("https://x.test/a"), |_| Ok(1));
+    /// assert!(matches!(fetch, Some(Ok(Next::Fetch(r))) if r[0].url == "https://x.test/a"));
+    /// cascade.missed(Failure::upstream("HTTP 500"));
+    /// cascade.missed(Failure::unavailable("deleted"));
+    /// assert!(matches!(cascade.most_telling(), Failure::Unavailable(_)));
+    /// ```
+    pub fn attempt<T>(
+        &mut self,
+        answer: Option<&Exchange>,
+        request: impl FnOnce() -> HttpRequest,
+        eval: impl FnOnce(&Exchange) -> std::result::Result<T, Miss>,
+    ) -> Option<Result<Next<T>>> {
+        let Some(answer) = answer else {
+            return Some(Ok(Next::Fetch(vec![request()])));
+        };
+        match eval(answer) {
+            Ok(found) => Some(Ok(Next::Found(found))),
+            Err(m) if m.definitive => Some(Err(m.failure)),
+            Err(m) => {
+                self.misses.push(m.failure);
+                None
+            }
+        }
+    }
+
+    /// Record a strategy that could not even be tried.
+    pub fn missed(&mut self, failure: Failure) {
+        self.misses.push(failure);
+    }
+
+    /// Of the strategies' failures, the one that says most about the post.
+    pub fn most_telling(self) -> Failure {
+        let rank = |f: &Failure| match f {
+            Failure::Unavailable(_) => 0,
+            Failure::LoginRequired(_) => 1,
+            Failure::RateLimited(_) => 2,
+            Failure::UpstreamChanged(_) => 3,
+            Failure::UpstreamError(_) => 4,
+            Failure::UnsupportedUrl(_) => 5,
+        };
+        let mut best: Option<Failure> = None;
+        for f in self.misses {
+            if best.as_ref().is_none_or(|b| rank(&f) < rank(b)) {
+                best = Some(f);
+            }
+        }
+        best.unwrap_or_else(|| Failure::upstream("no strategy produced the post"))
+    }
+}

@@ -1,0 +1,180 @@
+//! Following a Meta share link (`/share/{id}/`) hop by hop, without the
+//! host following redirects, until a `Location` names a post.
+
+use mediaparse_sdk::urls::InputUrl;
+use mediaparse_sdk::{Exchange, Failure, HttpRequest, Result};
+
+/// Redirect hops a share link may take before it must name a post.
+pub const MAX_HOPS: usize = 3;
+
+/// How one site's share links behave.
+pub struct ShareLinks<'a, T> {
+    /// The site's name in messages ("Instagram").
+    pub site: &'a str,
+    /// The origin later hops are requested on (`https://www.instagram.com`).
+    pub www: &'a str,
+    /// Hosts a hop may lead to; anywhere else is a dead end.
+    pub hosts: &'a [&'a str],
+    /// The hop request for a URL (its UA and accept headers; redirects off).
+    pub request: fn(&str) -> HttpRequest,
+    /// What a landing path names, when it names a post.
+    pub arrived: fn(&[&str]) -> Option<T>,
+    /// The failure for a landing that is neither a post nor another share
+    /// hop: `first` is its first path segment, `path` the whole path.
+    pub dead_end: fn(first: Option<&str>, path: &str) -> Failure,
+}
+
+/// The next hop to request, or what the link arrived at.
+#[derive(Debug, PartialEq)]
+pub enum Hop<T> {
+    /// Request this (a redirect-less GET) next.
+    Next(HttpRequest),
+    /// The link names this post.
+    Arrived(T),
+}
+
+impl<T> ShareLinks<'_, T> {
+    /// Follow the link from `start`, given the hops in `done` (every
+    /// redirect-less exchange is one hop).
+    pub fn follow(&self, start: &str, done: &[Exchange]) -> Result<Hop<T>> {
+        let hops: Vec<&Exchange> = done
+            .iter()
+            .filter(|e| !e.request.follow_redirects)
+            .collect();
+        let Some(last) = hops.last() else {
+            return Ok(Hop::Next((self.request)(start)));
+        };
+        let response = &last.response;
+        match response.status {
+            429 => {
+                return Err(Failure::RateLimited(format!(
+                    "{} is rate-limiting share links",
+                    self.site
+                )));
+            }
+            404 | 410 => return Err(Failure::unavailable("the share link does not exist")),
+            _ if !response.is_redirect() => {
+                return Err(Failure::changed(format!(
+                    "the share link answered HTTP {} instead of redirecting",
+                    response.status
+                )));
+            }
+            _ => {}
+        }
+        let location = response
+            .location()
+            .ok_or_else(|| Failure::changed("the share link redirected without a Location"))?;
+        let url = InputUrl::parse(&location)
+            .map_err(|_| Failure::changed("the share link redirected to something not a URL"))?;
+        if !url.host_in(self.hosts) {
+            return Err(Failure::unavailable(format!(
+                "the share link leads off {} ({})",
+                self.site, url.host
+            )));
+        }
+        let segs: Vec<&str> = url.segments.iter().map(String::as_str).collect();
+        if let Some(found) = (self.arrived)(&segs) {
+            return Ok(Hop::Arrived(found));
+        }
+        match segs.first() {
+            Some(&"share") if hops.len() < MAX_HOPS => {
+                let mut next = format!("{}{}", self.www, url.url.path());
+                if let Some(q) = url.url.query() {
+                    next.push('?');
+                    next.push_str(q);
+                }
+                Ok(Hop::Next((self.request)(&next)))
+            }
+            Some(&"share") => Err(Failure::upstream("the share link redirects in circles")),
+            first => Err((self.dead_end)(first.copied(), url.url.path())),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mediaparse_sdk::{Header, HttpResponse};
+
+    fn links() -> ShareLinks<'static, String> {
+        ShareLinks {
+            site: "Example",
+            www: "https://www.example.com",
+            hosts: &["www.example.com"],
+            request: |url| HttpRequest::get(url).no_redirects(),
+            arrived: |segs| match segs {
+                ["p", code] => Some(code.to_string()),
+                _ => None,
+            },
+            dead_end: |_, path| Failure::unavailable(format!("the share link leads to {path}")),
+        }
+    }
+
+    fn hop(url: &str, status: u16, location: Option<&str>) -> Exchange {
+        let headers = location
+            .map(|l| vec![Header::new("Location", l)])
+            .unwrap_or_default();
+        Exchange {
+            request: HttpRequest::get(url).no_redirects(),
+            response: HttpResponse {
+                request_url: url.into(),
+                final_url: url.into(),
+                status,
+                headers,
+                body: vec![],
+            },
+        }
+    }
+
+    #[test]
+    fn follows_share_hops_until_a_post() {
+        let start = "https://www.example.com/share/a/";
+        let Ok(Hop::Next(first)) = links().follow(start, &[]) else {
+            panic!("first hop")
+        };
+        assert_eq!(first.url, start);
+        assert!(!first.follow_redirects);
+        let done = [hop(
+            start,
+            302,
+            Some("https://www.example.com/share/b/?x=1"),
+        )];
+        let Ok(Hop::Next(second)) = links().follow(start, &done) else {
+            panic!("second hop")
+        };
+        assert_eq!(second.url, "https://www.example.com/share/b/?x=1");
+        let done = [
+            done[0].clone(),
+            hop(&second.url, 301, Some("https://www.example.com/p/C0de/")),
+        ];
+        assert_eq!(
+            links().follow(start, &done),
+            Ok(Hop::Arrived("C0de".to_string()))
+        );
+    }
+
+    #[test]
+    fn dead_ends_are_failures() {
+        let start = "https://www.example.com/share/a/";
+        let failure = |status, location| {
+            links()
+                .follow(start, &[hop(start, status, location)])
+                .map(|_| ())
+                .unwrap_err()
+        };
+        assert!(matches!(failure(429, None), Failure::RateLimited(_)));
+        assert!(matches!(failure(404, None), Failure::Unavailable(_)));
+        assert!(matches!(failure(200, None), Failure::UpstreamChanged(_)));
+        assert!(matches!(failure(302, None), Failure::UpstreamChanged(_)));
+        let off_site = failure(302, Some("https://evil.test/p/x"));
+        assert!(matches!(off_site, Failure::Unavailable(m) if m.contains("off Example")));
+        let profile = failure(302, Some("https://www.example.com/u/x"));
+        assert!(matches!(profile, Failure::Unavailable(m) if m.contains("/u/x")));
+        let circle = Some("https://www.example.com/share/a/");
+        let done: Vec<Exchange> = (0..MAX_HOPS).map(|_| hop(start, 302, circle)).collect();
+        assert!(matches!(
+            links().follow(start, &done),
+            Err(Failure::UpstreamError(_))
+        ));
+    }
+}
