@@ -4,22 +4,23 @@
 //! Polaris GraphQL; then the permalink page's `data-sjs` JSON; then the
 //! `/embed/captioned/` page. Share links are resolved by redirect first.
 
-mod detect;
 mod flow;
-mod post;
+mod map;
+mod urls;
 
+use mediaparse_meta_web::cascade::Next;
 use mediaparse_sdk::{
     Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target,
 };
 
-pub use detect::{URL_HOSTS, post_code};
+pub use urls::{URL_HOSTS, post_code};
 
 pub struct Instagram;
 
 impl Extractor for Instagram {
     fn info() -> Info {
         Info {
-            platform: detect::PLATFORM.into(),
+            platform: urls::PLATFORM.into(),
             version: env!("CARGO_PKG_VERSION").into(),
             url_hosts: vec!["*.instagram.com".into(), "*.instagr.am".into()],
             api_hosts: vec!["www.instagram.com".into()],
@@ -44,20 +45,20 @@ impl Extractor for Instagram {
     }
 
     fn detect(input: &str) -> Result<Target> {
-        detect::detect(input)
+        urls::detect(input)
     }
 
     fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan> {
         match flow::run(target, ctx, done)? {
-            flow::Step::Fetch(requests) => Ok(Plan::Fetch(requests)),
-            flow::Step::Found(_) => Ok(Plan::Ready),
+            Next::Fetch(requests) => Ok(Plan::Fetch(requests)),
+            Next::Found(_) => Ok(Plan::Ready),
         }
     }
 
     fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
         match flow::run(target, ctx, done)? {
-            flow::Step::Found(post) => post::map(&post),
-            flow::Step::Fetch(_) => Err(Failure::upstream(
+            Next::Found(post) => map::map(&post),
+            Next::Fetch(_) => Err(Failure::upstream(
                 "map was called before the post was fetched",
             )),
         }

@@ -6,28 +6,30 @@
 //! Barcelona GraphQL query. The requested shortcode is matched in the
 //! answer, never the first item of the thread.
 
-mod detect;
 mod flow;
-mod post;
+mod map;
+mod urls;
 
+use mediaparse_meta_web::cascade::Next;
 use mediaparse_sdk::{
     Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target,
 };
 
-pub use detect::{URL_HOSTS, post_path};
+pub use urls::{URL_HOSTS, post_ref};
 
 pub struct Threads;
 
 impl Extractor for Threads {
     fn info() -> Info {
         Info {
-            platform: detect::PLATFORM.into(),
+            platform: urls::PLATFORM.into(),
             version: env!("CARGO_PKG_VERSION").into(),
             url_hosts: vec!["*.threads.net".into(), "*.threads.com".into()],
             api_hosts: vec!["www.threads.com".into()],
             url_shapes: [
                 "/@{user}/post/{shortcode}",
                 "/@{user}/post/{shortcode}/media",
+                "/t/{shortcode}",
                 "/share/{code}",
             ]
             .iter()
@@ -37,20 +39,20 @@ impl Extractor for Threads {
     }
 
     fn detect(input: &str) -> Result<Target> {
-        detect::detect(input)
+        urls::detect(input)
     }
 
     fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan> {
         match flow::run(target, ctx, done)? {
-            flow::Step::Fetch(requests) => Ok(Plan::Fetch(requests)),
-            flow::Step::Found(_) => Ok(Plan::Ready),
+            Next::Fetch(requests) => Ok(Plan::Fetch(requests)),
+            Next::Found(_) => Ok(Plan::Ready),
         }
     }
 
     fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
         match flow::run(target, ctx, done)? {
-            flow::Step::Found(post) => post::map(&post),
-            flow::Step::Fetch(_) => Err(Failure::upstream(
+            Next::Found(post) => map::map(&post),
+            Next::Fetch(_) => Err(Failure::upstream(
                 "map was called before the post was fetched",
             )),
         }

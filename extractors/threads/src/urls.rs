@@ -29,24 +29,30 @@ fn valid_share_code(code: &str) -> bool {
     (4..=32).contains(&code.len()) && shortcode::is_code(code)
 }
 
-/// `(user, shortcode)` of a post path `/@{user}/post/{code}[/media]`.
-pub fn post_path(segments: &[&str]) -> Option<(String, String)> {
-    let (user, code) = match segments {
-        [user, "post", code] | [user, "post", code, "media"] => (user, code),
-        _ => return None,
-    };
-    let user = user.strip_prefix('@')?;
-    (valid_username(user) && valid_code(code)).then(|| (user.to_string(), code.to_string()))
+/// The shortcode and canonical URL of a post path: `/@{user}/post/{code}`
+/// (optionally `/media`), or the legacy author-less `/t/{code}` of 2023
+/// shares (upstream/threads.md §1), which Threads redirects to the former.
+pub fn post_ref(segments: &[&str]) -> Option<(String, String)> {
+    match segments {
+        [user, "post", code] | [user, "post", code, "media"] => {
+            let user = user.strip_prefix('@')?;
+            (valid_username(user) && valid_code(code))
+                .then(|| (code.to_string(), format!("{WWW}/@{user}/post/{code}")))
+        }
+        ["t", code] => valid_code(code).then(|| (code.to_string(), format!("{WWW}/t/{code}"))),
+        _ => None,
+    }
 }
 
-pub fn post_target(user: &str, code: &str, input: &str) -> Target {
+/// A post's target: its id is the decoded shortcode.
+pub fn post_target(code: &str, canonical_url: String, input: &str) -> Target {
     let id = shortcode::decode(code)
         .map(|pk| pk.to_string())
         .unwrap_or_else(|| code.to_string());
     Target {
         platform: PLATFORM.into(),
         id,
-        canonical_url: format!("{WWW}/@{user}/post/{code}"),
+        canonical_url,
         input: input.into(),
     }
 }
@@ -68,8 +74,8 @@ pub fn detect(input: &str) -> Result<Target> {
             input: input.into(),
         });
     }
-    match post_path(&segs) {
-        Some((user, code)) => Ok(post_target(&user, &code, input)),
+    match post_ref(&segs) {
+        Some((code, canonical_url)) => Ok(post_target(&code, canonical_url, input)),
         None => Err(Failure::unsupported(
             "not a single Threads post (profiles, feeds, search and activity pages are unsupported)",
         )),
@@ -81,9 +87,9 @@ pub fn is_share(target: &Target) -> bool {
     target.canonical_url.starts_with(&format!("{WWW}/share/"))
 }
 
-/// `(user, shortcode)` of a post target's canonical URL.
+/// `(shortcode, canonical URL)` of a post target.
 pub fn canonical_post(target: &Target) -> Option<(String, String)> {
     let url = InputUrl::parse(&target.canonical_url).ok()?;
     let segs: Vec<&str> = url.segments.iter().map(String::as_str).collect();
-    post_path(&segs)
+    post_ref(&segs)
 }

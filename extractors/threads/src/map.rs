@@ -5,10 +5,8 @@ use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, MediaSource, Res
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use crate::detect::PLATFORM;
-use mediaparse_meta_web::{Candidate, best_candidate, id_string, video_quality};
-
-pub const CHROME_UA: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36";
+use crate::urls::PLATFORM;
+use mediaparse_meta_web::{CHROME_UA, Candidate, best_candidate, id_string, video_quality};
 
 pub fn download_headers() -> Vec<Header> {
     vec![
