@@ -13,8 +13,7 @@ use crate::urls::{InputUrl, host_matches};
 /// # impl Extractor for Demo {
 /// #   fn info() -> Info { Info { platform: "tiktok".into(), version: "0".into(), url_hosts: vec!["*.example.com".into()], api_hosts: vec![], url_shapes: vec![] } }
 /// #   fn detect(_: &str) -> Result<Target> { Err(Failure::unsupported("")) }
-/// #   fn plan(_: &Target, _: &Context, _: &[Exchange]) -> Result<Plan> { Ok(Plan::Ready) }
-/// #   fn map(_: &Target, _: &Context, _: &[Exchange]) -> Result<Extraction> { Err(Failure::unsupported("")) }
+/// #   fn step(_: &Target, _: &Context, _: &[Exchange]) -> Result<Step> { Err(Failure::unsupported("")) }
 /// # }
 /// mediaparse_sdk::testing::assert_routed_to::<Demo>(["https://m.example.com/v/1", "see https://example.com/v/2 !"]);
 /// ```

@@ -2,14 +2,37 @@
 //! mobile mirrors), and `/is/{code}` share links.
 
 use mediaparse_sdk::urls::{InputUrl, is_digits};
-use mediaparse_sdk::{Failure, Result, share};
+use mediaparse_sdk::{Failure, Result, Target, share};
+
+use crate::PLATFORM;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Link {
     /// A video by its group id (kept as a string).
     Video(String),
-    /// An `/is/{code}` share link, resolved by redirect in `plan`.
+    /// An `/is/{code}` share link, resolved by redirect in the flow.
     Short(String),
+}
+
+/// Recognise a caller's input: a video, or a share link resolved in the flow.
+pub fn detect(input: &str) -> Result<Target> {
+    let url = input_url(input)?;
+    let (id, canonical_url) = match classify(&url)? {
+        Link::Video(id) => {
+            let canonical = canonical_video(&id);
+            (id, canonical)
+        }
+        Link::Short(code) => {
+            let canonical = short_url(&code);
+            (code, canonical)
+        }
+    };
+    Ok(Target {
+        platform: PLATFORM.into(),
+        id,
+        canonical_url,
+        input: input.into(),
+    })
 }
 
 /// The URL inside the caller's input.

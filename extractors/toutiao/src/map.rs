@@ -1,31 +1,15 @@
-//! The upstream rounds, re-derived from `done` on every call: `/is/` hops,
-//! the ttwid registration, the desktop page, the mobile page (+ VOD), the
-//! legacy info answer.
+//! Mapping Toutiao's answers: each strategy's object read into a [`Found`]
+//! video, the misses ranked into one failure, and the media object plus
+//! SPEC.md's legacy platform-data members built from what was found.
 
 use base64::Engine;
-use mediaparse_sdk::cookies::cookie_value;
 use mediaparse_sdk::html::script_by_id;
-use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{
-    Context, Exchange, Failure, HttpRequest, HttpResponse, Result, Target, Video,
-};
-use serde_json::Value;
+use mediaparse_sdk::ids;
+use mediaparse_sdk::spec::{fill_missing_members, listed_members};
+use mediaparse_sdk::{Extraction, Failure, HttpResponse, Media, Video};
+use serde_json::{Map, Value};
 
-use crate::playinfo;
-use crate::urls::{self, Link};
-use crate::{DESKTOP_UA, MOBILE_UA};
-
-pub const REGISTER_URL: &str = "https://ttwid.bytedance.com/ttwid/union/register/";
-pub const REGISTER_BODY: &str =
-    r#"{"aid":24,"needFid":false,"region":"cn","service":"www.toutiao.com","union":true}"#;
-/// How long the host may reuse one registration answer.
-const TTWID_CACHE_SECONDS: u32 = 6 * 3600;
-const MAX_HOPS: usize = 3;
-
-pub enum Step {
-    Fetch(Vec<HttpRequest>),
-    Found(Box<Found>),
-}
+use crate::{PLATFORM, playinfo};
 
 /// A video found by one strategy, with the values SPEC.md's members need.
 pub struct Found {
@@ -43,194 +27,11 @@ pub struct Found {
 }
 
 #[derive(Clone, Debug, PartialEq)]
-enum Miss {
+pub enum Miss {
     AntiBot,
     NotFound,
     Status(u16),
     Changed(String),
-}
-
-pub fn desktop_url(id: &str) -> String {
-    format!("https://www.toutiao.com/video/{id}/")
-}
-pub fn mobile_url(id: &str) -> String {
-    format!("https://m.toutiao.com/video/{id}/")
-}
-pub fn legacy_url(id: &str) -> String {
-    format!("https://m.toutiao.com/i{id}/info/")
-}
-
-fn last<'a>(done: &'a [Exchange], url: &str) -> Option<&'a HttpResponse> {
-    done.iter()
-        .rev()
-        .find(|e| e.request.url == url)
-        .map(|e| &e.response)
-}
-
-pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
-    let id = match urls::classify(&InputUrl::parse(&target.canonical_url)?)? {
-        Link::Video(id) => id,
-        Link::Short(code) => match resolve_short(&code, done)? {
-            Ok(id) => id,
-            Err(request) => return Ok(Step::Fetch(vec![request])),
-        },
-    };
-    let mut misses = Vec::new();
-    // A post whose page parsed but carried no stream (app-only videos).
-    let mut no_stream: Option<Found> = None;
-
-    // Strategy 1: ttwid, then the desktop page's RENDER_DATA.
-    let cookie = match ctx.config("cookie").filter(|c| c.contains("ttwid=")) {
-        Some(operator) => Some(operator.to_string()),
-        None => match last(done, REGISTER_URL) {
-            None => {
-                let request = HttpRequest::post(REGISTER_URL, REGISTER_BODY)
-                    .header("Content-Type", "application/json")
-                    .header("User-Agent", DESKTOP_UA)
-                    .cache_for(TTWID_CACHE_SECONDS);
-                return Ok(Step::Fetch(vec![request]));
-            }
-            Some(response) => cookie_value(response, "ttwid").map(|v| format!("ttwid={v}")),
-        },
-    };
-    if let Some(cookie) = cookie {
-        let url = desktop_url(&id);
-        let Some(response) = last(done, &url) else {
-            let request = HttpRequest::get(url)
-                .header("User-Agent", DESKTOP_UA)
-                .header("Referer", "https://www.toutiao.com/")
-                .header("Cookie", cookie);
-            return Ok(Step::Fetch(vec![request]));
-        };
-        match read_desktop(&id, response) {
-            Ok(found) if !found.videos.is_empty() => return Ok(Step::Found(Box::new(found))),
-            Ok(found) => no_stream = Some(found),
-            Err(miss) => misses.push(miss),
-        }
-    }
-
-    // Strategy 2: the mobile page, and VOD GetPlayInfo when it holds a token.
-    let url = mobile_url(&id);
-    let Some(response) = last(done, &url) else {
-        let request = HttpRequest::get(url).header("User-Agent", MOBILE_UA);
-        return Ok(Step::Fetch(vec![request]));
-    };
-    match read_mobile(&id, response) {
-        Ok(Mobile::Found(found)) if !found.videos.is_empty() => {
-            return Ok(Step::Found(Box::new(found)));
-        }
-        Ok(Mobile::Found(found)) => {
-            no_stream.get_or_insert(found);
-        }
-        Ok(Mobile::AppOnly) => {
-            if let Some(found) = no_stream {
-                return Ok(Step::Found(Box::new(found)));
-            }
-        }
-        Ok(Mobile::Vod { found, query }) => {
-            let url = format!("https://vod.bytedanceapi.com/?{query}");
-            let Some(response) = last(done, &url) else {
-                let request = HttpRequest::get(url).header("User-Agent", MOBILE_UA);
-                return Ok(Step::Fetch(vec![request]));
-            };
-            match read_vod(found, response) {
-                Ok(found) if !found.videos.is_empty() => return Ok(Step::Found(Box::new(found))),
-                Ok(found) => {
-                    no_stream.get_or_insert(found);
-                }
-                Err(miss) => misses.push(miss),
-            }
-        }
-        Err(miss) => misses.push(miss),
-    }
-
-    // Strategy 3: the legacy info answer (string `video_play_info`).
-    let url = legacy_url(&id);
-    let Some(response) = last(done, &url) else {
-        let request = HttpRequest::get(url).header("User-Agent", MOBILE_UA);
-        return Ok(Step::Fetch(vec![request]));
-    };
-    match read_legacy(&id, response) {
-        Ok(found) if !found.videos.is_empty() => return Ok(Step::Found(Box::new(found))),
-        Ok(found) => {
-            no_stream.get_or_insert(found);
-        }
-        Err(miss) => misses.push(miss),
-    }
-    // A post that parsed without any stream is a no-media answer (304).
-    if let Some(found) = no_stream {
-        return Ok(Step::Found(Box::new(found)));
-    }
-    Err(verdict(&misses))
-}
-
-fn resolve_short(
-    code: &str,
-    done: &[Exchange],
-) -> Result<std::result::Result<String, HttpRequest>> {
-    let mut url = urls::short_url(code);
-    for _ in 0..MAX_HOPS {
-        let Some(response) = last(done, &url) else {
-            return Ok(Err(HttpRequest::get(&url)
-                .header("User-Agent", MOBILE_UA)
-                .no_redirects()));
-        };
-        if response.status == 429 {
-            return Err(Failure::RateLimited(
-                "the share-link host is rate-limiting".into(),
-            ));
-        }
-        if response.status >= 500 {
-            return Err(Failure::upstream(format!(
-                "the share-link host answered {}",
-                response.status
-            )));
-        }
-        let location = match response.location() {
-            Some(location) if response.is_redirect() => location,
-            _ => {
-                return Err(Failure::unsupported(
-                    "the share link does not redirect anywhere (expired code)",
-                ));
-            }
-        };
-        let landing = InputUrl::parse(&location)?;
-        match urls::classify(&landing) {
-            Ok(Link::Video(id)) => return Ok(Ok(id)),
-            Ok(Link::Short(next)) => url = urls::short_url(&next),
-            Err(_) => {
-                return Err(Failure::unsupported(format!(
-                    "the share link leads to {}{}, which is not a Toutiao video",
-                    landing.host,
-                    landing.url.path()
-                )));
-            }
-        }
-    }
-    Err(Failure::unsupported("too many share-link redirects"))
-}
-
-fn verdict(misses: &[Miss]) -> Failure {
-    if misses.contains(&Miss::AntiBot) {
-        return Failure::RateLimited("Toutiao answered with a verification page".into());
-    }
-    if misses.contains(&Miss::NotFound) {
-        return Failure::unavailable("Toutiao has no such video (deleted or hidden)");
-    }
-    if let Some(status) = misses.iter().find_map(|m| match m {
-        Miss::Status(s) => Some(*s),
-        _ => None,
-    }) {
-        return Failure::upstream(format!("Toutiao answered HTTP {status}"));
-    }
-    let detail = misses
-        .iter()
-        .find_map(|m| match m {
-            Miss::Changed(d) => Some(d.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| "no strategy found the video".into());
-    Failure::changed(detail)
 }
 
 fn is_anti_bot(text: &str) -> bool {
@@ -275,24 +76,16 @@ fn render_data(html: &str) -> std::result::Result<Value, Miss> {
 
 fn text_of(v: &Value, keys: &[&str]) -> String {
     keys.iter()
-        .find_map(|k| match v.get(*k)? {
-            Value::String(s) => Some(s.clone()),
-            Value::Number(n) => Some(n.to_string()),
-            _ => None,
-        })
+        .find_map(|k| ids::id_text(v.get(*k)?))
         .unwrap_or_default()
 }
 
 fn number_of(v: &Value, keys: &[&str]) -> Option<f64> {
-    keys.iter().find_map(|k| {
-        let x = v.get(*k)?;
-        x.as_f64()
-            .or_else(|| x.as_str().and_then(|s| s.parse().ok()))
-    })
+    keys.iter().find_map(|k| ids::number(v.get(*k)?))
 }
 
 /// Desktop: `data.initialVideo` with `videoPlayInfo`.
-fn read_desktop(id: &str, response: &HttpResponse) -> std::result::Result<Found, Miss> {
+pub fn read_desktop(id: &str, response: &HttpResponse) -> std::result::Result<Found, Miss> {
     let text = page_text(response)?;
     let data = render_data(&text)?;
     let video = data
@@ -324,7 +117,7 @@ fn read_desktop(id: &str, response: &HttpResponse) -> std::result::Result<Found,
     })
 }
 
-enum Mobile {
+pub enum Mobile {
     Found(Found),
     /// Only a play token: one VOD call to go.
     Vod {
@@ -348,7 +141,7 @@ fn find_key<'a>(v: &'a Value, key: &str, depth: usize) -> Option<&'a Value> {
 }
 
 /// Mobile: `articleInfo` with `playUrlList`, or `playAuthTokenV2`.
-fn read_mobile(id: &str, response: &HttpResponse) -> std::result::Result<Mobile, Miss> {
+pub fn read_mobile(id: &str, response: &HttpResponse) -> std::result::Result<Mobile, Miss> {
     let text = page_text(response)?;
     if text.contains("VIDEO_IN_APP_ONLY") {
         return Ok(Mobile::AppOnly);
@@ -399,7 +192,7 @@ fn read_mobile(id: &str, response: &HttpResponse) -> std::result::Result<Mobile,
 }
 
 /// VOD: `Result.Data.PlayInfoList[]`.
-fn read_vod(mut found: Found, response: &HttpResponse) -> std::result::Result<Found, Miss> {
+pub fn read_vod(mut found: Found, response: &HttpResponse) -> std::result::Result<Found, Miss> {
     let text = page_text(response)?;
     let body: Value = serde_json::from_str(&text)
         .map_err(|e| Miss::Changed(format!("GetPlayInfo is not JSON: {e}")))?;
@@ -420,7 +213,7 @@ fn read_vod(mut found: Found, response: &HttpResponse) -> std::result::Result<Fo
 
 /// Legacy: `{"data":{group_id, item_id, title, abstract, video_duration,
 /// video_play_info: "<JSON string>", …}}`.
-fn read_legacy(id: &str, response: &HttpResponse) -> std::result::Result<Found, Miss> {
+pub fn read_legacy(id: &str, response: &HttpResponse) -> std::result::Result<Found, Miss> {
     let text = page_text(response)?;
     let body: Value = serde_json::from_str(&text)
         .map_err(|e| Miss::Changed(format!("the info answer is not JSON: {e}")))?;
@@ -456,6 +249,88 @@ fn read_legacy(id: &str, response: &HttpResponse) -> std::result::Result<Found, 
         },
         object: item.clone(),
     })
+}
+
+pub fn verdict(misses: &[Miss]) -> Failure {
+    if misses.contains(&Miss::AntiBot) {
+        return Failure::RateLimited("Toutiao answered with a verification page".into());
+    }
+    if misses.contains(&Miss::NotFound) {
+        return Failure::unavailable("Toutiao has no such video (deleted or hidden)");
+    }
+    if let Some(status) = misses.iter().find_map(|m| match m {
+        Miss::Status(s) => Some(*s),
+        _ => None,
+    }) {
+        return Failure::upstream(format!("Toutiao answered HTTP {status}"));
+    }
+    let detail = misses
+        .iter()
+        .find_map(|m| match m {
+            Miss::Changed(d) => Some(d.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| "no strategy found the video".into());
+    Failure::changed(detail)
+}
+
+/// Media and platform data (SPEC.md's legacy member names, built from
+/// whatever object was fetched; upstream members of the right type kept).
+pub fn extraction(found: Found) -> Extraction {
+    let media = Media {
+        title: found.title.clone(),
+        thumbnail: found.poster.clone(),
+        duration: found.duration,
+        images: Vec::new(),
+        videos: found.videos,
+        audios: Vec::new(),
+    };
+    let mut data = match found.object {
+        Value::Object(map) => map,
+        _ => Map::new(),
+    };
+    let derived: [(&str, Value); 7] = [
+        ("group_id", Value::String(found.group_id)),
+        ("item_id", Value::String(found.item_id)),
+        ("title", Value::String(found.title)),
+        ("abstract", Value::String(found.summary)),
+        ("poster_url", Value::String(found.poster)),
+        ("video_duration", seconds_value(found.duration)),
+        ("video_play_info", found.play_info),
+    ];
+    for (name, value) in derived {
+        let kind = listed_members(PLATFORM)
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, k)| *k);
+        let keep = name != "group_id"
+            && data
+                .get(name)
+                .is_some_and(|v| kind.is_some_and(|k| k.accepts(v)));
+        if !keep {
+            data.insert(name.to_string(), value);
+        }
+    }
+    let mut object = Value::Object(data);
+    mediaparse_sdk::bigints::stringify_large_integers(&mut object);
+    if let Value::Object(map) = &mut object {
+        fill_missing_members(PLATFORM, map);
+    }
+    Extraction {
+        media,
+        platform_data: object,
+    }
+}
+
+/// Whole seconds as an integer (as the legacy members were), else a float.
+fn seconds_value(seconds: f64) -> Value {
+    if seconds.is_finite() && seconds.fract() == 0.0 && seconds.abs() < 1e15 {
+        Value::from(seconds as i64)
+    } else {
+        serde_json::Number::from_f64(seconds)
+            .map(Value::Number)
+            .unwrap_or_else(|| Value::from(0))
+    }
 }
 
 #[cfg(test)]
