@@ -9,7 +9,7 @@ use mediaparse_meta_web::share::{Hop, ShareLinks};
 use mediaparse_meta_web::{CHROME_UA, data_sjs_blobs, find_key, find_object, shortcode};
 use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Target};
+use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Step, Target};
 use serde_json::Value;
 
 use crate::map::Post;
@@ -23,7 +23,7 @@ pub const APP_ID: &str = "936619743392459";
 pub const DOC_ID: &str = "27130156389949648";
 pub const FRIENDLY_NAME: &str = "PolarisLoggedOutDesktopWWWPostRootContentQuery";
 /// Share links redirect for curl, but answer a browser UA with a page (cobalt).
-pub const SHARE_UA: &str = "curl/7.88.1";
+pub const SHARE_UA: &str = mediaparse_sdk::ua::CURL;
 
 const QUERY: Query<'static> = Query {
     endpoint: GRAPHQL,
@@ -48,8 +48,13 @@ const SHARE_LINKS: ShareLinks<'static, String> = ShareLinks {
     dead_end: share_dead_end,
 };
 
-pub fn run(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Post>> {
-    let home = done.last_where(|e| e.request.url == HOME);
+/// The flow: the next requests, or the post found and mapped.
+pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+    find_post(target, ctx, done)?.into_step(|post| crate::map::map(&post))
+}
+
+fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Post>> {
+    let home = done.last_at(HOME);
     let code = if is_share(target) {
         match SHARE_LINKS.follow(&target.canonical_url, done)? {
             Hop::Arrived(code) => code,
@@ -90,7 +95,7 @@ pub fn run(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Pos
     }
 
     // Strategy B: the permalink page's embedded JSON.
-    let answer = done.last_where(|e| e.request.url == post_url);
+    let answer = done.last_at(&post_url);
     let request = || session.with_cookie(document_request(&post_url, CHROME_UA));
     if let Some(end) = cascade.attempt(answer, request, |ex| eval_page(ex, &code)) {
         return end;
@@ -98,7 +103,7 @@ pub fn run(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Pos
 
     // Strategy C: the embed page.
     let embed_url = format!("{WWW}/p/{code}/embed/captioned/");
-    let answer = done.last_where(|e| e.request.url == embed_url);
+    let answer = done.last_at(&embed_url);
     if let Some(end) = cascade.attempt(
         answer,
         || embed_request(&embed_url),

@@ -8,10 +8,7 @@ mod flow;
 mod map;
 mod urls;
 
-use mediaparse_meta_web::cascade::Next;
-use mediaparse_sdk::{
-    Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target,
-};
+use mediaparse_sdk::{Context, Exchange, Extractor, Info, Result, Step, Target};
 
 pub use urls::{URL_HOSTS, post_code};
 
@@ -48,20 +45,8 @@ impl Extractor for Instagram {
         urls::detect(input)
     }
 
-    fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan> {
-        match flow::run(target, ctx, done)? {
-            Next::Fetch(requests) => Ok(Plan::Fetch(requests)),
-            Next::Found(_) => Ok(Plan::Ready),
-        }
-    }
-
-    fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
-        match flow::run(target, ctx, done)? {
-            Next::Found(post) => map::map(&post),
-            Next::Fetch(_) => Err(Failure::upstream(
-                "map was called before the post was fetched",
-            )),
-        }
+    fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+        flow::step(target, ctx, done)
     }
 }
 

@@ -10,7 +10,7 @@ use mediaparse_meta_web::share::{Hop, ShareLinks};
 use mediaparse_meta_web::{CHROME_UA, data_sjs_blobs, find_object, shortcode};
 use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Target};
+use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Step, Target};
 use serde_json::Value;
 
 use crate::map::is_post;
@@ -18,8 +18,7 @@ use crate::urls::{URL_HOSTS, WWW, canonical_post, is_share, post_ref};
 
 pub const HOME: &str = "https://www.threads.com/";
 pub const GRAPHQL: &str = "https://www.threads.com/api/graphql";
-pub const GOOGLEBOT_UA: &str =
-    "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+pub const GOOGLEBOT_UA: &str = mediaparse_sdk::ua::GOOGLEBOT;
 /// The Threads web app id (not Instagram's).
 pub const APP_ID: &str = "238260118697367";
 /// `BarcelonaPostPageContentQuery`; operators may override it with the
@@ -47,7 +46,12 @@ const SHARE_LINKS: ShareLinks<'static, (String, String)> = ShareLinks {
     dead_end: share_dead_end,
 };
 
-pub fn run(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Value>> {
+/// The flow: the next requests, or the post found and mapped.
+pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+    find_post(target, ctx, done)?.into_step(|post| crate::map::map(&post))
+}
+
+fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Value>> {
     let (code, post_url) = if is_share(target) {
         match SHARE_LINKS.follow(&target.canonical_url, done)? {
             Hop::Arrived(found) => found,
@@ -68,7 +72,7 @@ pub fn run(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Val
     }
 
     // Strategy B: homepage session + Barcelona GraphQL.
-    let Some(home) = done.last_where(|e| e.request.url == HOME) else {
+    let Some(home) = done.last_at(HOME) else {
         return Ok(Next::Fetch(vec![home_request(HOME, CHROME_UA)]));
     };
     let session = Session::read(home);

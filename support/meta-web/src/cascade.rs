@@ -1,9 +1,15 @@
 //! Meta sites are read by a cascade of strategies (GraphQL, the post page,
 //! the embed page): each answer either yields the post, ends the cascade
 //! (the post is gone, or gated), or misses so the next strategy runs. When
-//! all miss, the most telling failure is reported.
+//! all miss, the most telling failure is reported (the SDK's ranking).
+//!
+//! Not the SDK's [`mediaparse_sdk::cascade::Cascade`], which decides from
+//! the failure's kind whether to move on: here the same kind may end the
+//! cascade or not depending on the answer (a GraphQL "gated" null is a
+//! definitive login-required, a login-wall redirect of the page is not).
 
-use mediaparse_sdk::{Exchange, Failure, HttpRequest, Result};
+use mediaparse_sdk::cascade::telling;
+use mediaparse_sdk::{Exchange, Extraction, Failure, HttpRequest, Result, Step};
 
 /// A strategy's failure; `definitive` ones end the cascade.
 #[derive(Debug)]
@@ -37,6 +43,16 @@ pub enum Next<T> {
     Fetch(Vec<HttpRequest>),
     /// Nothing: here is the post.
     Found(T),
+}
+
+impl<T> Next<T> {
+    /// The flow step: the requests, or the found post mapped.
+    pub fn into_step(self, map: impl FnOnce(T) -> Result<Extraction>) -> Result<Step> {
+        Ok(match self {
+            Next::Fetch(requests) => Step::Fetch(requests),
+            Next::Found(found) => Step::Done(map(found)?),
+        })
+    }
 }
 
 /// The failures of the strategies tried so far.
@@ -84,19 +100,12 @@ impl Cascade {
         self.misses.push(failure);
     }
 
-    /// Of the strategies' failures, the one that says most about the post.
+    /// Of the strategies' failures, the one that says most about the post
+    /// (the earliest of equals).
     pub fn most_telling(self) -> Failure {
-        let rank = |f: &Failure| match f {
-            Failure::Unavailable(_) => 0,
-            Failure::LoginRequired(_) => 1,
-            Failure::RateLimited(_) => 2,
-            Failure::UpstreamChanged(_) => 3,
-            Failure::UpstreamError(_) => 4,
-            Failure::UnsupportedUrl(_) => 5,
-        };
         let mut best: Option<Failure> = None;
         for f in self.misses {
-            if best.as_ref().is_none_or(|b| rank(&f) < rank(b)) {
+            if best.as_ref().is_none_or(|b| telling(&f) > telling(b)) {
                 best = Some(f);
             }
         }

@@ -15,5 +15,5 @@ pub mod shortcode;
 pub use media::{Candidate, best_candidate, video_quality};
 pub use page::{data_sjs_blobs, find_key, find_object, id_string, lsd_token};
 
-/// The Chrome `User-Agent` both sites' web flows send (and media downloads need).
-pub const CHROME_UA: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0.0.0 Safari/537.36";
+/// The browser both sites' web flows present (and media downloads need).
+pub const CHROME_UA: &str = mediaparse_sdk::ua::CHROME_140_WINDOWS;

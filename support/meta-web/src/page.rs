@@ -69,13 +69,9 @@ pub fn find_object<'a>(
     }
 }
 
-/// An id member as a string (upstreams send some as bare numbers).
+/// An id member as a non-empty string (upstreams send some as bare numbers).
 pub fn id_string(v: Option<&Value>) -> Option<String> {
-    match v? {
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
+    mediaparse_sdk::ids::id_text(v?).filter(|s| !s.is_empty())
 }
 
 #[cfg(test)]

@@ -1,6 +1,10 @@
-//! Following a Meta share link (`/share/{id}/`) hop by hop, without the
-//! host following redirects, until a `Location` names a post.
+//! Following a Meta share link (`/share/{id}/`) hop by hop with the SDK's
+//! short-link walk ([`mediaparse_sdk::links`]), keeping Meta's own reading
+//! of a dead end: a gone code is unavailable, a page instead of a redirect
+//! is a changed upstream, and each site says what its home or login page
+//! means.
 
+use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{Exchange, Failure, HttpRequest, Result};
 
@@ -37,56 +41,70 @@ impl<T> ShareLinks<'_, T> {
     /// Follow the link from `start`, given the hops in `done` (every
     /// redirect-less exchange is one hop).
     pub fn follow(&self, start: &str, done: &[Exchange]) -> Result<Hop<T>> {
-        let hops: Vec<&Exchange> = done
-            .iter()
-            .filter(|e| !e.request.follow_redirects)
-            .collect();
-        let Some(last) = hops.last() else {
-            return Ok(Hop::Next((self.request)(start)));
-        };
-        let response = &last.response;
-        match response.status {
-            429 => {
-                return Err(Failure::RateLimited(format!(
-                    "{} is rate-limiting share links",
-                    self.site
-                )));
-            }
-            404 | 410 => return Err(Failure::unavailable("the share link does not exist")),
-            _ if !response.is_redirect() => {
-                return Err(Failure::changed(format!(
-                    "the share link answered HTTP {} instead of redirecting",
-                    response.status
-                )));
-            }
-            _ => {}
+        if let Some(last) = done.iter().rev().find(|e| !e.request.follow_redirects) {
+            self.check_hop(last)?;
         }
-        let location = response
-            .location()
-            .ok_or_else(|| Failure::changed("the share link redirected without a Location"))?;
-        let url = InputUrl::parse(&location)
-            .map_err(|_| Failure::changed("the share link redirected to something not a URL"))?;
+        let walk = ShortLinks {
+            link: "the share link",
+            post: "a post",
+            max_hops: MAX_HOPS,
+            hosts: &[self.www.trim_start_matches("https://")],
+        };
+        let followed = walk.follow(start, done, |url, _| (self.request)(url), |u| self.land(u))?;
+        match followed {
+            Followed::Fetch(request) => Ok(Hop::Next(request)),
+            Followed::Arrived { post, .. } => post.map(Hop::Arrived),
+        }
+    }
+
+    /// Meta's answers the generic walk would read otherwise.
+    fn check_hop(&self, hop: &Exchange) -> Result<()> {
+        let response = &hop.response;
+        match response.status {
+            404 | 410 => Err(Failure::unavailable("the share link does not exist")),
+            429 => Err(Failure::RateLimited(format!(
+                "{} is rate-limiting share links",
+                self.site
+            ))),
+            _ if !response.is_redirect() => Err(Failure::changed(format!(
+                "the share link answered HTTP {} instead of redirecting",
+                response.status
+            ))),
+            _ => match response.location() {
+                None => Err(Failure::changed(
+                    "the share link redirected without a Location",
+                )),
+                Some(l) if InputUrl::parse(&l).is_err() => Err(Failure::changed(
+                    "the share link redirected to something not a URL",
+                )),
+                Some(_) => Ok(()),
+            },
+        }
+    }
+
+    /// Where a redirect led: a post, another share hop (asked of the site's
+    /// own origin), or a dead end (as the site reads it).
+    fn land(&self, url: &InputUrl) -> Landing<Result<T>> {
         if !url.host_in(self.hosts) {
-            return Err(Failure::unavailable(format!(
+            return Landing::Arrived(Err(Failure::unavailable(format!(
                 "the share link leads off {} ({})",
                 self.site, url.host
-            )));
+            ))));
         }
         let segs: Vec<&str> = url.segments.iter().map(String::as_str).collect();
         if let Some(found) = (self.arrived)(&segs) {
-            return Ok(Hop::Arrived(found));
+            return Landing::Arrived(Ok(found));
         }
         match segs.first() {
-            Some(&"share") if hops.len() < MAX_HOPS => {
+            Some(&"share") => {
                 let mut next = format!("{}{}", self.www, url.url.path());
                 if let Some(q) = url.url.query() {
                     next.push('?');
                     next.push_str(q);
                 }
-                Ok(Hop::Next((self.request)(&next)))
+                Landing::Hop(next)
             }
-            Some(&"share") => Err(Failure::upstream("the share link redirects in circles")),
-            first => Err((self.dead_end)(first.copied(), url.url.path())),
+            first => Landing::Arrived(Err((self.dead_end)(first.copied(), url.url.path()))),
         }
     }
 }
@@ -174,7 +192,7 @@ mod tests {
         let done: Vec<Exchange> = (0..MAX_HOPS).map(|_| hop(start, 302, circle)).collect();
         assert!(matches!(
             links().follow(start, &done),
-            Err(Failure::UpstreamError(_))
+            Err(Failure::UnsupportedUrl(m)) if m.contains("more than 3")
         ));
     }
 }
