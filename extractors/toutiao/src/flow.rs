@@ -135,7 +135,7 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
     // A post that parsed without any stream is a no-media answer (304).
     match no_stream {
         Some(f) => Ok(found(f)),
-        None => Err(map::verdict(&misses)),
+        None => Err(map::verdict(misses)),
     }
 }
 

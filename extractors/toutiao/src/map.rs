@@ -3,6 +3,7 @@
 //! SPEC.md's legacy platform-data members built from what was found.
 
 use base64::Engine;
+use mediaparse_sdk::cascade;
 use mediaparse_sdk::html::script_by_id;
 use mediaparse_sdk::ids;
 use mediaparse_sdk::spec::{fill_missing_members, listed_members};
@@ -26,12 +27,8 @@ pub struct Found {
     pub videos: Vec<Video>,
 }
 
-#[derive(Clone, Debug, PartialEq)]
-pub enum Miss {
-    AntiBot,
-    NotFound,
-    Status(u16),
-    Changed(String),
+fn anti_bot() -> Failure {
+    Failure::RateLimited("Toutiao answered with a verification page".into())
 }
 
 fn is_anti_bot(text: &str) -> bool {
@@ -45,24 +42,30 @@ fn is_anti_bot(text: &str) -> bool {
     .any(|m| text.contains(m))
 }
 
-fn page_text(response: &HttpResponse) -> std::result::Result<String, Miss> {
+fn page_text(response: &HttpResponse) -> std::result::Result<String, Failure> {
     match response.status {
-        404 | 410 => return Err(Miss::NotFound),
-        403 | 429 => return Err(Miss::AntiBot),
-        s if !response.is_success() => return Err(Miss::Status(s)),
+        404 | 410 => {
+            return Err(Failure::unavailable(
+                "Toutiao has no such video (deleted or hidden)",
+            ));
+        }
+        403 | 429 => return Err(anti_bot()),
+        s if !response.is_success() => {
+            return Err(Failure::upstream(format!("Toutiao answered HTTP {s}")));
+        }
         _ => {}
     }
     let text = response.text().into_owned();
     if is_anti_bot(&text) {
-        return Err(Miss::AntiBot);
+        return Err(anti_bot());
     }
     Ok(text)
 }
 
 /// `<script id="RENDER_DATA">` holds URL-encoded JSON (plain JSON tolerated).
-fn render_data(html: &str) -> std::result::Result<Value, Miss> {
+fn render_data(html: &str) -> std::result::Result<Value, Failure> {
     let raw = script_by_id(html, "RENDER_DATA")
-        .ok_or_else(|| Miss::Changed("the page has no RENDER_DATA".into()))?;
+        .ok_or_else(|| Failure::changed("the page has no RENDER_DATA"))?;
     let decoded = if raw.starts_with('{') {
         raw.to_string()
     } else {
@@ -71,7 +74,7 @@ fn render_data(html: &str) -> std::result::Result<Value, Miss> {
             .into_owned()
     };
     serde_json::from_str(&decoded)
-        .map_err(|e| Miss::Changed(format!("RENDER_DATA is not JSON: {e}")))
+        .map_err(|e| Failure::changed(format!("RENDER_DATA is not JSON: {e}")))
 }
 
 fn text_of(v: &Value, keys: &[&str]) -> String {
@@ -85,13 +88,13 @@ fn number_of(v: &Value, keys: &[&str]) -> Option<f64> {
 }
 
 /// Desktop: `data.initialVideo` with `videoPlayInfo`.
-pub fn read_desktop(id: &str, response: &HttpResponse) -> std::result::Result<Found, Miss> {
+pub fn read_desktop(id: &str, response: &HttpResponse) -> std::result::Result<Found, Failure> {
     let text = page_text(response)?;
     let data = render_data(&text)?;
     let video = data
         .pointer("/data/initialVideo")
         .filter(|v| v.is_object())
-        .ok_or_else(|| Miss::Changed("RENDER_DATA has no data.initialVideo".into()))?;
+        .ok_or_else(|| Failure::changed("RENDER_DATA has no data.initialVideo"))?;
     let raw_info = video
         .get("videoPlayInfo")
         .or_else(|| video.get("video_play_info"))
@@ -141,7 +144,7 @@ fn find_key<'a>(v: &'a Value, key: &str, depth: usize) -> Option<&'a Value> {
 }
 
 /// Mobile: `articleInfo` with `playUrlList`, or `playAuthTokenV2`.
-pub fn read_mobile(id: &str, response: &HttpResponse) -> std::result::Result<Mobile, Miss> {
+pub fn read_mobile(id: &str, response: &HttpResponse) -> std::result::Result<Mobile, Failure> {
     let text = page_text(response)?;
     if text.contains("VIDEO_IN_APP_ONLY") {
         return Ok(Mobile::AppOnly);
@@ -149,7 +152,7 @@ pub fn read_mobile(id: &str, response: &HttpResponse) -> std::result::Result<Mob
     let data = render_data(&text)?;
     let article = find_key(&data, "articleInfo", 3)
         .filter(|v| v.is_object())
-        .ok_or_else(|| Miss::Changed("mobile RENDER_DATA has no articleInfo".into()))?;
+        .ok_or_else(|| Failure::changed("mobile RENDER_DATA has no articleInfo"))?;
     let mut found = Found {
         group_id: id.to_string(),
         item_id: text_of(article, &["itemId", "item_id", "groupId"]),
@@ -187,19 +190,19 @@ pub fn read_mobile(id: &str, response: &HttpResponse) -> std::result::Result<Mob
                 .map(String::from)
         })
         .filter(|q| !q.is_empty() && !q.contains(['#', ' ']))
-        .ok_or_else(|| Miss::Changed("playAuthTokenV2 holds no GetPlayInfoToken".into()))?;
+        .ok_or_else(|| Failure::changed("playAuthTokenV2 holds no GetPlayInfoToken"))?;
     Ok(Mobile::Vod { found, query })
 }
 
 /// VOD: `Result.Data.PlayInfoList[]`.
-pub fn read_vod(mut found: Found, response: &HttpResponse) -> std::result::Result<Found, Miss> {
+pub fn read_vod(mut found: Found, response: &HttpResponse) -> std::result::Result<Found, Failure> {
     let text = page_text(response)?;
     let body: Value = serde_json::from_str(&text)
-        .map_err(|e| Miss::Changed(format!("GetPlayInfo is not JSON: {e}")))?;
+        .map_err(|e| Failure::changed(format!("GetPlayInfo is not JSON: {e}")))?;
     let data = body
         .pointer("/Result/Data")
         .filter(|d| d.is_object())
-        .ok_or_else(|| Miss::Changed("GetPlayInfo has no Result.Data".into()))?;
+        .ok_or_else(|| Failure::changed("GetPlayInfo has no Result.Data"))?;
     found.videos = playinfo::vod_videos(data);
     if found.poster.is_empty() {
         found.poster = text_of(data, &["CoverUrl"]);
@@ -213,14 +216,14 @@ pub fn read_vod(mut found: Found, response: &HttpResponse) -> std::result::Resul
 
 /// Legacy: `{"data":{group_id, item_id, title, abstract, video_duration,
 /// video_play_info: "<JSON string>", …}}`.
-pub fn read_legacy(id: &str, response: &HttpResponse) -> std::result::Result<Found, Miss> {
+pub fn read_legacy(id: &str, response: &HttpResponse) -> std::result::Result<Found, Failure> {
     let text = page_text(response)?;
     let body: Value = serde_json::from_str(&text)
-        .map_err(|e| Miss::Changed(format!("the info answer is not JSON: {e}")))?;
+        .map_err(|e| Failure::changed(format!("the info answer is not JSON: {e}")))?;
     let item = body
         .get("data")
         .filter(|d| d.is_object())
-        .ok_or_else(|| Miss::Changed("the info answer has no data".into()))?;
+        .ok_or_else(|| Failure::changed("the info answer has no data"))?;
     let raw_info = item.get("video_play_info").cloned().unwrap_or(Value::Null);
     let info = playinfo::as_object(&raw_info).unwrap_or(Value::Null);
     let poster = text_of(&info, &["poster_url"]);
@@ -251,27 +254,10 @@ pub fn read_legacy(id: &str, response: &HttpResponse) -> std::result::Result<Fou
     })
 }
 
-pub fn verdict(misses: &[Miss]) -> Failure {
-    if misses.contains(&Miss::AntiBot) {
-        return Failure::RateLimited("Toutiao answered with a verification page".into());
-    }
-    if misses.contains(&Miss::NotFound) {
-        return Failure::unavailable("Toutiao has no such video (deleted or hidden)");
-    }
-    if let Some(status) = misses.iter().find_map(|m| match m {
-        Miss::Status(s) => Some(*s),
-        _ => None,
-    }) {
-        return Failure::upstream(format!("Toutiao answered HTTP {status}"));
-    }
-    let detail = misses
-        .iter()
-        .find_map(|m| match m {
-            Miss::Changed(d) => Some(d.clone()),
-            _ => None,
-        })
-        .unwrap_or_else(|| "no strategy found the video".into());
-    Failure::changed(detail)
+/// The failure for a video every strategy missed, strongest signal first.
+pub fn verdict(misses: Vec<Failure>) -> Failure {
+    cascade::most_telling(misses, cascade::telling)
+        .unwrap_or_else(|| Failure::changed("no strategy found the video"))
 }
 
 /// Media and platform data (SPEC.md's legacy member names, built from
@@ -343,22 +329,23 @@ mod tests {
         assert_eq!(render_data(html).unwrap()["data"]["a"], 1);
         assert!(matches!(
             render_data("<html></html>"),
-            Err(Miss::Changed(_))
+            Err(Failure::UpstreamChanged(_))
         ));
     }
 
     #[test]
     fn verdict_order() {
+        let not_found = || Failure::unavailable("gone");
         assert_eq!(
-            verdict(&[Miss::Changed("x".into()), Miss::AntiBot]).code(),
+            verdict(vec![Failure::changed("x"), anti_bot()]).code(),
             "upstream_rate_limited"
         );
         assert_eq!(
-            verdict(&[Miss::NotFound, Miss::Changed("x".into())]).code(),
+            verdict(vec![not_found(), Failure::changed("x")]).code(),
             "content_unavailable"
         );
         assert_eq!(
-            verdict(&[Miss::Changed("x".into())]).code(),
+            verdict(vec![Failure::changed("x")]).code(),
             "upstream_error"
         );
     }

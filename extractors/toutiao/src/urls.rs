@@ -37,17 +37,7 @@ pub fn detect(input: &str) -> Result<Target> {
 
 /// The URL inside the caller's input.
 pub fn input_url(input: &str) -> Result<InputUrl> {
-    let candidate = match share::first_url(input) {
-        Some(url) => url,
-        None => {
-            let trimmed = input.trim();
-            if trimmed.is_empty() || trimmed.contains(char::is_whitespace) {
-                return Err(Failure::unsupported("no Toutiao URL in the input"));
-            }
-            trimmed.to_string()
-        }
-    };
-    InputUrl::parse(&candidate)
+    share::input_url(input, "Toutiao")
 }
 
 /// A group id: decimal, 15 digits or more (19 today).

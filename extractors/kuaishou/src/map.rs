@@ -1,9 +1,14 @@
-//! The photo (post) objects and their mapping: the mobile `INIT_STATE`
-//! photo (SPEC.md's member names) and the desktop Apollo cache record
-//! (renamed to them).
+//! Reading Kuaishou's answers: the mobile share page's `INIT_STATE` photo
+//! (SPEC.md's member names) and the desktop page's Apollo cache record
+//! (renamed to them), each as a cascade attempt; then the media object and
+//! platform data of the photo.
 
+use mediaparse_sdk::cascade::Attempt;
+use mediaparse_sdk::html::assigned_value;
 use mediaparse_sdk::spec::fill_missing_members;
-use mediaparse_sdk::{Header, Image, Media, MediaSource, Video};
+use mediaparse_sdk::{
+    Extraction, Failure, Header, HttpResponse, Image, Media, MediaSource, Result, Video, jsobj,
+};
 use serde_json::{Map, Value, json};
 
 use crate::PLATFORM;
@@ -11,7 +16,7 @@ use crate::PLATFORM;
 pub fn download_headers() -> Vec<Header> {
     vec![
         Header::new("Referer", "https://www.kuaishou.com/"),
-        Header::new("User-Agent", crate::MOBILE_UA),
+        Header::new("User-Agent", mediaparse_sdk::ua::SAFARI_17_IPHONE),
     ]
 }
 
@@ -244,6 +249,215 @@ pub fn from_desktop(mut record: Map<String, Value>, author: Option<Value>) -> Va
         record.entry("author").or_insert(author);
     }
     Value::Object(record)
+}
+
+/// Media and platform data of a found photo.
+pub fn extraction(photo: &Value, id: &str) -> Extraction {
+    Extraction {
+        media: to_media(photo),
+        platform_data: platform_data(photo, id),
+    }
+}
+
+fn anti_bot() -> Failure {
+    Failure::RateLimited("Kuaishou asked for verification (captcha or antispam)".into())
+}
+
+fn not_found() -> Failure {
+    Failure::unavailable("Kuaishou has no such post")
+}
+
+fn is_verification_page(text: &str) -> bool {
+    text.contains("captcha.zt.kuaishou.com")
+        || text.contains("请求过快")
+        || text.contains("captchaSession")
+}
+
+fn page_text(response: &HttpResponse) -> std::result::Result<String, Failure> {
+    match response.status {
+        404 | 410 => return Err(not_found()),
+        403 | 429 => return Err(anti_bot()),
+        s if !response.is_success() => {
+            return Err(Failure::upstream(format!("Kuaishou answered HTTP {s}")));
+        }
+        _ => {}
+    }
+    let text = response.text().into_owned();
+    if is_verification_page(&text) {
+        return Err(anti_bot());
+    }
+    Ok(text)
+}
+
+fn result_code(v: &Value) -> Option<i64> {
+    let r = v.get("result")?;
+    r.as_i64()
+        .or_else(|| r.as_str().and_then(|s| s.parse().ok()))
+}
+
+/// The mobile share page's photo; `Missed` moves on to the desktop page,
+/// `Err` is final (deleted, under review).
+pub fn read_mobile(response: &HttpResponse) -> Result<Attempt<Value>> {
+    let text = match page_text(response) {
+        Ok(text) => text,
+        Err(miss) => return Ok(Attempt::Missed(miss)),
+    };
+    // A blocked request gets a bare `{"result":2}` (63-byte replies).
+    if let Ok(bare) = serde_json::from_str::<Value>(text.trim()) {
+        return Ok(Attempt::Missed(match result_code(&bare) {
+            Some(2) | Some(2001) => anti_bot(),
+            _ => Failure::changed("the share page answered JSON without a photo"),
+        }));
+    }
+    let Some(raw) = assigned_value(&text, "window.INIT_STATE") else {
+        return Ok(Attempt::Missed(Failure::changed(
+            "the share page has no INIT_STATE",
+        )));
+    };
+    let state = jsobj::parse(raw).map_err(|e| Failure::changed(format!("INIT_STATE: {e}")))?;
+    // Keys are obfuscated (every character shifted by one): find the value
+    // that holds both `result` and `photo`.
+    let holder = state.as_object().and_then(|members| {
+        members
+            .values()
+            .find(|v| v.get("result").is_some() && v.get("photo").is_some())
+    });
+    let Some(holder) = holder else {
+        return Ok(Attempt::Missed(
+            match state
+                .as_object()
+                .and_then(|m| m.values().find_map(result_code))
+            {
+                Some(2) | Some(2001) => anti_bot(),
+                _ => Failure::changed("INIT_STATE holds no photo"),
+            },
+        ));
+    };
+    match result_code(holder) {
+        Some(1) => {}
+        Some(2) | Some(2001) => return Ok(Attempt::Missed(anti_bot())),
+        Some(223) => {
+            return Err(Failure::unavailable(
+                "the post was deleted or never finished uploading",
+            ));
+        }
+        Some(226) => return Err(Failure::unavailable("the post is under review")),
+        Some(other) => {
+            return Ok(Attempt::Missed(Failure::changed(format!(
+                "INIT_STATE result {other}"
+            ))));
+        }
+        None => {
+            return Ok(Attempt::Missed(Failure::changed(
+                "INIT_STATE result is not a number",
+            )));
+        }
+    }
+    match holder.get("photo") {
+        Some(photo @ Value::Object(_)) => Ok(Attempt::Got(photo.clone())),
+        _ => Ok(Attempt::Missed(not_found())),
+    }
+}
+
+/// Resolve Apollo references (`{"type":"id","id":…}`) and JSON scalars
+/// (`{"type":"json","json":…}`) in a cached record.
+fn resolve(value: &Value, cache: &Map<String, Value>, depth: usize) -> Value {
+    if depth > 12 {
+        return value.clone();
+    }
+    match value {
+        Value::Object(map) => {
+            let kind = map.get("type").and_then(Value::as_str);
+            if kind == Some("json")
+                && map.len() <= 4
+                && let Some(inner) = map.get("json")
+            {
+                return inner.clone();
+            }
+            if kind == Some("id")
+                && map.len() <= 4
+                && let Some(id) = map.get("id").and_then(Value::as_str)
+                && let Some(target) = cache
+                    .get(id)
+                    .or_else(|| cache.get(id.trim_start_matches('$')))
+            {
+                return resolve(target, cache, depth + 1);
+            }
+            Value::Object(
+                map.iter()
+                    .filter(|(k, _)| k.as_str() != "__typename")
+                    .map(|(k, v)| (k.clone(), resolve(v, cache, depth + 1)))
+                    .collect(),
+            )
+        }
+        Value::Array(items) => {
+            Value::Array(items.iter().map(|v| resolve(v, cache, depth + 1)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+pub fn read_desktop(response: &HttpResponse, id: &str) -> Result<Attempt<Value>> {
+    let text = match page_text(response) {
+        Ok(text) => text,
+        Err(miss) => return Ok(Attempt::Missed(miss)),
+    };
+    let Some(raw) = assigned_value(&text, "window.__APOLLO_STATE__") else {
+        return Ok(Attempt::Missed(Failure::changed(
+            "the desktop page has no __APOLLO_STATE__",
+        )));
+    };
+    let state =
+        jsobj::parse(raw).map_err(|e| Failure::changed(format!("__APOLLO_STATE__: {e}")))?;
+    let Some(cache) = state.get("defaultClient").and_then(Value::as_object) else {
+        return Ok(Attempt::Missed(Failure::changed(
+            "__APOLLO_STATE__ has no defaultClient",
+        )));
+    };
+    let detail = cache
+        .get("ROOT_QUERY")
+        .and_then(Value::as_object)
+        .and_then(|root| {
+            root.iter()
+                .find(|(k, _)| k.starts_with("visionVideoDetail("))
+                .map(|(_, v)| resolve(v, cache, 0))
+        });
+    let status = detail.as_ref().and_then(|d| d.get("status")).and_then(|s| {
+        s.as_i64()
+            .or_else(|| s.as_str().and_then(|t| t.parse().ok()))
+    });
+    match status {
+        Some(1040) | Some(1041) => return Ok(Attempt::Missed(anti_bot())),
+        Some(2) => return Ok(Attempt::Missed(not_found())),
+        _ => {}
+    }
+    let record = cache
+        .get(&format!("VisionVideoDetailPhoto:{id}"))
+        .map(|r| resolve(r, cache, 0))
+        .or_else(|| {
+            detail
+                .as_ref()
+                .and_then(|d| d.get("photo"))
+                .filter(|p| p.is_object())
+                .cloned()
+        });
+    let Some(Value::Object(record)) = record else {
+        return Ok(Attempt::Missed(Failure::changed(
+            "the Apollo cache holds no photo record",
+        )));
+    };
+    let author = detail
+        .as_ref()
+        .and_then(|d| d.get("author"))
+        .filter(|a| a.is_object())
+        .cloned()
+        .or_else(|| {
+            cache
+                .iter()
+                .find(|(k, _)| k.starts_with("VisionVideoDetailAuthor:"))
+                .map(|(_, v)| resolve(v, cache, 0))
+        });
+    Ok(Attempt::Got(from_desktop(record, author)))
 }
 
 #[cfg(test)]
