@@ -1,14 +1,14 @@
 //! Meta sites are read by a cascade of strategies (GraphQL, the post page,
 //! the embed page): each answer either yields the post, ends the cascade
 //! (the post is gone, or gated), or misses so the next strategy runs. When
-//! all miss, the most telling failure is reported (the SDK's ranking).
+//! all miss, the most telling failure is reported.
 //!
-//! Not the SDK's [`mediaparse_sdk::cascade::Cascade`], which decides from
-//! the failure's kind whether to move on: here the same kind may end the
-//! cascade or not depending on the answer (a GraphQL "gated" null is a
-//! definitive login-required, a login-wall redirect of the page is not).
+//! The ranking is Meta's own (a post that is gone or gated says more than
+//! a rate limit: Meta rate-limits anonymous reads so often that a later
+//! strategy's "deleted" is the better answer); the pick is the SDK's
+//! [`most_telling`].
 
-use mediaparse_sdk::cascade::telling;
+use mediaparse_sdk::cascade::most_telling;
 use mediaparse_sdk::{Exchange, Extraction, Failure, HttpRequest, Result, Step};
 
 /// A strategy's failure; `definitive` ones end the cascade.
@@ -103,12 +103,20 @@ impl Cascade {
     /// Of the strategies' failures, the one that says most about the post
     /// (the earliest of equals).
     pub fn most_telling(self) -> Failure {
-        let mut best: Option<Failure> = None;
-        for f in self.misses {
-            if best.as_ref().is_none_or(|b| telling(&f) > telling(b)) {
-                best = Some(f);
-            }
-        }
-        best.unwrap_or_else(|| Failure::upstream("no strategy produced the post"))
+        most_telling(self.misses, rank)
+            .unwrap_or_else(|| Failure::upstream("no strategy produced the post"))
+    }
+
+}
+
+/// How much a failure tells about a Meta post (higher tells more).
+pub fn rank(failure: &Failure) -> u8 {
+    match failure {
+        Failure::Unavailable(_) => 5,
+        Failure::LoginRequired(_) => 4,
+        Failure::RateLimited(_) => 3,
+        Failure::UpstreamChanged(_) => 2,
+        Failure::UpstreamError(_) => 1,
+        Failure::UnsupportedUrl(_) => 0,
     }
 }
