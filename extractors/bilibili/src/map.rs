@@ -4,7 +4,8 @@ use mediaparse_sdk::serde_json::{Map, Value};
 use mediaparse_sdk::{Audio, Failure, Header, Media, MediaSource, Result, Video, spec};
 use serde::Deserialize;
 
-use crate::upstream::{REFERER, USER_AGENT};
+use crate::api::{REFERER, USER_AGENT};
+use mediaparse_sdk::urls::https;
 
 /// What the metadata request (view / season) told us about the post.
 #[derive(Clone, Debug, Default)]
@@ -241,14 +242,6 @@ pub fn download_headers() -> Vec<Header> {
         Header::new("Referer", REFERER),
         Header::new("User-Agent", USER_AGENT),
     ]
-}
-
-/// `http://` → `https://` (Bilibili serves both; callers prefer https).
-pub fn https(url: &str) -> String {
-    match url.strip_prefix("http://") {
-        Some(rest) => format!("https://{rest}"),
-        None => url.to_string(),
-    }
 }
 
 fn clamp(n: u64) -> u32 {

@@ -3,7 +3,7 @@
 use crate::bvid;
 use mediaparse_sdk::share::first_url;
 use mediaparse_sdk::urls::{InputUrl, is_alnum, is_digits};
-use mediaparse_sdk::{Failure, Result};
+use mediaparse_sdk::{Failure, Result, Target};
 
 /// Hosts of the mainland site that serve posts.
 pub const SITE_HOSTS: [&str; 3] = ["www.bilibili.com", "bilibili.com", "m.bilibili.com"];
@@ -68,6 +68,17 @@ impl Pgc {
             Pgc::Season(n) => format!("ss{n}"),
         }
     }
+}
+
+/// The target of a caller's input.
+pub fn detect(input: &str) -> Result<Target> {
+    let kind = detect_input(input)?;
+    Ok(Target {
+        platform: crate::PLATFORM.into(),
+        id: kind.id(),
+        canonical_url: kind.canonical_url(),
+        input: input.into(),
+    })
 }
 
 /// Recognise the caller's input: a URL, or share text holding one

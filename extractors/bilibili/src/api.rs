@@ -19,7 +19,7 @@ pub const PUGV_SEASON: &str = "https://api.bilibili.com/pugv/view/web/season?";
 pub const PUGV_PLAYURL: &str = "https://api.bilibili.com/pugv/player/web/playurl?";
 
 /// A desktop browser; the API and the stream CDNs want a non-empty UA.
-pub const USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+pub const USER_AGENT: &str = mediaparse_sdk::ua::CHROME_131_WINDOWS;
 pub const REFERER: &str = "https://www.bilibili.com/";
 pub const ORIGIN: &str = "https://www.bilibili.com";
 /// cobalt fetches the video page with this UA (fewer risk-control pages).
@@ -144,11 +144,6 @@ pub fn pugv_playurl_request(aid: &str, cid: &str, ep: &str, ctx: &Context) -> Ht
         )),
         ctx,
     )
-}
-
-/// The latest exchange for exactly this URL.
-pub fn answer<'a>(done: &'a [Exchange], url: &str) -> Option<&'a Exchange> {
-    done.iter().rev().find(|e| e.request.url == url)
 }
 
 /// Every exchange whose URL starts with `prefix`, oldest first.
@@ -359,9 +354,5 @@ pub fn judge_page(exchange: &Exchange, ctx: &Context) -> Outcome {
 
 /// A JSON number or string id as a string (`85440373`, `"85440373"`).
 pub fn id_string(value: Option<&Value>) -> Option<String> {
-    match value? {
-        Value::Number(n) => Some(n.to_string()),
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        _ => None,
-    }
+    mediaparse_sdk::ids::id_text(value?).filter(|s| !s.is_empty())
 }
