@@ -12,16 +12,11 @@
 //!   through their redirect first.
 
 pub mod base62;
-pub mod link;
-pub mod status;
-pub mod upstream;
+mod flow;
+pub mod map;
+pub mod urls;
 
-use mediaparse_sdk::{
-    Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target,
-};
-
-use link::Link;
-use upstream::Decision;
+use mediaparse_sdk::{Context, Exchange, Extractor, Info, Result, Step, Target};
 
 pub const PLATFORM: &str = "weibo";
 
@@ -59,7 +54,7 @@ impl Extractor for Weibo {
     }
 
     fn detect(input: &str) -> Result<Target> {
-        let (id, canonical_url) = link::parse_input(input)?.target();
+        let (id, canonical_url) = urls::parse_input(input)?.target();
         Ok(Target {
             platform: PLATFORM.into(),
             id,
@@ -68,25 +63,9 @@ impl Extractor for Weibo {
         })
     }
 
-    fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan> {
-        Ok(match upstream::decide(&start(target)?, ctx, done)? {
-            Decision::Fetch(request) => Plan::one(request),
-            _ => Plan::Ready,
-        })
+    fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+        flow::step(target, ctx, done)
     }
-
-    fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
-        match upstream::decide(&start(target)?, ctx, done)? {
-            Decision::Fetch(_) => Err(Failure::changed("map called before the post was fetched")),
-            Decision::Status(status) => status::extract_status(&status),
-            Decision::Component { play, oid } => status::extract_component(&play, &oid)?
-                .ok_or_else(|| Failure::changed("the video component lost its media")),
-        }
-    }
-}
-
-fn start(target: &Target) -> Result<Link> {
-    link::parse_url(&target.canonical_url)
 }
 
 mediaparse_sdk::export_extractor!(Weibo);

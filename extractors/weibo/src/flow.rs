@@ -1,59 +1,56 @@
-//! The requests, and what their answers mean: one `decide` function that
-//! `plan` and `map` both call (the extractor keeps no state), so the choice
-//! of strategy is made the same way each time from the exchanges so far.
+//! The requests, re-derived from the exchanges on every call: `t.cn` and
+//! app-share hops, the cookie-less video component for `1034:` links, then
+//! the post lookup (visitor cookie, PC ajax, the mobile API).
 
+use mediaparse_sdk::encode::strict;
+use mediaparse_sdk::exchanges::Exchanges;
+use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::serde_json::Value;
-use mediaparse_sdk::{Exchange, Failure, HttpRequest, HttpResponse, Result, cookies};
+use mediaparse_sdk::urls::InputUrl;
+use mediaparse_sdk::{
+    Context, Exchange, Failure, HttpRequest, HttpResponse, Result, Step, Target, cookies, ua,
+};
 
-use crate::link::{self, Link, mblogid_of};
-use crate::status::{self, DESKTOP_UA};
+use crate::map::{self, DESKTOP_UA};
+use crate::urls::{self, Link, mblogid_of};
 
 /// Where the visitor cookie comes from (Sina Visitor System).
 pub const VISITOR_URL: &str = "https://passport.weibo.com/visitor/genvisitor2";
 const VISITOR_BODY: &str = "cb=visitor_gray_callback&ver=20250916&tid=&from=weibo&webdriver=false&return_url=https%3A%2F%2Fweibo.com%2F";
 /// Visitor cookies are long-lived; the host may share one for this long.
 const VISITOR_CACHE_SECONDS: u32 = 6 * 3600;
-const MOBILE_UA: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1";
+const MOBILE_UA: &str = ua::SAFARI_17_IPHONE;
 /// App share pages answer a WeChat in-app browser.
-const WECHAT_UA: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36 MicroMessenger/7.0.20.1781(0x6700143B) NetType/WIFI WindowsWechat";
-const MAX_HOPS: usize = 4;
+const WECHAT_UA: &str = ua::WECHAT_CHROME_120_WINDOWS;
 
-/// What to do next, or what to map.
-pub enum Decision {
-    Fetch(HttpRequest),
-    /// A status object (PC or m.weibo.cn schema).
-    Status(Value),
-    /// The video component's `Component_Play_Playinfo`, which has media.
-    Component {
-        play: Value,
-        oid: String,
-    },
-}
+const LINKS: ShortLinks = ShortLinks {
+    link: "the short link",
+    post: "a Weibo post",
+    max_hops: 4,
+    hosts: &["t.cn", "www.t.cn", "mapp.api.weibo.cn"],
+};
 
-/// Decide from the link and the exchanges so far.
-pub fn decide(start: &Link, ctx: &mediaparse_sdk::Context, done: &[Exchange]) -> Result<Decision> {
-    let resolved = match resolve(start, done)? {
-        Hop::Fetch(request) => return Ok(Decision::Fetch(request)),
+/// The flow: the next request, or the post mapped.
+pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+    let start = urls::parse_url(&target.canonical_url)?;
+    let resolved = match resolve(&start, done)? {
+        Hop::Fetch(request) => return Ok(Step::one(request)),
         Hop::Done(link) => link,
     };
     match resolved {
         Link::Video { oid, mid } => {
             let url = component_url(&oid);
-            let Some(exchange) = find(done, &url) else {
-                return Ok(Decision::Fetch(component_request(&oid)));
+            let Some(exchange) = done.last_at(&url) else {
+                return Ok(Step::one(component_request(&oid)));
             };
             let play = component_play(&exchange.response);
             let mut mid = mid;
             if let Some(play) = play {
-                if status::extract_component(&play, &oid)?.is_some() {
-                    return Ok(Decision::Component { play, oid });
+                if let Some(extraction) = map::extract_component(&play, &oid)? {
+                    return Ok(Step::Done(extraction));
                 }
-                let named = match play.get("mid") {
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(Value::Number(n)) => Some(n.to_string()),
-                    _ => None,
-                };
-                mid = named.filter(|m| link::is_mid(m)).or(mid);
+                let named = play.get("mid").and_then(mediaparse_sdk::ids::id_text);
+                mid = named.filter(|m| urls::is_mid(m)).or(mid);
             }
             match mid {
                 Some(mid) => post(&mid, ctx, done),
@@ -74,47 +71,66 @@ enum Hop {
     Done(Link),
 }
 
-/// Follow `t.cn` and app-share hops through their redirects.
+/// Follow `t.cn` and app-share hops through their redirects. Weibo's own
+/// readings of the chain's last answer come first: an app share page may
+/// answer with the post in its HTML, and 403/418/432 are rate limits too.
 fn resolve(start: &Link, done: &[Exchange]) -> Result<Hop> {
-    let mut current = start.clone();
-    for _ in 0..MAX_HOPS {
-        let (url, user_agent) = match &current {
-            Link::Short { url, .. } => (url.clone(), DESKTOP_UA),
-            Link::AppShare { url, .. } => (url.clone(), WECHAT_UA),
-            other => return Ok(Hop::Done(other.clone())),
-        };
-        let Some(exchange) = find(done, &url) else {
-            return Ok(Hop::Fetch(
-                HttpRequest::get(url)
-                    .header("User-Agent", user_agent)
-                    .no_redirects(),
-            ));
-        };
-        let response = &exchange.response;
-        current = match response.location().filter(|_| response.is_redirect()) {
-            Some(location) => link::parse_url(&location).map_err(|_| {
-                Failure::unsupported(
-                    "the short link does not lead to a Weibo post (expired, or it points at \
-                     a profile, the home page or another site)",
-                )
-            })?,
-            None if matches!(current, Link::AppShare { .. }) && response.is_success() => {
-                id_in_page(&response.text())
-                    .map(|mid| Link::Post { mid })
-                    .ok_or_else(|| Failure::changed("the app share page names no post"))?
-            }
-            None if matches!(response.status, 403 | 418 | 429 | 432) => {
-                return Err(Failure::RateLimited(format!(
-                    "the link host answered {}",
-                    response.status
-                )));
-            }
-            None => return Err(Failure::unsupported("the short link is expired or invalid")),
-        };
+    let (Link::Short { url, .. } | Link::AppShare { url, .. }) = start else {
+        return Ok(Hop::Done(start.clone()));
+    };
+    let last_hop = done.iter().rev().find(|e| is_hop(&e.request.url));
+    if let Some(last) = last_hop.map(|e| (&e.request.url, &e.response))
+        && !last.1.is_redirect()
+    {
+        let (hop_url, response) = last;
+        if is_app_share(hop_url) && response.is_success() {
+            return id_in_page(&response.text())
+                .map(|mid| Hop::Done(Link::Post { mid }))
+                .ok_or_else(|| Failure::changed("the app share page names no post"));
+        }
+        if matches!(response.status, 403 | 418 | 429 | 432) {
+            return Err(Failure::RateLimited(format!(
+                "the link host answered {}",
+                response.status
+            )));
+        }
+        return Err(Failure::unsupported("the short link is expired or invalid"));
     }
-    Err(Failure::unsupported(
-        "the short link redirects too many times",
-    ))
+    let request = |url: &str, _: &[&Exchange]| {
+        let user_agent = if is_app_share(url) {
+            WECHAT_UA
+        } else {
+            DESKTOP_UA
+        };
+        HttpRequest::get(url)
+            .header("User-Agent", user_agent)
+            .no_redirects()
+    };
+    match LINKS.follow(url, done, request, land)? {
+        Followed::Fetch(request) => Ok(Hop::Fetch(request)),
+        Followed::Arrived { post, .. } => Ok(Hop::Done(post)),
+    }
+}
+
+/// A hop's redirect target: another link to follow, or where it arrived.
+fn land(url: &InputUrl) -> Landing<Link> {
+    match urls::parse_url(url.url.as_str()) {
+        Ok(Link::Short { url, .. } | Link::AppShare { url, .. }) => Landing::Hop(url),
+        Ok(link) => Landing::Arrived(link),
+        // Expired, or a profile, the home page or another site.
+        Err(_) => Landing::Elsewhere,
+    }
+}
+
+fn is_hop(url: &str) -> bool {
+    matches!(
+        urls::parse_url(url),
+        Ok(Link::Short { .. } | Link::AppShare { .. })
+    )
+}
+
+fn is_app_share(url: &str) -> bool {
+    matches!(urls::parse_url(url), Ok(Link::AppShare { .. }))
 }
 
 /// A post id in an app share page (`…/status/{id}` or `…/detail/{id}`).
@@ -133,7 +149,7 @@ fn id_in_page(page: &str) -> Option<String> {
                 .take_while(char::is_ascii_alphanumeric)
                 .collect();
             if let Ok(Link::Post { mid }) =
-                link::parse_url(&format!("https://m.weibo.cn/detail/{id}"))
+                urls::parse_url(&format!("https://m.weibo.cn/detail/{id}"))
             {
                 return Some(mid);
             }
@@ -145,14 +161,14 @@ fn id_in_page(page: &str) -> Option<String> {
 
 /// The post lookup: visitor cookie (unless configured), PC ajax, then the
 /// mobile API.
-fn post(mid: &str, ctx: &mediaparse_sdk::Context, done: &[Exchange]) -> Result<Decision> {
+fn post(mid: &str, ctx: &Context, done: &[Exchange]) -> Result<Step> {
     let pc_url = pc_url(mid);
     // The operator's cookie goes to weibo.com only; an anonymous visitor
     // cookie is also offered to m.weibo.cn.
     let (cookie, visitor) = match ctx.config("cookie") {
         Some(configured) => (Some(configured.trim().to_string()), None),
-        None => match find(done, VISITOR_URL) {
-            None => return Ok(Decision::Fetch(visitor_request())),
+        None => match done.last_at(VISITOR_URL) {
+            None => return Ok(Step::one(visitor_request())),
             Some(exchange) => {
                 let visitor = visitor_cookie(&exchange.response);
                 (visitor.clone(), visitor)
@@ -160,22 +176,18 @@ fn post(mid: &str, ctx: &mediaparse_sdk::Context, done: &[Exchange]) -> Result<D
         },
     };
     if let Some(cookie) = cookie {
-        let Some(exchange) = find(done, &pc_url) else {
-            return Ok(Decision::Fetch(pc_request(&pc_url, &cookie)));
+        let Some(exchange) = done.last_at(&pc_url) else {
+            return Ok(Step::one(pc_request(&pc_url, &cookie)));
         };
         if let Some(status) = read_pc(&exchange.response)? {
-            return Ok(Decision::Status(status));
+            return map::extract_status(&status).map(Step::Done);
         }
     }
     let m_url = m_url(mid);
-    match find(done, &m_url) {
-        None => Ok(Decision::Fetch(m_request(&m_url, mid, visitor.as_deref()))),
-        Some(exchange) => read_m(&exchange.response).map(Decision::Status),
+    match done.last_at(&m_url) {
+        None => Ok(Step::one(m_request(&m_url, mid, visitor.as_deref()))),
+        Some(exchange) => map::extract_status(&read_m(&exchange.response)?).map(Step::Done),
     }
-}
-
-fn find<'a>(done: &'a [Exchange], url: &str) -> Option<&'a Exchange> {
-    done.iter().rev().find(|e| e.request.url == url)
 }
 
 fn pc_url(mid: &str) -> String {
@@ -191,7 +203,7 @@ fn m_url(mid: &str) -> String {
 fn component_url(oid: &str) -> String {
     format!(
         "https://h5.video.weibo.com/api/component?page={}",
-        encode(&format!("/show/{oid}"))
+        strict(&format!("/show/{oid}"))
     )
 }
 
@@ -230,7 +242,7 @@ fn m_request(url: &str, mid: &str, visitor: Option<&str>) -> HttpRequest {
 
 fn component_request(oid: &str) -> HttpRequest {
     let data = format!("{{\"Component_Play_Playinfo\":{{\"oid\":\"{oid}\"}}}}");
-    HttpRequest::post(component_url(oid), format!("data={}", encode(&data)))
+    HttpRequest::post(component_url(oid), format!("data={}", strict(&data)))
         .header("Content-Type", "application/x-www-form-urlencoded")
         .header("Referer", format!("https://h5.video.weibo.com/show/{oid}"))
         .header("User-Agent", DESKTOP_UA)
@@ -379,19 +391,6 @@ fn component_play(response: &HttpResponse) -> Option<Value> {
     body.pointer("/data/Component_Play_Playinfo")
         .filter(|p| p.is_object())
         .cloned()
-}
-
-/// Percent-encode, leaving RFC 3986 unreserved characters.
-pub fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len() * 3);
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 #[cfg(test)]

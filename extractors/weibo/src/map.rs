@@ -1,38 +1,16 @@
 //! A Weibo status (PC `weibo.com/ajax` or `m.weibo.cn` schema) or a video
 //! component answer → media and platformData.
 
+use mediaparse_sdk::ids;
 use mediaparse_sdk::serde_json::{Map, Value};
+use mediaparse_sdk::urls::https;
 use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, MediaSource, Result, Video, spec};
 use serde::Deserialize;
 
-use crate::link::mblogid_of;
+use crate::urls::mblogid_of;
 
 /// A desktop browser User-Agent, sent upstream and suggested for downloads.
-pub const DESKTOP_UA: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
-
-/// A number that upstream may send as a JSON number or a numeric string.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Num(pub f64);
-
-impl<'de> Deserialize<'de> for Num {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        Ok(Num(match Value::deserialize(d)? {
-            Value::Number(n) => n.as_f64().unwrap_or(0.0),
-            Value::String(s) => s.trim().parse().unwrap_or(0.0),
-            _ => 0.0,
-        }))
-    }
-}
-
-impl Num {
-    fn u32(self) -> u32 {
-        if self.0.is_finite() && self.0 > 0.0 {
-            self.0.min(u32::MAX as f64) as u32
-        } else {
-            0
-        }
-    }
-}
+pub const DESKTOP_UA: &str = mediaparse_sdk::ua::CHROME_126_WINDOWS;
 
 /// The fields of a status both schemas share or differ in.
 #[derive(Debug, Default, Deserialize)]
@@ -82,8 +60,10 @@ pub struct PicInfo {
 #[serde(default)]
 pub struct PicVariant {
     pub url: String,
-    pub width: Num,
-    pub height: Num,
+    #[serde(deserialize_with = "ids::u32")]
+    pub width: u32,
+    #[serde(deserialize_with = "ids::u32")]
+    pub height: u32,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,8 +87,10 @@ pub struct MLarge {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct MGeo {
-    pub width: Num,
-    pub height: Num,
+    #[serde(deserialize_with = "ids::u32")]
+    pub width: u32,
+    #[serde(deserialize_with = "ids::u32")]
+    pub height: u32,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -155,7 +137,8 @@ pub struct MediaInfo {
     pub video_title: String,
     pub kol_title: String,
     pub name: String,
-    pub duration: Num,
+    #[serde(deserialize_with = "ids::f64")]
+    pub duration: f64,
     #[serde(flatten)]
     pub rest: Map<String, Value>,
 }
@@ -178,16 +161,19 @@ pub struct PlaybackMeta {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct PlayInfo {
-    #[serde(rename = "type")]
-    pub kind: Num,
+    #[serde(rename = "type", deserialize_with = "ids::f64")]
+    pub kind: f64,
     pub mime: String,
     pub url: String,
-    pub width: Num,
-    pub height: Num,
+    #[serde(deserialize_with = "ids::u32")]
+    pub width: u32,
+    #[serde(deserialize_with = "ids::u32")]
+    pub height: u32,
     pub quality_desc: String,
     pub quality_label: String,
     pub label: String,
-    pub duration: Num,
+    #[serde(deserialize_with = "ids::f64")]
+    pub duration: f64,
 }
 
 /// Flat `media_info` URL keys, best first, used when `playback_list` is empty.
@@ -287,7 +273,7 @@ fn own_media(status: &Status) -> Result<Own> {
                 if url.is_empty() {
                     continue;
                 }
-                let (width, height) = (pic.large.geo.width.u32(), pic.large.geo.height.u32());
+                let (width, height) = (pic.large.geo.width, pic.large.geo.height);
                 media.images.push(Image {
                     url: https(url),
                     width,
@@ -327,7 +313,7 @@ fn push_pic(media: &mut Media, info: &PicInfo) {
         .flatten()
         .find(|v| !v.url.is_empty());
     let Some(v) = variant else { return };
-    let (width, height) = (v.width.u32(), v.height.u32());
+    let (width, height) = (v.width, v.height);
     media.images.push(Image {
         url: https(&v.url),
         width,
@@ -363,7 +349,7 @@ fn push_page_video(media: &mut Media, page: &PageInfo) {
     if let Some(info) = &page.media_info {
         for entry in &info.playback_list {
             let p = &entry.play_info;
-            let is_video = p.mime.starts_with("video/") || (p.mime.is_empty() && p.kind.0 == 1.0);
+            let is_video = p.mime.starts_with("video/") || (p.mime.is_empty() && p.kind == 1.0);
             if !is_video || p.url.is_empty() {
                 continue;
             }
@@ -382,8 +368,8 @@ fn push_page_video(media: &mut Media, page: &PageInfo) {
                 } else {
                     p.mime.clone()
                 },
-                width: p.width.u32(),
-                height: p.height.u32(),
+                width: p.width,
+                height: p.height,
                 has_audio: true,
                 source: MediaSource::Direct,
                 headers: download_headers(),
@@ -407,7 +393,7 @@ fn push_page_video(media: &mut Media, page: &PageInfo) {
             }
         }
         if media.duration == 0.0 {
-            media.duration = info.duration.0.max(0.0);
+            media.duration = info.duration;
         }
         if media.title.is_empty() {
             media.title = first_non_empty(&[&info.video_title, &info.kol_title, &info.name])
@@ -527,7 +513,7 @@ fn status_data(raw: &Value, video_object: Option<&str>) -> Map<String, Value> {
     let mut data = raw.as_object().cloned().unwrap_or_default();
     let text_of = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     let id = text_of(data.get("idstr"))
-        .or_else(|| data.get("id").and_then(id_string))
+        .or_else(|| data.get("id").and_then(ids::id_text))
         .or_else(|| text_of(data.get("mid")))
         .unwrap_or_default();
     let mid = text_of(data.get("mid"))
@@ -575,14 +561,6 @@ fn pc_pics(data: &Map<String, Value>) -> Option<Value> {
     Some(Value::Array(pics))
 }
 
-fn id_string(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        _ => None,
-    }
-}
-
 fn video_details_url(object: Option<&str>) -> String {
     object
         .filter(|o| o.starts_with("1034:"))
@@ -609,7 +587,8 @@ pub struct PlayInfoComponent {
     pub title: String,
     pub text: String,
     pub cover_image: String,
-    pub duration_time: Num,
+    #[serde(deserialize_with = "ids::f64")]
+    pub duration_time: f64,
     pub urls: Map<String, Value>,
 }
 
@@ -629,7 +608,7 @@ pub fn extract_component(play: &Value, oid: &str) -> Result<Option<Extraction>> 
         } else {
             https(&info.cover_image)
         },
-        duration: info.duration_time.0.max(0.0),
+        duration: info.duration_time,
         ..Media::default()
     };
     for (label, url) in &info.urls {
@@ -652,7 +631,7 @@ pub fn extract_component(play: &Value, oid: &str) -> Result<Option<Extraction>> 
         return Ok(None);
     }
     let mut data = play.as_object().cloned().unwrap_or_default();
-    let mid = id_string(&info.mid).unwrap_or_default();
+    let mid = ids::id_text(&info.mid).unwrap_or_default();
     if let Some(own_id) = data.get("id").cloned()
         && !data.contains_key("object_id")
     {
@@ -704,17 +683,6 @@ fn strip_nulls(value: &Value) -> Value {
         ),
         Value::Array(items) => Value::Array(items.iter().map(strip_nulls).collect()),
         other => other.clone(),
-    }
-}
-
-/// `http:` and protocol-relative URLs as https.
-pub fn https(url: &str) -> String {
-    if let Some(rest) = url.strip_prefix("http://") {
-        format!("https://{rest}")
-    } else if url.starts_with("//") {
-        format!("https:{url}")
-    } else {
-        url.to_string()
     }
 }
 
