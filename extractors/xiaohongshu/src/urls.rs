@@ -1,6 +1,7 @@
 //! Recognising Xiaohongshu links: note pages (with their `xsec_token`),
 //! short links, and the pages that are not single notes.
 
+use mediaparse_sdk::encode::strict;
 use mediaparse_sdk::urls::{InputUrl, is_alnum};
 use mediaparse_sdk::{Failure, Result, share};
 
@@ -39,8 +40,8 @@ impl NoteRef {
             let source = self.xsec_source.as_deref().unwrap_or("pc_share");
             url.push_str(&format!(
                 "?xsec_token={}&xsec_source={}",
-                encode(token),
-                encode(source)
+                strict(token),
+                strict(source)
             ));
         }
         url
@@ -56,19 +57,6 @@ pub enum Link {
         url: String,
         code: String,
     },
-}
-
-/// Percent-encode a query value, leaving RFC 3986 unreserved characters.
-pub fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
 }
 
 /// Recognise a caller's input: a URL, or share text holding one.

@@ -6,14 +6,16 @@
 //! converted to snake_case, then the web names are moved to the app names,
 //! so one typed parser serves both shapes.
 
+use mediaparse_sdk::ids;
 use mediaparse_sdk::serde_json::{Map, Value};
+use mediaparse_sdk::urls::https;
 use mediaparse_sdk::{
     Audio, Extraction, Failure, Header, Image, Media, MediaSource, Result, Video, spec,
 };
 use serde::Deserialize;
 
 /// A desktop browser User-Agent, sent upstream and suggested for downloads.
-pub const DESKTOP_UA: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36";
+pub const DESKTOP_UA: &str = mediaparse_sdk::ua::CHROME_126_WINDOWS;
 /// Host of the watermark-free originals addressed by image token.
 pub const ORIGINAL_IMAGE_HOST: &str = "https://sns-img-bd.xhscdn.com/";
 
@@ -115,30 +117,6 @@ fn strip_nulls(value: &Value) -> Value {
     }
 }
 
-/// A number that upstream may send as a JSON number or a numeric string.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Num(pub f64);
-
-impl<'de> Deserialize<'de> for Num {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        Ok(Num(match Value::deserialize(d)? {
-            Value::Number(n) => n.as_f64().unwrap_or(0.0),
-            Value::String(s) => s.trim().parse().unwrap_or(0.0),
-            _ => 0.0,
-        }))
-    }
-}
-
-impl Num {
-    fn u32(self) -> u32 {
-        if self.0.is_finite() && self.0 > 0.0 {
-            self.0.min(u32::MAX as f64) as u32
-        } else {
-            0
-        }
-    }
-}
-
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Note {
@@ -163,8 +141,10 @@ pub struct ImageEntry {
     pub stream: Streams,
     // both
     pub url: String,
-    pub width: Num,
-    pub height: Num,
+    #[serde(deserialize_with = "ids::u32")]
+    pub width: u32,
+    #[serde(deserialize_with = "ids::u32")]
+    pub height: u32,
     // app
     pub original: String,
     pub url_size_large: String,
@@ -205,14 +185,18 @@ impl Streams {
 pub struct Stream {
     pub master_url: String,
     pub backup_urls: Vec<String>,
-    pub width: Num,
-    pub height: Num,
+    #[serde(deserialize_with = "ids::u32")]
+    pub width: u32,
+    #[serde(deserialize_with = "ids::u32")]
+    pub height: u32,
     pub video_codec: String,
     pub audio_codec: Option<String>,
-    pub audio_bitrate: Option<Num>,
+    #[serde(deserialize_with = "ids::maybe_u64")]
+    pub audio_bitrate: Option<u64>,
     pub quality_type: String,
     /// Milliseconds.
-    pub duration: Num,
+    #[serde(deserialize_with = "ids::f64")]
+    pub duration: f64,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -234,14 +218,16 @@ pub struct VideoMedia {
 #[serde(default)]
 pub struct VideoMeta {
     /// Seconds.
-    pub duration: Num,
+    #[serde(deserialize_with = "ids::f64")]
+    pub duration: f64,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Capa {
     /// Seconds.
-    pub duration: Num,
+    #[serde(deserialize_with = "ids::f64")]
+    pub duration: f64,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -255,7 +241,8 @@ pub struct VideoImage {
 #[serde(default)]
 pub struct VoiceInfo {
     pub url: String,
-    pub duration: Num,
+    #[serde(deserialize_with = "ids::f64")]
+    pub duration: f64,
 }
 
 /// Map a note object (either shape) to the extraction.
@@ -313,9 +300,9 @@ pub fn media(note: &Note) -> Result<Media> {
             .media
             .stream
             .all()
-            .map(|(_, s)| s.duration.0)
+            .map(|(_, s)| s.duration)
             .find(|d| *d > 0.0);
-        media.duration = [info.capa.duration.0, info.media.video.duration.0]
+        media.duration = [info.capa.duration, info.media.video.duration]
             .into_iter()
             .find(|d| *d > 0.0)
             .or(first_ms.map(|ms| ms / 1000.0))
@@ -325,8 +312,8 @@ pub fn media(note: &Note) -> Result<Media> {
             if let Some(url) = full_image_url(entry) {
                 media.images.push(Image {
                     url,
-                    width: entry.width.u32(),
-                    height: entry.height.u32(),
+                    width: entry.width,
+                    height: entry.height,
                 });
             }
             if entry.live_photo {
@@ -356,7 +343,7 @@ fn push_stream(out: &mut Vec<Video>, codec: &str, stream: &Stream, source: Media
     } else {
         stream.video_codec.as_str()
     };
-    let (width, height) = (stream.width.u32(), stream.height.u32());
+    let (width, height) = (stream.width, stream.height);
     let quality = match (width.min(height), stream.quality_type.as_str()) {
         (0, "") => codec.to_string(),
         (0, q) => format!("{q} {codec}"),
@@ -365,7 +352,7 @@ fn push_stream(out: &mut Vec<Video>, codec: &str, stream: &Stream, source: Media
     // Muxed mp4: audio is present unless upstream says there is none.
     let has_audio = match (&stream.audio_codec, stream.audio_bitrate) {
         (Some(c), _) if !c.is_empty() => true,
-        (_, Some(b)) => b.0 > 0.0,
+        (_, Some(b)) => b > 0,
         (Some(_), None) => false,
         (None, None) => true,
     };
@@ -461,17 +448,6 @@ pub fn image_token(url: &str) -> Option<String> {
 
 fn is_http(url: &str) -> bool {
     url.starts_with("http://") || url.starts_with("https://") || url.starts_with("//")
-}
-
-/// `http:` and protocol-relative URLs as https.
-pub fn https(url: &str) -> String {
-    if let Some(rest) = url.strip_prefix("http://") {
-        format!("https://{rest}")
-    } else if url.starts_with("//") {
-        format!("https:{url}")
-    } else {
-        url.to_string()
-    }
 }
 
 #[cfg(test)]
