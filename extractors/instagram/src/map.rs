@@ -8,7 +8,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::urls::PLATFORM;
-use mediaparse_meta_web::{CHROME_UA, Candidate, best_candidate, id_string, video_quality};
+use mediaparse_meta_web::item::{Item, sane_duration};
+use mediaparse_meta_web::{CHROME_UA, id_string, video_quality};
 
 /// A post found by one of the strategies.
 #[derive(Clone, Debug)]
@@ -34,66 +35,6 @@ pub fn download_headers() -> Vec<Header> {
         Header::new("Referer", "https://www.instagram.com/"),
         Header::new("User-Agent", CHROME_UA),
     ]
-}
-
-#[derive(Deserialize)]
-struct V1Item {
-    #[serde(default)]
-    caption: Option<V1Caption>,
-    #[serde(default)]
-    image_versions2: Option<V1Images>,
-    #[serde(default)]
-    video_versions: Option<Vec<V1Version>>,
-    #[serde(default)]
-    carousel_media: Option<Vec<V1Item>>,
-    #[serde(default)]
-    original_width: Option<u32>,
-    #[serde(default)]
-    original_height: Option<u32>,
-    #[serde(default)]
-    has_audio: Option<bool>,
-    #[serde(default)]
-    video_duration: Option<f64>,
-}
-
-#[derive(Deserialize)]
-struct V1Caption {
-    #[serde(default)]
-    text: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct V1Images {
-    #[serde(default)]
-    candidates: Vec<Candidate>,
-}
-
-#[derive(Deserialize)]
-struct V1Version {
-    url: String,
-    #[serde(default, rename = "type")]
-    kind: Option<u32>,
-    #[serde(default)]
-    width: Option<u32>,
-    #[serde(default)]
-    height: Option<u32>,
-}
-
-impl V1Item {
-    fn candidates(&self) -> &[Candidate] {
-        self.image_versions2
-            .as_ref()
-            .map(|i| i.candidates.as_slice())
-            .unwrap_or_default()
-    }
-
-    fn original(&self) -> Option<(u32, u32)> {
-        Some((self.original_width?, self.original_height?))
-    }
-
-    fn versions(&self) -> &[V1Version] {
-        self.video_versions.as_deref().unwrap_or_default()
-    }
 }
 
 pub fn map(post: &Post) -> Result<Extraction> {
@@ -150,57 +91,25 @@ pub fn map(post: &Post) -> Result<Extraction> {
 }
 
 fn map_v1(value: &Value) -> Result<Extraction> {
-    let item = V1Item::deserialize(value)
+    let item = Item::deserialize(value)
         .map_err(|e| Failure::changed(format!("media item has an unexpected shape: {e}")))?;
     let mut media = Media {
-        title: item
-            .caption
-            .as_ref()
-            .and_then(|c| c.text.clone())
-            .unwrap_or_default(),
+        title: item.caption_text(),
+        thumbnail: item.thumbnail(),
         ..Media::default()
     };
-    let children: Vec<&V1Item> = match &item.carousel_media {
-        Some(children) if !children.is_empty() => children.iter().collect(),
-        _ => vec![&item],
+    let children: Vec<&Item> = match item.children() {
+        [] => vec![&item],
+        children => children.iter().collect(),
     };
-    media.thumbnail = item
-        .candidates()
-        .first()
-        .or_else(|| children.first().and_then(|c| c.candidates().first()))
-        .map(|c| c.url.clone())
-        .unwrap_or_default();
-    for child in &children {
-        if !child.versions().is_empty() {
-            if media.duration == 0.0 {
-                media.duration = child.video_duration.or(item.video_duration).unwrap_or(0.0);
-            }
-            let (ow, oh) = child.original().unwrap_or((0, 0));
-            for v in child.versions() {
-                let width = v.width.unwrap_or(ow);
-                let height = v.height.unwrap_or(oh);
-                media.videos.push(Video {
-                    url: v.url.clone(),
-                    quality: video_quality(&v.url, width, height, v.kind),
-                    mime_type: "video/mp4".into(),
-                    width,
-                    height,
-                    has_audio: child.has_audio.unwrap_or(true),
-                    source: MediaSource::Direct,
-                    headers: download_headers(),
-                });
-            }
-        } else if let Some(c) = best_candidate(child.candidates(), child.original()) {
-            media.images.push(Image {
-                url: c.url.clone(),
-                width: c.width.unwrap_or(0),
-                height: c.height.unwrap_or(0),
-            });
+    for child in children {
+        if child.versions().is_empty() {
+            child.push_image(&mut media);
+        } else {
+            child.push_videos(&mut media, item.video_duration, &download_headers());
         }
     }
-    if !media.duration.is_finite() || media.duration < 0.0 {
-        media.duration = 0.0;
-    }
+    sane_duration(&mut media);
 
     let mut data = value.as_object().cloned().unwrap_or_default();
     let id = id_string(data.get("id")).or_else(|| id_string(data.get("pk")));

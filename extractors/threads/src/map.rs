@@ -1,12 +1,13 @@
 //! Mapping the selected post object (upstream/threads.md §4–5).
 
 use mediaparse_sdk::spec::fill_missing_members;
-use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, MediaSource, Result, Video};
+use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::urls::PLATFORM;
-use mediaparse_meta_web::{CHROME_UA, Candidate, best_candidate, id_string, video_quality};
+use mediaparse_meta_web::item::{Item, sane_duration};
+use mediaparse_meta_web::{CHROME_UA, id_string};
 
 pub fn download_headers() -> Vec<Header> {
     vec![
@@ -15,53 +16,15 @@ pub fn download_headers() -> Vec<Header> {
     ]
 }
 
+/// A Threads post: the common media item and what only Threads sends.
 #[derive(Deserialize)]
 struct TPost {
-    #[serde(default)]
-    media_type: Option<u32>,
-    #[serde(default)]
-    caption: Option<Caption>,
-    #[serde(default)]
-    image_versions2: Option<Images>,
-    #[serde(default)]
-    original_width: Option<u32>,
-    #[serde(default)]
-    original_height: Option<u32>,
-    #[serde(default)]
-    video_versions: Option<Vec<Version>>,
-    #[serde(default)]
-    carousel_media: Option<Vec<TPost>>,
-    #[serde(default)]
-    has_audio: Option<bool>,
-    #[serde(default)]
-    video_duration: Option<f64>,
+    #[serde(flatten)]
+    item: Item,
     #[serde(default)]
     text_post_app_info: Option<AppInfo>,
     #[serde(default)]
     giphy_media_info: Option<Giphy>,
-}
-
-#[derive(Deserialize)]
-struct Caption {
-    #[serde(default)]
-    text: Option<String>,
-}
-
-#[derive(Deserialize)]
-struct Images {
-    #[serde(default)]
-    candidates: Vec<Candidate>,
-}
-
-#[derive(Deserialize)]
-struct Version {
-    url: String,
-    #[serde(default, rename = "type")]
-    kind: Option<u32>,
-    #[serde(default)]
-    width: Option<u32>,
-    #[serde(default)]
-    height: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -91,70 +54,21 @@ struct GiphyRendition {
 }
 
 impl TPost {
-    fn candidates(&self) -> &[Candidate] {
-        self.image_versions2
-            .as_ref()
-            .map(|i| i.candidates.as_slice())
-            .unwrap_or_default()
-    }
-
-    fn original(&self) -> Option<(u32, u32)> {
-        Some((self.original_width?, self.original_height?))
-    }
-
-    fn versions(&self) -> &[Version] {
-        self.video_versions.as_deref().unwrap_or_default()
-    }
-
-    fn children(&self) -> &[TPost] {
-        self.carousel_media.as_deref().unwrap_or_default()
-    }
-
-    fn push_video(&self, media: &mut Media) {
-        if media.duration == 0.0 {
-            media.duration = self.video_duration.unwrap_or(0.0);
-        }
-        let (ow, oh) = self.original().unwrap_or((0, 0));
-        for v in self.versions() {
-            let width = v.width.unwrap_or(ow);
-            let height = v.height.unwrap_or(oh);
-            media.videos.push(Video {
-                url: v.url.clone(),
-                quality: video_quality(&v.url, width, height, v.kind),
-                mime_type: "video/mp4".into(),
-                width,
-                height,
-                has_audio: self.has_audio.unwrap_or(true),
-                source: MediaSource::Direct,
-                headers: download_headers(),
-            });
-        }
-    }
-
-    fn push_image(&self, media: &mut Media) {
-        if let Some(c) = best_candidate(self.candidates(), self.original()) {
-            media.images.push(Image {
-                url: c.url.clone(),
-                width: c.width.unwrap_or(0),
-                height: c.height.unwrap_or(0),
-            });
-        }
-    }
-
     /// The mapping order of upstream/threads.md §5.
     fn collect(&self, media: &mut Media, inline_allowed: bool) {
-        if !self.children().is_empty() {
-            for child in self.children() {
+        let item = &self.item;
+        if !item.children().is_empty() {
+            for child in item.children() {
                 if child.versions().is_empty() {
                     child.push_image(media);
                 } else {
-                    child.push_video(media);
+                    child.push_videos(media, None, &download_headers());
                 }
             }
-        } else if !self.versions().is_empty() {
-            self.push_video(media);
-        } else if self.media_type == Some(1) && !self.candidates().is_empty() {
-            self.push_image(media);
+        } else if !item.versions().is_empty() {
+            item.push_videos(media, None, &download_headers());
+        } else if item.media_type == Some(1) && !item.candidates().is_empty() {
+            item.push_image(media);
         } else if let Some(inline) = self
             .text_post_app_info
             .as_ref()
@@ -163,7 +77,7 @@ impl TPost {
         {
             inline.collect(media, false);
             if media.thumbnail.is_empty() {
-                media.thumbnail = inline.thumbnail();
+                media.thumbnail = inline.item.thumbnail();
             }
         } else if let Some(webp) = self
             .giphy_media_info
@@ -180,14 +94,6 @@ impl TPost {
             });
         }
     }
-
-    fn thumbnail(&self) -> String {
-        self.candidates()
-            .first()
-            .or_else(|| self.children().first().and_then(|c| c.candidates().first()))
-            .map(|c| c.url.clone())
-            .unwrap_or_default()
-    }
 }
 
 pub fn map(value: &Value) -> Result<Extraction> {
@@ -203,20 +109,14 @@ pub fn map(value: &Value) -> Result<Extraction> {
             "Threads marks this post as unavailable",
         ));
     }
-    let title = post
-        .caption
-        .as_ref()
-        .and_then(|c| c.text.clone())
-        .unwrap_or_default();
+    let title = post.item.caption_text();
     let mut media = Media {
         title: title.clone(),
-        thumbnail: post.thumbnail(),
+        thumbnail: post.item.thumbnail(),
         ..Media::default()
     };
     post.collect(&mut media, true);
-    if !media.duration.is_finite() || media.duration < 0.0 {
-        media.duration = 0.0;
-    }
+    sane_duration(&mut media);
 
     let mut data = value.as_object().cloned().unwrap_or_default();
     for name in ["id", "pk"] {

@@ -106,7 +106,6 @@ impl Cascade {
         most_telling(self.misses, rank)
             .unwrap_or_else(|| Failure::upstream("no strategy produced the post"))
     }
-
 }
 
 /// How much a failure tells about a Meta post (higher tells more).

@@ -6,6 +6,7 @@
 
 pub mod cascade;
 pub mod graphql;
+pub mod item;
 pub mod media;
 pub mod page;
 pub mod session;
