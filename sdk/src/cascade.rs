@@ -112,6 +112,19 @@ impl<T> Cascade<T> {
         self.finish_ranked(telling)
     }
 
+    /// The strategy that settled, or when every one missed the last miss
+    /// (for fallbacks whose own answer is the one to report).
+    pub fn finish_last(self) -> Result<T> {
+        match self.settled {
+            Some(result) => result,
+            None => Err(self
+                .misses
+                .into_iter()
+                .next_back()
+                .unwrap_or_else(|| Failure::changed("no strategy applied to this post"))),
+        }
+    }
+
     /// As [`Cascade::finish`] with the platform's own ranking (higher tells more).
     pub fn finish_ranked(self, rank: impl Fn(&Failure) -> u8) -> Result<T> {
         match self.settled {

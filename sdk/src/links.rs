@@ -32,7 +32,7 @@
 //! ```
 
 use crate::urls::InputUrl;
-use crate::{Exchange, Failure, HttpRequest, Result};
+use crate::{Exchange, Failure, HttpRequest, HttpResponse, Result};
 
 /// Where one redirect led, as the extractor classifies its `Location`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,6 +43,9 @@ pub enum Landing<T> {
     Hop(String),
     /// Neither (a profile, the home page, another platform).
     Elsewhere,
+    /// Neither, and the extractor knows what it means (a login wall, a
+    /// not-found page).
+    Failed(Failure),
 }
 
 /// The state of a walk.
@@ -86,6 +89,34 @@ impl ShortLinks<'_> {
         request: impl Fn(&str, &[&'d Exchange]) -> HttpRequest,
         land: impl Fn(&InputUrl) -> Landing<T>,
     ) -> Result<Followed<'d, T>> {
+        self.follow_judging(start, done, request, land, |r| self.dead_end(r))
+    }
+
+    /// How a hop that answers without a redirect fails by default: 429 rate
+    /// limited, 5xx upstream error, anything else an expired or invalid
+    /// link (unsupported).
+    pub fn dead_end(&self, response: &HttpResponse) -> Failure {
+        let link = self.link;
+        match response.status {
+            429 => Failure::RateLimited(format!("{link}'s host is rate-limiting")),
+            status @ 500.. => Failure::upstream(format!("{link}'s host answered {status}")),
+            _ => Failure::unsupported(format!(
+                "{link} does not redirect to {} (expired or invalid code)",
+                self.post
+            )),
+        }
+    }
+
+    /// As [`ShortLinks::follow`], with the platform's own reading of a hop
+    /// that answered without a redirect.
+    pub fn follow_judging<'d, T>(
+        &self,
+        start: &str,
+        done: &'d [Exchange],
+        request: impl Fn(&str, &[&'d Exchange]) -> HttpRequest,
+        land: impl Fn(&InputUrl) -> Landing<T>,
+        dead_end: impl Fn(&HttpResponse) -> Failure,
+    ) -> Result<Followed<'d, T>> {
         let link = self.link;
         let mut url = start.to_string();
         let mut hops: Vec<&Exchange> = Vec::new();
@@ -100,30 +131,14 @@ impl ShortLinks<'_> {
             };
             hops.push(exchange);
             let response = &exchange.response;
-            if response.status == 429 {
-                return Err(Failure::RateLimited(format!(
-                    "{link}'s host is rate-limiting"
-                )));
-            }
-            if response.status >= 500 {
-                return Err(Failure::upstream(format!(
-                    "{link}'s host answered {}",
-                    response.status
-                )));
-            }
-            let location = match response.location() {
-                Some(location) if response.is_redirect() => location,
-                _ => {
-                    return Err(Failure::unsupported(format!(
-                        "{link} does not redirect to {} (expired or invalid code)",
-                        self.post
-                    )));
-                }
+            let Some(location) = response.location().filter(|_| response.is_redirect()) else {
+                return Err(dead_end(response));
             };
             let landing = InputUrl::parse(&location)?;
             match land(&landing) {
                 Landing::Arrived(post) => return Ok(Followed::Arrived { post, hops }),
                 Landing::Hop(next) => url = next,
+                Landing::Failed(failure) => return Err(failure),
                 Landing::Elsewhere => {
                     return Err(Failure::unsupported(format!(
                         "{link} leads to {}{}, which is not {}",
@@ -148,7 +163,7 @@ impl ShortLinks<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Header, HttpResponse};
+    use crate::Header;
 
     const LINKS: ShortLinks = ShortLinks {
         link: "the short link",

@@ -3,7 +3,7 @@
 //! desktop page.
 
 use mediaparse_sdk::cascade::{Attempt, Cascade};
-use mediaparse_sdk::cookies::{join, set_cookies};
+use mediaparse_sdk::cookies::{jar, join};
 use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::{Exchange, HttpRequest, HttpResponse, Result, Step, Target, ua};
@@ -30,14 +30,7 @@ fn last<'a>(done: &'a [Exchange], url: &str) -> Option<&'a HttpResponse> {
 
 /// The `Cookie` value the hops so far set (a later value of a name wins).
 fn hop_cookies(hops: &[&Exchange]) -> String {
-    let mut cookies: Vec<(String, String)> = Vec::new();
-    for (name, value) in hops.iter().flat_map(|e| set_cookies(&e.response)) {
-        match cookies.iter_mut().find(|(n, _)| *n == name) {
-            Some(slot) => slot.1 = value,
-            None => cookies.push((name, value)),
-        }
-    }
-    join(&cookies)
+    join(&jar(hops.iter().map(|e| &e.response)))
 }
 
 pub fn step(target: &Target, done: &[Exchange]) -> Result<Step> {

@@ -1,9 +1,18 @@
 //! Reading a player response (guide sections 4–6): classify its
-//! `playabilityStatus`, pick the downloadable formats, build the media.
+//! `playabilityStatus`, pick the downloadable formats, build the media
+//! object and platform data.
 
-use mediaparse_sdk::{Audio, Failure, Header, HttpResponse, MediaSource, Video};
+use mediaparse_sdk::cascade::Attempt;
+use mediaparse_sdk::exchanges::Exchanges;
+use mediaparse_sdk::spec::fill_missing_members;
+use mediaparse_sdk::{
+    Audio, Context, Exchange, Extraction, Failure, Header, HttpResponse, Media, MediaSource,
+    Target, Video, ids,
+};
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
+
+use crate::PLATFORM;
 
 /// The members of a player response the extractor reads or passes on.
 /// Everything else (`responseContext` with visitorData, `playbackTracking`,
@@ -40,11 +49,11 @@ pub struct Format {
     pub url: Option<String>,
     #[serde(default)]
     pub mime_type: String,
-    #[serde(default, deserialize_with = "lenient_u64")]
+    #[serde(default, deserialize_with = "ids::maybe_u64")]
     pub bitrate: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_u64")]
+    #[serde(default, deserialize_with = "ids::maybe_u64")]
     pub width: Option<u64>,
-    #[serde(default, deserialize_with = "lenient_u64")]
+    #[serde(default, deserialize_with = "ids::maybe_u64")]
     pub height: Option<u64>,
     #[serde(default)]
     pub quality: Option<String>,
@@ -52,7 +61,7 @@ pub struct Format {
     pub quality_label: Option<String>,
     #[serde(default)]
     pub audio_quality: Option<String>,
-    #[serde(default, deserialize_with = "lenient_u64")]
+    #[serde(default, deserialize_with = "ids::maybe_u64")]
     pub approx_duration_ms: Option<u64>,
     #[serde(default)]
     pub drm_families: Option<Value>,
@@ -69,26 +78,6 @@ pub struct Format {
 pub struct AudioTrack {
     #[serde(default)]
     pub display_name: Option<String>,
-}
-
-fn lenient_u64<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    Ok(number(&Value::deserialize(d)?))
-}
-
-/// A JSON number or numeric string as u64 (fractions truncated).
-pub fn number(v: &Value) -> Option<u64> {
-    match v {
-        Value::Number(n) => n
-            .as_u64()
-            .or_else(|| n.as_f64().filter(|f| *f >= 0.0).map(|f| f as u64)),
-        Value::String(s) => s
-            .trim()
-            .parse::<f64>()
-            .ok()
-            .filter(|f| *f >= 0.0)
-            .map(|f| f as u64),
-        _ => None,
-    }
 }
 
 /// Parse a VISIONOS answer (a bare player response).
@@ -117,6 +106,18 @@ pub enum Verdict {
     TryNext(Failure),
     /// The video itself cannot be served (private, removed, region, live...).
     Final(Failure),
+}
+
+impl Verdict {
+    /// As a step of the client cascade: usable stops it, try-next moves on,
+    /// final fails the parse.
+    pub fn attempt(self) -> mediaparse_sdk::Result<Attempt<Box<Player>>> {
+        match self {
+            Verdict::Usable(player) => Ok(Attempt::Got(player)),
+            Verdict::TryNext(failure) => Ok(Attempt::Missed(failure)),
+            Verdict::Final(failure) => Err(failure),
+        }
+    }
 }
 
 fn text(v: Option<&Value>) -> &str {
@@ -254,7 +255,7 @@ pub fn duration_seconds(player: &Player) -> u64 {
         .video_details
         .as_ref()
         .and_then(|d| d.get("lengthSeconds"))
-        .and_then(number)
+        .and_then(ids::whole)
         .unwrap_or(0)
 }
 
@@ -352,13 +353,100 @@ pub fn thumbnails(holder: Option<&Value>) -> Vec<(String, u64)> {
             list.iter()
                 .filter_map(|t| {
                     let url = t.get("url")?.as_str()?.to_string();
-                    let w = t.get("width").and_then(number).unwrap_or(0);
-                    let h = t.get("height").and_then(number).unwrap_or(0);
+                    let w = t.get("width").and_then(ids::whole).unwrap_or(0);
+                    let h = t.get("height").and_then(ids::whole).unwrap_or(0);
                     Some((url, w * h))
                 })
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Media and platform data from the chosen client's player answer, with
+/// the WEB `$fields` answer's microformat and thumbnails when it has them.
+pub fn extraction(
+    target: &Target,
+    ctx: &Context,
+    done: &[Exchange],
+    player: Player,
+    client: crate::innertube::Client,
+) -> Extraction {
+    let web = web_answer(target, done);
+    let headers = download_headers(client, ctx);
+    let (videos, audios) = media_items(&player, &headers);
+
+    let details = player.video_details.as_ref();
+    let title = details
+        .and_then(|d| d.get("title"))
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_string();
+    // The largest thumbnail of the player answer or of the WEB answer
+    // (which lists maxresdefault when it exists); never probed.
+    let mut thumbs = thumbnails(details);
+    thumbs.extend(thumbnails(
+        web.as_ref().and_then(|w| w.video_details.as_ref()),
+    ));
+    let thumbnail = thumbs
+        .iter()
+        .fold(None::<&(String, u64)>, |best, t| match best {
+            Some(b) if b.1 > t.1 => Some(b),
+            _ => Some(t),
+        })
+        .map(|t| t.0.clone())
+        .unwrap_or_default();
+
+    let media = Media {
+        title,
+        thumbnail,
+        duration: duration_seconds(&player) as f64,
+        images: Vec::new(),
+        videos,
+        audios,
+    };
+
+    let mut data = Map::new();
+    let mut put = |name: &str, v: Option<Value>| {
+        if let Some(v @ Value::Object(_)) = v {
+            data.insert(name.into(), v);
+        }
+    };
+    put("videoDetails", player.video_details);
+    put("streamingData", player.streaming_data);
+    put("playabilityStatus", player.playability_status);
+    put(
+        "microformat",
+        web.and_then(|w| w.microformat).or(player.microformat),
+    );
+    put("captions", player.captions);
+    fill_missing_members(PLATFORM, &mut data);
+    Extraction {
+        media,
+        platform_data: Value::Object(data),
+    }
+}
+
+/// The WEB `$fields` answer, when it succeeded and is about this video.
+fn web_answer(target: &Target, done: &[Exchange]) -> Option<Player> {
+    let exchange = done.last_to(crate::innertube::WEB_FIELDS_URL)?;
+    if !exchange.response.is_success() {
+        return None;
+    }
+    let web: Player = exchange.response.json().ok()?;
+    let id = web
+        .video_details
+        .as_ref()
+        .and_then(|d| d.get("videoId"))
+        .and_then(Value::as_str);
+    (id.is_none() || id == Some(target.id.as_str())).then_some(web)
+}
+
+fn download_headers(client: crate::innertube::Client, ctx: &Context) -> Vec<Header> {
+    vec![
+        Header::new("User-Agent", client.user_agent(ctx)),
+        Header::new("Referer", "https://www.youtube.com/"),
+        Header::new("Origin", "https://www.youtube.com"),
+    ]
 }
 
 #[cfg(test)]
@@ -372,11 +460,11 @@ mod tests {
 
     #[test]
     fn lenient_numbers() {
-        assert_eq!(number(&json!("721")), Some(721));
-        assert_eq!(number(&json!(1500751)), Some(1500751));
-        assert_eq!(number(&json!(2.5)), Some(2));
-        assert_eq!(number(&json!("x")), None);
-        assert_eq!(number(&json!(-1)), None);
+        assert_eq!(ids::whole(&json!("721")), Some(721));
+        assert_eq!(ids::whole(&json!(1500751)), Some(1500751));
+        assert_eq!(ids::whole(&json!(2.5)), Some(2));
+        assert_eq!(ids::whole(&json!("x")), None);
+        assert_eq!(ids::whole(&json!(-1)), None);
     }
 
     #[test]

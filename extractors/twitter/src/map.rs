@@ -2,7 +2,10 @@
 //! flat syndication shape, both mapped to media and platformData.
 
 use mediaparse_sdk::html::decode_entities;
-use mediaparse_sdk::{Failure, Image, Media, MediaSource, Video};
+use mediaparse_sdk::spec::fill_missing_members;
+use mediaparse_sdk::{Extraction, Failure, HttpResponse, Image, Media, MediaSource, Video};
+
+use crate::PLATFORM;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
@@ -535,6 +538,91 @@ pub fn from_syndication(post: &Value) -> Result<(Media, Value), Failure> {
         audios: Vec::new(),
     };
     Ok((media, Value::Object(data)))
+}
+
+/// Where the post comes from once it is known.
+pub enum Source {
+    GraphQl(Value),
+    Syndication(Value),
+}
+
+/// What a GraphQL answer means for the strategy.
+pub enum GqlAnswer {
+    Result(Outcome),
+    /// The guest token was refused (401/403, "Bad guest token").
+    BadToken,
+    /// Failed in a way syndication may get around; the failure is the
+    /// answer when it does not.
+    Fallback(Failure),
+}
+
+pub fn read_graphql(response: &HttpResponse) -> GqlAnswer {
+    let envelope: Option<Envelope> = response.json().ok();
+    let bad_token = envelope.as_ref().is_some_and(|e| {
+        e.errors
+            .iter()
+            .any(|err| err.code == Some(239) || err.message.contains("Bad guest token"))
+    });
+    match response.status {
+        401 | 403 => return GqlAnswer::BadToken,
+        429 => {
+            return GqlAnswer::Fallback(Failure::RateLimited(
+                "X answered 429 Too Many Requests".into(),
+            ));
+        }
+        400 | 404 | 422 => {
+            return GqlAnswer::Fallback(Failure::changed(format!(
+                "X GraphQL answered HTTP {} (stale query id or feature flags?)",
+                response.status
+            )));
+        }
+        s if !(200..300).contains(&s) => {
+            return GqlAnswer::Fallback(Failure::upstream(format!("X GraphQL answered HTTP {s}")));
+        }
+        _ => {}
+    }
+    if bad_token {
+        return GqlAnswer::BadToken;
+    }
+    match envelope {
+        // `errors` next to data ("Dependency: Unspecified") is ignored when
+        // the data is there (yt-dlp #15963).
+        Some(Envelope {
+            data: Some(Data {
+                tweet_result: Some(holder),
+            }),
+            ..
+        }) => GqlAnswer::Result(classify(holder.result)),
+        Some(Envelope { data: Some(_), .. }) => GqlAnswer::Result(Outcome::Missing),
+        Some(e) if !e.errors.is_empty() => GqlAnswer::Fallback(Failure::upstream(format!(
+            "X GraphQL error: {}",
+            e.errors
+                .iter()
+                .map(|x| x.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; ")
+        ))),
+        _ => GqlAnswer::Fallback(Failure::changed(
+            "X GraphQL answer is not the expected JSON",
+        )),
+    }
+}
+
+/// Media and platform data of the post, from whichever source has it.
+pub fn extraction(source: &Source) -> Result<Extraction, Failure> {
+    let (media, data) = match source {
+        Source::GraphQl(post) => from_graphql(post)?,
+        Source::Syndication(post) => from_syndication(post)?,
+    };
+    let mut data = match data {
+        Value::Object(map) => map,
+        _ => Default::default(),
+    };
+    fill_missing_members(PLATFORM, &mut data);
+    Ok(Extraction {
+        media,
+        platform_data: Value::Object(data),
+    })
 }
 
 #[cfg(test)]

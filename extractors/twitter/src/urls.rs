@@ -1,8 +1,8 @@
 //! Recognising X / Twitter post URLs (guide section 1) with string work.
 
-use mediaparse_sdk::Failure;
 use mediaparse_sdk::share::first_url;
 use mediaparse_sdk::urls::{InputUrl, is_digits};
+use mediaparse_sdk::{Failure, Target};
 
 /// The two sites, each bare or with `www.`, `mobile.` or `m.`.
 const SITES: [&str; 2] = ["x.com", "twitter.com"];
@@ -70,6 +70,17 @@ fn close_status_gap(input: &str) -> String {
         }
     }
     out
+}
+
+/// Recognise a caller's input: one post.
+pub fn detect(input: &str) -> Result<Target, Failure> {
+    let id = post_id(input)?;
+    Ok(Target {
+        platform: crate::PLATFORM.into(),
+        canonical_url: format!("https://x.com/i/status/{id}"),
+        id,
+        input: input.into(),
+    })
 }
 
 /// The post id in the caller's input, or `unsupported-url`.

@@ -1,8 +1,12 @@
 //! TikTok URL shapes: which inputs name one post, which are short links to
 //! resolve, and where a short link's redirect landed.
 
+use mediaparse_sdk::links::Landing;
+use mediaparse_sdk::share::first_url;
 use mediaparse_sdk::urls::{InputUrl, is_alnum, is_digits};
-use mediaparse_sdk::{Failure, Result};
+use mediaparse_sdk::{Failure, Result, Target};
+
+use crate::PLATFORM;
 
 /// Hosts that serve post pages (and the `/t/{code}` short form on tiktok.com).
 const POST_HOSTS: [&str; 6] = [
@@ -60,6 +64,28 @@ pub struct Short {
 pub enum Link {
     Post(Post),
     Short(Short),
+}
+
+/// Recognise a caller's input: one post, or a short link resolved in the flow.
+pub fn detect(input: &str) -> Result<Target> {
+    // The app copies bare URLs; text around one is tolerated.
+    let text = first_url(input).unwrap_or_else(|| input.trim().to_string());
+    let url = InputUrl::parse(&text)?;
+    let (id, canonical_url) = match classify(&url) {
+        Some(Link::Post(post)) => (post.id.clone(), post.canonical_url()),
+        Some(Link::Short(short)) => (short.code, short.canonical),
+        None => {
+            return Err(Failure::unsupported(
+                "not a single TikTok post (profiles, live, sounds, tags, search, collections and playlists are not supported)",
+            ));
+        }
+    };
+    Ok(Target {
+        platform: PLATFORM.into(),
+        id,
+        canonical_url,
+        input: input.into(),
+    })
 }
 
 /// Recognise a TikTok URL; `None` for anything that is not a single post
@@ -141,48 +167,40 @@ fn handle(raw: &str) -> String {
     if ok { raw.to_string() } else { "_".into() }
 }
 
-/// Where a short link's `Location` led.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Landing {
-    Post(Post),
-    /// Another short link: one more hop.
-    Short(String),
-}
-
 /// Judge a short link's redirect target: a post, another short link, or an
 /// error (home page or not-found page → unavailable, login → login wall,
 /// any other page such as a profile → not a single post).
-pub fn landing(location: &str) -> Result<Landing> {
-    let url = InputUrl::parse(location)
-        .map_err(|_| Failure::upstream(format!("short link redirects to {location:?}")))?;
+pub fn landing(url: &InputUrl) -> Landing<Post> {
     if !url.host_in(&["*.tiktok.com", "*.tiktokv.com"]) {
-        return Err(Failure::unsupported(
+        return Landing::Failed(Failure::unsupported(
             "the short link does not lead to a TikTok post",
         ));
     }
-    match classify(&url) {
-        Some(Link::Post(post)) => return Ok(Landing::Post(post)),
-        Some(Link::Short(short)) => return Ok(Landing::Short(short.fetch_url)),
+    match classify(url) {
+        Some(Link::Post(post)) => return Landing::Arrived(post),
+        Some(Link::Short(short)) => return Landing::Hop(short.fetch_url),
         None => {}
     }
-    if url.segments.is_empty() || url.segments.iter().any(|s| s.contains("notfound")) {
-        return Err(Failure::unavailable(
-            "the short link leads to TikTok's home or not-found page (expired, deleted or region-blocked)",
-        ));
-    }
-    if url.segments.first().is_some_and(|s| s == "login") {
-        return Err(Failure::LoginRequired(
-            "the short link leads to TikTok's login page".into(),
-        ));
-    }
-    Err(Failure::unsupported(
-        "the short link leads to a TikTok page that is not a single post",
-    ))
+    Landing::Failed(
+        if url.segments.is_empty() || url.segments.iter().any(|s| s.contains("notfound")) {
+            Failure::unavailable(
+                "the short link leads to TikTok's home or not-found page (expired, deleted or region-blocked)",
+            )
+        } else if url.segments.first().is_some_and(|s| s == "login") {
+            Failure::LoginRequired("the short link leads to TikTok's login page".into())
+        } else {
+            Failure::unsupported("the short link leads to a TikTok page that is not a single post")
+        },
+    )
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn land(url: &str) -> Landing<Post> {
+        landing(&InputUrl::parse(url).unwrap())
+    }
 
     fn link(url: &str) -> Option<Link> {
         classify(&InputUrl::parse(url).unwrap())
@@ -209,18 +227,21 @@ mod tests {
     #[test]
     fn landings() {
         assert_eq!(
-            landing("https://www.tiktok.com/@a.b/photo/7240568259186019630?_r=1&_t=x").unwrap(),
-            Landing::Post(Post {
+            land("https://www.tiktok.com/@a.b/photo/7240568259186019630?_r=1&_t=x"),
+            Landing::Arrived(Post {
                 user: "a.b".into(),
                 id: "7240568259186019630".into(),
                 photo: true
             })
         );
         assert_eq!(
-            landing("https://vt.tiktok.com/ZSabc/").unwrap(),
-            Landing::Short("https://vt.tiktok.com/ZSabc/".into())
+            land("https://vt.tiktok.com/ZSabc/"),
+            Landing::Hop("https://vt.tiktok.com/ZSabc/".into())
         );
-        let code = |l: &str| landing(l).unwrap_err().code();
+        let code = |l: &str| match land(l) {
+            Landing::Failed(f) => f.code(),
+            other => panic!("{l}: {other:?}"),
+        };
         assert_eq!(code("https://www.tiktok.com/?_r=1"), "content_unavailable");
         assert_eq!(
             code("https://www.tiktok.com/notfound?lang=en"),

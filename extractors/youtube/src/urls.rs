@@ -1,8 +1,8 @@
 //! Recognising YouTube video URLs (guide section 1) with plain string work.
 
-use mediaparse_sdk::Failure;
 use mediaparse_sdk::share::first_url;
 use mediaparse_sdk::urls::InputUrl;
+use mediaparse_sdk::{Failure, Target};
 
 /// Hosts of the main site that serve `/watch`, `/shorts/`, `/live/`, ...
 const SITE_HOSTS: [&str; 3] = ["youtube.com", "www.youtube.com", "m.youtube.com"];
@@ -13,6 +13,17 @@ const NOCOOKIE_HOSTS: [&str; 2] = ["youtube-nocookie.com", "www.youtube-nocookie
 /// Eleven-character names that are not videos: `/embed/videoseries?list=`
 /// and `/embed/live_stream?channel=` have the shape of an id.
 const NOT_IDS: [&str; 2] = ["videoseries", "live_stream"];
+
+/// Recognise a caller's input: one video.
+pub fn detect(input: &str) -> Result<Target, Failure> {
+    let id = video_id(input)?;
+    Ok(Target {
+        platform: crate::PLATFORM.into(),
+        canonical_url: format!("https://www.youtube.com/watch?v={id}"),
+        id,
+        input: input.into(),
+    })
+}
 
 /// A video id is exactly 11 characters of `[A-Za-z0-9_-]`.
 pub fn is_video_id(s: &str) -> bool {
