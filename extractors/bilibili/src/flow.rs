@@ -7,7 +7,9 @@ use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::serde_json::{Map, Value};
 use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{Context, Exchange, Extraction, Failure, HttpRequest, Result, Step, Target};
+use mediaparse_sdk::{
+    Context, Exchange, Extraction, Failure, HttpRequest, HttpResponse, Result, Step, Target,
+};
 use serde::Deserialize;
 
 use crate::api::{self, Outcome, answers, id_string};
@@ -61,64 +63,55 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
 }
 
 /// Where a short link leads (`Ok`), or its next hop to request (`Err`).
-/// Bilibili's own readings come before the SDK's walk: a gone code is
-/// unavailable, 412 is risk control, a page instead of a redirect an
-/// upstream error, too long a chain an upstream error.
+/// Bilibili's own readings: a gone code is unavailable, 412 is risk
+/// control, a page instead of a redirect an upstream error, and too long a
+/// chain an upstream error.
 fn follow_short(start: &str, done: &[Exchange]) -> Result<Result<Kind, HttpRequest>> {
-    let hops = done.iter().filter(|e| !e.request.follow_redirects);
-    if let Some(last) = hops.clone().next_back() {
-        check_short_hop(&last.response)?;
-    }
     let request = |url: &str, _: &[&Exchange]| {
         HttpRequest::get(url)
             .no_redirects()
             .header("User-Agent", api::USER_AGENT)
     };
-    match SHORT_LINKS.follow(start, done, request, land)? {
-        Followed::Arrived { post, .. } => post.map(Ok),
-        Followed::Fetch(_) if hops.count() > MAX_SHORT_HOPS => Err(Failure::upstream(
+    match SHORT_LINKS.follow_judging(start, done, request, land, no_redirect)? {
+        Followed::Arrived { post, .. } => Ok(Ok(post)),
+        Followed::Fetch(_) if hops(done) > MAX_SHORT_HOPS => Err(Failure::upstream(
             "the short link redirects through too many short links",
         )),
         Followed::Fetch(hop) => Ok(Err(hop)),
     }
 }
 
-fn check_short_hop(response: &mediaparse_sdk::HttpResponse) -> Result<()> {
-    if response.is_redirect() {
-        return match response.location() {
-            Some(_) => Ok(()),
-            None => Err(Failure::changed("short link redirect without a Location")),
-        };
-    }
+fn hops(done: &[Exchange]) -> usize {
+    done.iter().filter(|e| !e.request.follow_redirects).count()
+}
+
+/// A short-link hop that did not redirect.
+fn no_redirect(response: &HttpResponse) -> Failure {
     match response.status {
-        404 | 410 => Err(Failure::unavailable("the short link does not exist")),
-        412 | 429 => Err(Failure::RateLimited(format!(
-            "short link answered HTTP {}",
-            response.status
-        ))),
-        status => Err(Failure::upstream(format!(
+        _ if response.is_redirect() => Failure::changed("short link redirect without a Location"),
+        404 | 410 => Failure::unavailable("the short link does not exist"),
+        412 | 429 => Failure::RateLimited(format!("short link answered HTTP {}", response.status)),
+        status => Failure::upstream(format!(
             "short link answered HTTP {status} without a redirect"
-        ))),
+        )),
     }
 }
 
 /// A short link's redirect target; home pages, profiles and the like are errors.
-fn land(url: &InputUrl) -> Landing<Result<Kind>> {
+fn land(url: &InputUrl) -> Landing<Kind> {
     if url.host_in(&urls::SITE_HOSTS) && url.segments.is_empty() {
-        return Landing::Arrived(Err(Failure::unavailable(
+        return Landing::Failed(Failure::unavailable(
             "the short link is invalid or expired (it leads to the home page)",
-        )));
+        ));
     }
     match classify(url) {
         Ok(Kind::Short { url, .. }) => Landing::Hop(url),
-        Ok(kind) => Landing::Arrived(Ok(kind)),
-        Err(Failure::UnsupportedUrl(why)) => {
-            Landing::Arrived(Err(Failure::UnsupportedUrl(format!(
-                "the short link leads to {}, not a single video: {why}",
-                url.url
-            ))))
-        }
-        Err(other) => Landing::Arrived(Err(other)),
+        Ok(kind) => Landing::Arrived(kind),
+        Err(Failure::UnsupportedUrl(why)) => Landing::Failed(Failure::UnsupportedUrl(format!(
+            "the short link leads to {}, not a single video: {why}",
+            url.url
+        ))),
+        Err(other) => Landing::Failed(other),
     }
 }
 

@@ -71,30 +71,19 @@ enum Hop {
     Done(Link),
 }
 
-/// Follow `t.cn` and app-share hops through their redirects. Weibo's own
-/// readings of the chain's last answer come first: an app share page may
-/// answer with the post in its HTML, and 403/418/432 are rate limits too.
+/// Follow `t.cn` and app-share hops through their redirects. An app share
+/// page may instead answer with the post in its HTML.
 fn resolve(start: &Link, done: &[Exchange]) -> Result<Hop> {
     let (Link::Short { url, .. } | Link::AppShare { url, .. }) = start else {
         return Ok(Hop::Done(start.clone()));
     };
-    let last_hop = done.iter().rev().find(|e| is_hop(&e.request.url));
-    if let Some(last) = last_hop.map(|e| (&e.request.url, &e.response))
-        && !last.1.is_redirect()
+    if let Some(page) = done.last_where(|e| is_app_share(&e.request.url))
+        && !page.response.is_redirect()
+        && page.response.is_success()
     {
-        let (hop_url, response) = last;
-        if is_app_share(hop_url) && response.is_success() {
-            return id_in_page(&response.text())
-                .map(|mid| Hop::Done(Link::Post { mid }))
-                .ok_or_else(|| Failure::changed("the app share page names no post"));
-        }
-        if matches!(response.status, 403 | 418 | 429 | 432) {
-            return Err(Failure::RateLimited(format!(
-                "the link host answered {}",
-                response.status
-            )));
-        }
-        return Err(Failure::unsupported("the short link is expired or invalid"));
+        return id_in_page(&page.response.text())
+            .map(|mid| Hop::Done(Link::Post { mid }))
+            .ok_or_else(|| Failure::changed("the app share page names no post"));
     }
     let request = |url: &str, _: &[&Exchange]| {
         let user_agent = if is_app_share(url) {
@@ -106,9 +95,20 @@ fn resolve(start: &Link, done: &[Exchange]) -> Result<Hop> {
             .header("User-Agent", user_agent)
             .no_redirects()
     };
-    match LINKS.follow(url, done, request, land)? {
+    match LINKS.follow_judging(url, done, request, land, no_redirect)? {
         Followed::Fetch(request) => Ok(Hop::Fetch(request)),
         Followed::Arrived { post, .. } => Ok(Hop::Done(post)),
+    }
+}
+
+/// A hop that did not redirect: 403/418/429/432 are rate limits, anything
+/// else an expired link.
+fn no_redirect(response: &HttpResponse) -> Failure {
+    match response.status {
+        403 | 418 | 429 | 432 => {
+            Failure::RateLimited(format!("the link host answered {}", response.status))
+        }
+        _ => Failure::unsupported("the short link is expired or invalid"),
     }
 }
 
@@ -120,13 +120,6 @@ fn land(url: &InputUrl) -> Landing<Link> {
         // Expired, or a profile, the home page or another site.
         Err(_) => Landing::Elsewhere,
     }
-}
-
-fn is_hop(url: &str) -> bool {
-    matches!(
-        urls::parse_url(url),
-        Ok(Link::Short { .. } | Link::AppShare { .. })
-    )
 }
 
 fn is_app_share(url: &str) -> bool {

@@ -5,7 +5,9 @@
 use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Step, Target, ua};
+use mediaparse_sdk::{
+    Context, Exchange, Failure, HttpRequest, HttpResponse, Result, Step, Target, ua,
+};
 
 use crate::map::{self, DESKTOP_UA};
 use crate::page::{self, Screen};
@@ -51,24 +53,12 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
 }
 
 /// The note the target names (`Ok`), directly or through its short link's
-/// recorded hops, or the next hop to request (`Err`). The short-link host's
-/// own rate-limit statuses (461, 471) are read before the SDK's walk.
+/// recorded hops, or the next hop to request (`Err`).
 fn resolve(target: &Target, done: &[Exchange]) -> Result<Result<NoteRef, HttpRequest>> {
     let url = match urls::parse_url(&target.canonical_url)? {
         Link::Note(note) => return Ok(Ok(note)),
         Link::Short { url, .. } => url,
     };
-    let last_hop = done.last_where(|e| {
-        InputUrl::parse(&e.request.url).is_ok_and(|u| u.host_in(&urls::SHORT_HOSTS))
-    });
-    if let Some(hop) = last_hop
-        && !hop.response.is_redirect()
-        && matches!(hop.response.status, 461 | 471)
-    {
-        return Err(Failure::RateLimited(
-            "the short-link host is rate-limiting".into(),
-        ));
-    }
     let request = |url: &str, _: &[&Exchange]| {
         HttpRequest::get(url)
             .header("User-Agent", MOBILE_UA)
@@ -80,10 +70,21 @@ fn resolve(target: &Target, done: &[Exchange]) -> Result<Result<NoteRef, HttpReq
         // Expired, or a profile or the home page.
         Err(_) => Landing::Elsewhere,
     };
-    Ok(match SHORT_LINKS.follow(&url, done, request, land)? {
-        Followed::Fetch(hop) => Err(hop),
-        Followed::Arrived { post, .. } => Ok(post),
-    })
+    Ok(
+        match SHORT_LINKS.follow_judging(&url, done, request, land, no_redirect)? {
+            Followed::Fetch(hop) => Err(hop),
+            Followed::Arrived { post, .. } => Ok(post),
+        },
+    )
+}
+
+/// A hop that did not redirect: the host's rate-limit statuses (429, 461,
+/// 471), else an expired link.
+fn no_redirect(response: &HttpResponse) -> Failure {
+    match response.status {
+        429 | 461 | 471 => Failure::RateLimited("the short-link host is rate-limiting".into()),
+        _ => Failure::unsupported("the short link is expired or invalid"),
+    }
 }
 
 /// The note page request, with the operator's session cookie when set.

@@ -1,7 +1,7 @@
 //! The anonymous session a Meta homepage hands out: its cookies, the CSRF
 //! token among them, and the LSD token the GraphQL endpoints want echoed.
 
-use mediaparse_sdk::cookies::{join, set_cookies};
+use mediaparse_sdk::cookies::{jar, join};
 use mediaparse_sdk::{Exchange, HttpRequest};
 
 use crate::page::lsd_token;
@@ -38,13 +38,7 @@ impl Session {
     /// assert_eq!(session.lsd.as_deref(), Some("AVq1"));
     /// ```
     pub fn read(home: &Exchange) -> Session {
-        let mut jar: Vec<(String, String)> = Vec::new();
-        for (name, value) in set_cookies(&home.response) {
-            match jar.iter_mut().find(|(n, _)| *n == name) {
-                Some(slot) => slot.1 = value,
-                None => jar.push((name, value)),
-            }
-        }
+        let jar = jar([&home.response]);
         let csrf = jar
             .iter()
             .find(|(n, _)| n == "csrftoken")

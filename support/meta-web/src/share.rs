@@ -1,12 +1,12 @@
 //! Following a Meta share link (`/share/{id}/`) hop by hop with the SDK's
-//! short-link walk ([`mediaparse_sdk::links`]), keeping Meta's own reading
-//! of a dead end: a gone code is unavailable, a page instead of a redirect
-//! is a changed upstream, and each site says what its home or login page
+//! short-link walk ([`mediaparse_sdk::links`]), with Meta's own reading of
+//! a dead end: a gone code is unavailable, a page instead of a redirect is
+//! a changed upstream, and each site says what its home or login page
 //! means.
 
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{Exchange, Failure, HttpRequest, Result};
+use mediaparse_sdk::{Exchange, Failure, HttpRequest, HttpResponse, Result};
 
 /// Redirect hops a share link may take before it must name a post.
 pub const MAX_HOPS: usize = 3;
@@ -38,62 +38,54 @@ pub enum Hop<T> {
 }
 
 impl<T> ShareLinks<'_, T> {
-    /// Follow the link from `start`, given the hops in `done` (every
-    /// redirect-less exchange is one hop).
+    /// Follow the link from `start`, given the hops recorded in `done`.
     pub fn follow(&self, start: &str, done: &[Exchange]) -> Result<Hop<T>> {
-        if let Some(last) = done.iter().rev().find(|e| !e.request.follow_redirects) {
-            self.check_hop(last)?;
-        }
         let walk = ShortLinks {
             link: "the share link",
             post: "a post",
             max_hops: MAX_HOPS,
             hosts: &[self.www.trim_start_matches("https://")],
         };
-        let followed = walk.follow(start, done, |url, _| (self.request)(url), |u| self.land(u))?;
-        match followed {
+        let request = |url: &str, _: &[&Exchange]| (self.request)(url);
+        match walk.follow_judging(
+            start,
+            done,
+            request,
+            |u| self.land(u),
+            |r| self.no_redirect(r),
+        )? {
             Followed::Fetch(request) => Ok(Hop::Next(request)),
-            Followed::Arrived { post, .. } => post.map(Hop::Arrived),
+            Followed::Arrived { post, .. } => Ok(Hop::Arrived(post)),
         }
     }
 
-    /// Meta's answers the generic walk would read otherwise.
-    fn check_hop(&self, hop: &Exchange) -> Result<()> {
-        let response = &hop.response;
+    /// A hop that did not redirect: a gone code is unavailable, a page is a
+    /// changed upstream.
+    fn no_redirect(&self, response: &HttpResponse) -> Failure {
         match response.status {
-            404 | 410 => Err(Failure::unavailable("the share link does not exist")),
-            429 => Err(Failure::RateLimited(format!(
-                "{} is rate-limiting share links",
-                self.site
-            ))),
-            _ if !response.is_redirect() => Err(Failure::changed(format!(
-                "the share link answered HTTP {} instead of redirecting",
-                response.status
-            ))),
-            _ => match response.location() {
-                None => Err(Failure::changed(
-                    "the share link redirected without a Location",
-                )),
-                Some(l) if InputUrl::parse(&l).is_err() => Err(Failure::changed(
-                    "the share link redirected to something not a URL",
-                )),
-                Some(_) => Ok(()),
-            },
+            404 | 410 => Failure::unavailable("the share link does not exist"),
+            429 => Failure::RateLimited(format!("{} is rate-limiting share links", self.site)),
+            _ if response.is_redirect() => {
+                Failure::changed("the share link redirected without a Location")
+            }
+            status => Failure::changed(format!(
+                "the share link answered HTTP {status} instead of redirecting"
+            )),
         }
     }
 
     /// Where a redirect led: a post, another share hop (asked of the site's
     /// own origin), or a dead end (as the site reads it).
-    fn land(&self, url: &InputUrl) -> Landing<Result<T>> {
+    fn land(&self, url: &InputUrl) -> Landing<T> {
         if !url.host_in(self.hosts) {
-            return Landing::Arrived(Err(Failure::unavailable(format!(
+            return Landing::Failed(Failure::unavailable(format!(
                 "the share link leads off {} ({})",
                 self.site, url.host
-            ))));
+            )));
         }
         let segs: Vec<&str> = url.segments.iter().map(String::as_str).collect();
         if let Some(found) = (self.arrived)(&segs) {
-            return Landing::Arrived(Ok(found));
+            return Landing::Arrived(found);
         }
         match segs.first() {
             Some(&"share") => {
@@ -104,7 +96,7 @@ impl<T> ShareLinks<'_, T> {
                 }
                 Landing::Hop(next)
             }
-            first => Landing::Arrived(Err((self.dead_end)(first.copied(), url.url.path()))),
+            first => Landing::Failed((self.dead_end)(first.copied(), url.url.path())),
         }
     }
 }
