@@ -2,7 +2,7 @@
 //! exchanges on every call: share-link hops, the homepage session, then the
 //! logged-out Polaris GraphQL query, the permalink page, the embed page.
 
-use mediaparse_meta_web::cascade::{Cascade, Miss, Next, miss, stop};
+use mediaparse_meta_web::cascade::{Cascade, Judged, Next, found, miss, rank, stop, strategy};
 use mediaparse_meta_web::graphql::{Query, json_body};
 use mediaparse_meta_web::session::{Session, document_request, home_request};
 use mediaparse_meta_web::share::{Hop, ShareLinks};
@@ -76,42 +76,37 @@ fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<P
     };
     let session = Session::read(home);
     let post_url = format!("{WWW}/p/{code}/");
-    let mut cascade = Cascade::default();
-
-    // Strategy A: logged-out Polaris GraphQL.
-    match &session.lsd {
+    let embed_url = format!("{WWW}/p/{code}/embed/captioned/");
+    let graphql = || match &session.lsd {
         Some(lsd) => {
             let body = QUERY.body(lsd, &format!("{{\"media_id\":\"{pk}\"}}"), ctx);
             let answer = QUERY.answer(done, &body);
             let request = || QUERY.request(&session, lsd, body.clone(), &post_url);
-            if let Some(end) = cascade.attempt(answer, request, |ex| eval_graphql(ex, &code)) {
-                return end;
-            }
+            strategy(answer, request, |ex| eval_graphql(ex, &code))
         }
-        None => cascade.missed(Failure::upstream(format!(
+        None => miss(Failure::upstream(format!(
             "the homepage gave no LSD token (HTTP {})",
             home.response.status
         ))),
-    }
-
-    // Strategy B: the permalink page's embedded JSON.
-    let answer = done.last_at(&post_url);
-    let request = || session.with_cookie(document_request(&post_url, CHROME_UA));
-    if let Some(end) = cascade.attempt(answer, request, |ex| eval_page(ex, &code)) {
-        return end;
-    }
-
-    // Strategy C: the embed page.
-    let embed_url = format!("{WWW}/p/{code}/embed/captioned/");
-    let answer = done.last_at(&embed_url);
-    if let Some(end) = cascade.attempt(
-        answer,
-        || embed_request(&embed_url),
-        |ex| eval_embed(ex, &code),
-    ) {
-        return end;
-    }
-    Err(cascade.most_telling())
+    };
+    let page = || {
+        let request = || session.with_cookie(document_request(&post_url, CHROME_UA));
+        strategy(done.last_at(&post_url), request, |ex| eval_page(ex, &code))
+    };
+    let embed = || {
+        let request = || embed_request(&embed_url);
+        strategy(done.last_at(&embed_url), request, |ex| {
+            eval_embed(ex, &code)
+        })
+    };
+    Cascade::new()
+        // Strategy A: logged-out Polaris GraphQL.
+        .attempt(graphql)
+        // Strategy B: the permalink page's embedded JSON.
+        .attempt(page)
+        // Strategy C: the embed page.
+        .attempt(embed)
+        .finish_ranked(rank)
 }
 
 // ---------------------------------------------------------------- share links
@@ -135,49 +130,49 @@ fn share_dead_end(first: Option<&str>, path: &str) -> Failure {
 
 // ---------------------------------------------------------- strategy A
 
-fn eval_graphql(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
+fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Post> {
     let status = ex.response.status;
     if status == 429 {
-        return Err(miss(Failure::RateLimited(
+        return miss(Failure::RateLimited(
             "Instagram is rate-limiting anonymous GraphQL".into(),
-        )));
+        ));
     }
     if status != 200 {
-        return Err(miss(Failure::upstream(format!(
+        return miss(Failure::upstream(format!(
             "the GraphQL query answered HTTP {status}"
-        ))));
+        )));
     }
     let Some(json) = json_body(ex) else {
-        return Err(miss(Failure::upstream(
+        return miss(Failure::upstream(
             "the GraphQL query answered something other than JSON (blocked without a browser fingerprint?)",
-        )));
+        ));
     };
     let Some(media) = json.pointer("/data/xig_polaris_media") else {
-        return Err(miss(Failure::changed(
+        return miss(Failure::changed(
             "the GraphQL answer has no data.xig_polaris_media",
-        )));
+        ));
     };
     if media.is_null() {
-        return Err(miss(Failure::upstream("the GraphQL answer names no post")));
+        return miss(Failure::upstream("the GraphQL answer names no post"));
     }
     match media.get("if_not_gated_logged_out") {
         Some(item) if item.is_object() => checked_v1(item, code),
-        Some(Value::Null) => Err(stop(Failure::LoginRequired(
+        Some(Value::Null) => stop(Failure::LoginRequired(
             "Instagram shows this post only to signed-in users".into(),
-        ))),
-        _ => Err(miss(Failure::changed(
+        )),
+        _ => miss(Failure::changed(
             "the GraphQL answer has no if_not_gated_logged_out member",
-        ))),
+        )),
     }
 }
 
-fn checked_v1(item: &Value, code: &str) -> std::result::Result<Post, Miss> {
+fn checked_v1(item: &Value, code: &str) -> Judged<Post> {
     match item.get("code").and_then(Value::as_str) {
-        Some(c) if c == code => Ok(Post::V1(item.clone())),
-        Some(other) => Err(miss(Failure::upstream(format!(
+        Some(c) if c == code => found(Post::V1(item.clone())),
+        Some(other) => miss(Failure::upstream(format!(
             "Instagram answered with another post ({other})"
-        )))),
-        None => Err(miss(Failure::changed("the media item has no code"))),
+        ))),
+        None => miss(Failure::changed("the media item has no code")),
     }
 }
 
@@ -194,7 +189,7 @@ fn login_wall(ex: &Exchange) -> Option<Failure> {
     }
 }
 
-fn status_miss(ex: &Exchange, what: &str) -> Option<Miss> {
+fn status_miss(ex: &Exchange, what: &str) -> Option<Judged<Post>> {
     if let Some(f) = login_wall(ex) {
         return Some(miss(f));
     }
@@ -212,9 +207,9 @@ fn status_miss(ex: &Exchange, what: &str) -> Option<Miss> {
     }
 }
 
-fn eval_page(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
+fn eval_page(ex: &Exchange, code: &str) -> Judged<Post> {
     if let Some(m) = status_miss(ex, "post page") {
-        return Err(m);
+        return m;
     }
     let html = ex.response.text();
     for blob in data_sjs_blobs(&html) {
@@ -228,9 +223,9 @@ fn eval_page(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
             match media.get("if_not_gated_logged_out") {
                 Some(item) if item.is_object() => return checked_v1(item, code),
                 Some(Value::Null) => {
-                    return Err(stop(Failure::LoginRequired(
+                    return stop(Failure::LoginRequired(
                         "Instagram shows this post only to signed-in users".into(),
-                    )));
+                    ));
                 }
                 _ => {}
             }
@@ -245,12 +240,12 @@ fn eval_page(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
                 && (m.contains_key("image_versions2") || m.contains_key("carousel_media"))
         };
         if let Some(item) = find_object(&json, &pred) {
-            return Ok(Post::V1(item.clone()));
+            return found(Post::V1(item.clone()));
         }
     }
-    Err(miss(Failure::changed(
+    miss(Failure::changed(
         "the post page carries no media JSON for this post",
-    )))
+    ))
 }
 
 fn embed_request(url: &str) -> HttpRequest {
@@ -268,9 +263,9 @@ fn embed_request(url: &str) -> HttpRequest {
 
 const INIT_MARKER: &str = "\"init\",[],[";
 
-fn eval_embed(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
+fn eval_embed(ex: &Exchange, code: &str) -> Judged<Post> {
     if let Some(m) = status_miss(ex, "embed page") {
-        return Err(m);
+        return m;
     }
     let html = ex.response.text();
     let mut from = 0;
@@ -288,20 +283,18 @@ fn eval_embed(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
                 continue;
             };
             let Ok(context) = serde_json::from_str::<Value>(context) else {
-                return Err(miss(Failure::changed(
-                    "the embed page's contextJSON is not JSON",
-                )));
+                return miss(Failure::changed("the embed page's contextJSON is not JSON"));
             };
             if let Some(media) = context
                 .pointer("/gql_data/shortcode_media")
                 .filter(|m| m.is_object())
             {
                 return match media.get("shortcode").and_then(Value::as_str) {
-                    Some(c) if c == code => Ok(Post::Legacy(media.clone())),
-                    Some(other) => Err(miss(Failure::upstream(format!(
+                    Some(c) if c == code => found(Post::Legacy(media.clone())),
+                    Some(other) => miss(Failure::upstream(format!(
                         "the embed page shows another post ({other})"
-                    )))),
-                    None => Err(miss(Failure::changed("the embed media has no shortcode"))),
+                    ))),
+                    None => miss(Failure::changed("the embed media has no shortcode")),
                 };
             }
         }
@@ -310,7 +303,7 @@ fn eval_embed(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
 }
 
 /// The embed's HTML when its `contextJSON` is null: a single image only.
-fn embed_html_image(html: &str, code: &str) -> std::result::Result<Post, Miss> {
+fn embed_html_image(html: &str, code: &str) -> Judged<Post> {
     let mut kind = None;
     let mut media_id = None;
     let mut owner_id = None;
@@ -341,12 +334,12 @@ fn embed_html_image(html: &str, code: &str) -> std::result::Result<Post, Miss> {
     if html.contains("WatchOnInstagram")
         || matches!(kind.as_deref(), Some("GraphVideo" | "GraphSidecar"))
     {
-        return Err(miss(Failure::upstream(
+        return miss(Failure::upstream(
             "the embed page withholds this post's media (watch on Instagram)",
-        )));
+        ));
     }
     match image {
-        Some((url, width)) => Ok(Post::EmbedImage {
+        Some((url, width)) => found(Post::EmbedImage {
             code: code.into(),
             url,
             width,
@@ -354,7 +347,7 @@ fn embed_html_image(html: &str, code: &str) -> std::result::Result<Post, Miss> {
             owner_id,
             username,
         }),
-        None => Err(miss(Failure::changed("the embed page carries no media"))),
+        None => miss(Failure::changed("the embed page carries no media")),
     }
 }
 

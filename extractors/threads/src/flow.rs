@@ -3,7 +3,7 @@
 //! Googlebot, then the homepage session and the logged-out Barcelona
 //! GraphQL query.
 
-use mediaparse_meta_web::cascade::{Cascade, Miss, Next, miss, stop};
+use mediaparse_meta_web::cascade::{Cascade, Judged, Next, found, miss, rank, stop, strategy};
 use mediaparse_meta_web::graphql::{Query, json_body};
 use mediaparse_meta_web::session::{Session, home_request};
 use mediaparse_meta_web::share::{Hop, ShareLinks};
@@ -61,36 +61,35 @@ fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<V
         canonical_post(target).ok_or_else(|| Failure::unsupported("not a Threads post URL"))?
     };
     let pk = shortcode::post_pk(&code)?;
-    let mut cascade = Cascade::default();
-
     // Strategy A: the server-rendered post page (Googlebot UA; a legacy
     // `/t/` URL is followed to the post).
-    let answer = done.last_where(|e| e.request.url == post_url && e.request.follow_redirects);
-    if let Some(end) = cascade.attempt(answer, || ssr_request(&post_url), |ex| eval_ssr(ex, &code))
-    {
-        return end;
-    }
-
-    // Strategy B: homepage session + Barcelona GraphQL.
-    let Some(home) = done.last_at(HOME) else {
-        return Ok(Next::Fetch(vec![home_request(HOME, CHROME_UA)]));
+    let ssr = || {
+        let answer = done.last_where(|e| e.request.url == post_url && e.request.follow_redirects);
+        strategy(answer, || ssr_request(&post_url), |ex| eval_ssr(ex, &code))
     };
-    let session = Session::read(home);
-    match &session.lsd {
-        Some(lsd) => {
-            let body = QUERY.body(lsd, &format!("{{\"postID\":\"{pk}\"}}"), ctx);
-            let answer = QUERY.answer(done, &body);
-            let request = || QUERY.request(&session, lsd, body.clone(), &post_url);
-            if let Some(end) = cascade.attempt(answer, request, |ex| eval_graphql(ex, &code)) {
-                return end;
+    // Strategy B: homepage session + Barcelona GraphQL.
+    let graphql = || {
+        let Some(home) = done.last_at(HOME) else {
+            return found(Next::Fetch(vec![home_request(HOME, CHROME_UA)]));
+        };
+        let session = Session::read(home);
+        match &session.lsd {
+            Some(lsd) => {
+                let body = QUERY.body(lsd, &format!("{{\"postID\":\"{pk}\"}}"), ctx);
+                let answer = QUERY.answer(done, &body);
+                let request = || QUERY.request(&session, lsd, body.clone(), &post_url);
+                strategy(answer, request, |ex| eval_graphql(ex, &code))
             }
+            None => miss(Failure::upstream(format!(
+                "the Threads homepage gave no LSD token (HTTP {})",
+                home.response.status
+            ))),
         }
-        None => cascade.missed(Failure::upstream(format!(
-            "the Threads homepage gave no LSD token (HTTP {})",
-            home.response.status
-        ))),
-    }
-    Err(cascade.most_telling())
+    };
+    Cascade::new()
+        .attempt(ssr)
+        .attempt(graphql)
+        .finish_ranked(rank)
 }
 
 // ---------------------------------------------------------------- share links
@@ -124,23 +123,23 @@ fn ssr_request(url: &str) -> HttpRequest {
         .header("Accept-Language", "en-US,en;q=0.9")
 }
 
-fn eval_ssr(ex: &Exchange, code: &str) -> std::result::Result<Value, Miss> {
+fn eval_ssr(ex: &Exchange, code: &str) -> Judged<Value> {
     if let Ok(url) = InputUrl::parse(&ex.response.final_url) {
         if url.query("error").as_deref() == Some("invalid_post") {
-            return Err(stop(Failure::unavailable(
+            return stop(Failure::unavailable(
                 "Threads says the post is invalid (deleted)",
-            )));
+            ));
         }
         match url.segments.first().map(String::as_str) {
             None => {
-                return Err(stop(Failure::unavailable(
+                return stop(Failure::unavailable(
                     "the post page bounced to the home feed (gated or private post)",
-                )));
+                ));
             }
             Some("accounts" | "login") => {
-                return Err(miss(Failure::RateLimited(
+                return miss(Failure::RateLimited(
                     "Threads redirected to its login page (throttling)".into(),
-                )));
+                ));
             }
             _ => {}
         }
@@ -148,19 +147,19 @@ fn eval_ssr(ex: &Exchange, code: &str) -> std::result::Result<Value, Miss> {
     match ex.response.status {
         200 => {}
         404 | 410 => {
-            return Err(stop(Failure::unavailable(
+            return stop(Failure::unavailable(
                 "the post does not exist or was deleted",
-            )));
+            ));
         }
         429 => {
-            return Err(miss(Failure::RateLimited(
+            return miss(Failure::RateLimited(
                 "Threads is rate-limiting the post page".into(),
-            )));
+            ));
         }
         s => {
-            return Err(miss(Failure::upstream(format!(
+            return miss(Failure::upstream(format!(
                 "the post page answered HTTP {s}"
-            ))));
+            )));
         }
     }
     let html = ex.response.text();
@@ -172,49 +171,49 @@ fn eval_ssr(ex: &Exchange, code: &str) -> std::result::Result<Value, Miss> {
             continue;
         };
         if let Some(post) = find_object(&json, &|m| is_post(m, code)) {
-            return Ok(post.clone());
+            return found(post.clone());
         }
     }
-    Err(miss(Failure::changed(
+    miss(Failure::changed(
         "the post page carries no post object for this shortcode (empty shell or new layout)",
-    )))
+    ))
 }
 
 // ---------------------------------------------------------- strategy B
 
-fn eval_graphql(ex: &Exchange, code: &str) -> std::result::Result<Value, Miss> {
+fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Value> {
     let status = ex.response.status;
     if status == 429 {
-        return Err(miss(Failure::RateLimited(
+        return miss(Failure::RateLimited(
             "Threads is rate-limiting anonymous GraphQL".into(),
-        )));
+        ));
     }
     let Some(json) = json_body(ex) else {
-        return Err(miss(Failure::upstream(format!(
+        return miss(Failure::upstream(format!(
             "the GraphQL query answered HTTP {status} without JSON"
-        ))));
+        )));
     };
     if let Some(error) = json.get("error").filter(|e| !e.is_null()) {
         let summary = json
             .get("errorSummary")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        return Err(miss(Failure::upstream(format!(
+        return miss(Failure::upstream(format!(
             "the GraphQL query failed: error {error} {summary}"
-        ))));
+        )));
     }
     if status != 200 {
-        return Err(miss(Failure::upstream(format!(
+        return miss(Failure::upstream(format!(
             "the GraphQL query answered HTTP {status}"
-        ))));
+        )));
     }
     let Some(data) = json.get("data").filter(|d| !d.is_null()) else {
-        return Err(miss(Failure::changed("the GraphQL answer has no data")));
+        return miss(Failure::changed("the GraphQL answer has no data"));
     };
     match find_object(data, &|m| is_post(m, code)) {
-        Some(post) => Ok(post.clone()),
-        None => Err(miss(Failure::changed(
+        Some(post) => found(post.clone()),
+        None => miss(Failure::changed(
             "the GraphQL answer holds no post with this shortcode",
-        ))),
+        )),
     }
 }

@@ -1,39 +1,55 @@
 //! Meta sites are read by a cascade of strategies (GraphQL, the post page,
-//! the embed page): each answer either yields the post, ends the cascade
-//! (the post is gone, or gated), or misses so the next strategy runs. When
-//! all miss, the most telling failure is reported.
+//! the embed page) on the SDK's [`Cascade`]: a strategy first asks for its
+//! request, then judges the answer: the post ([`found`]), a miss the next
+//! strategy may get past ([`miss`]), or a final failure ([`stop`]: the post
+//! is gone, or gated). The same kind of failure may be either: a GraphQL
+//! "gated" null is a final login-required, a login-wall redirect of the
+//! page is not.
 //!
-//! The ranking is Meta's own (a post that is gone or gated says more than
-//! a rate limit: Meta rate-limits anonymous reads so often that a later
-//! strategy's "deleted" is the better answer); the pick is the SDK's
-//! [`most_telling`].
+//! When every strategy missed, Meta's own ranking ([`rank`]) picks the
+//! failure: a post that is gone or gated says more than a rate limit (Meta
+//! rate-limits anonymous reads so often that a later strategy's "deleted"
+//! is the better answer).
+//!
+//! ```
+//! use mediaparse_meta_web::cascade::{Next, miss, rank, strategy};
+//! use mediaparse_sdk::cascade::Cascade;
+//! use mediaparse_sdk::{Failure, HttpRequest};
+//!
+//! // Nothing fetched yet: the first strategy asks for its request.
+//! let next = Cascade::new()
+//!     .attempt(|| strategy(None, || HttpRequest::get("https://x.test/a"), |_| miss::<u8>(Failure::changed("?"))))
+//!     .finish_ranked(rank);
+//! assert!(matches!(next, Ok(Next::Fetch(r)) if r[0].url == "https://x.test/a"));
+//!
+//! // Both missed: "deleted" tells more than "rate limited".
+//! let failure = Cascade::<Next<u8>>::new()
+//!     .attempt(|| miss(Failure::RateLimited("429".into())))
+//!     .attempt(|| miss(Failure::unavailable("deleted")))
+//!     .finish_ranked(rank);
+//! assert!(matches!(failure, Err(Failure::Unavailable(_))));
+//! ```
 
-use mediaparse_sdk::cascade::most_telling;
+use mediaparse_sdk::cascade::Attempt;
+pub use mediaparse_sdk::cascade::Cascade;
 use mediaparse_sdk::{Exchange, Extraction, Failure, HttpRequest, Result, Step};
 
-/// A strategy's failure; `definitive` ones end the cascade.
-#[derive(Debug)]
-pub struct Miss {
-    /// What went wrong.
-    pub failure: Failure,
-    /// True when no later strategy can do better (deleted, gated).
-    pub definitive: bool,
+/// A judge's verdict on one answer.
+pub type Judged<T> = Result<Attempt<T>>;
+
+/// The answer holds the post.
+pub fn found<T>(post: T) -> Judged<T> {
+    Ok(Attempt::Got(post))
 }
 
-/// A failure the next strategy may recover from.
-pub fn miss(failure: Failure) -> Miss {
-    Miss {
-        failure,
-        definitive: false,
-    }
+/// A failure the next strategy may get past.
+pub fn miss<T>(failure: Failure) -> Judged<T> {
+    Ok(Attempt::Missed(failure))
 }
 
 /// A failure that ends the cascade.
-pub fn stop(failure: Failure) -> Miss {
-    Miss {
-        failure,
-        definitive: true,
-    }
+pub fn stop<T>(failure: Failure) -> Judged<T> {
+    Err(failure)
 }
 
 /// What the cascade needs next.
@@ -55,57 +71,20 @@ impl<T> Next<T> {
     }
 }
 
-/// The failures of the strategies tried so far.
-#[derive(Default)]
-pub struct Cascade {
-    misses: Vec<Failure>,
-}
-
-impl Cascade {
-    /// One strategy: its request when `answer` is not fetched yet, else its
-    /// evaluation. `Some` ends the flow (a request, the post, or a definitive
-    /// failure); `None` means it missed and the next strategy runs.
-    ///
-    /// ```
-    /// use mediaparse_meta_web::cascade::{Cascade, Next, miss};
-    /// use mediaparse_sdk::{Failure, HttpRequest};
-    /// let mut cascade = Cascade::default();
-    /// let fetch = cascade.attempt(None, || HttpRequest::get("https://x.test/a"), |_| Ok(1));
-    /// assert!(matches!(fetch, Some(Ok(Next::Fetch(r))) if r[0].url == "https://x.test/a"));
-    /// cascade.missed(Failure::upstream("HTTP 500"));
-    /// cascade.missed(Failure::unavailable("deleted"));
-    /// assert!(matches!(cascade.most_telling(), Failure::Unavailable(_)));
-    /// ```
-    pub fn attempt<T>(
-        &mut self,
-        answer: Option<&Exchange>,
-        request: impl FnOnce() -> HttpRequest,
-        eval: impl FnOnce(&Exchange) -> std::result::Result<T, Miss>,
-    ) -> Option<Result<Next<T>>> {
-        let Some(answer) = answer else {
-            return Some(Ok(Next::Fetch(vec![request()])));
-        };
-        match eval(answer) {
-            Ok(found) => Some(Ok(Next::Found(found))),
-            Err(m) if m.definitive => Some(Err(m.failure)),
-            Err(m) => {
-                self.misses.push(m.failure);
-                None
-            }
-        }
-    }
-
-    /// Record a strategy that could not even be tried.
-    pub fn missed(&mut self, failure: Failure) {
-        self.misses.push(failure);
-    }
-
-    /// Of the strategies' failures, the one that says most about the post
-    /// (the earliest of equals).
-    pub fn most_telling(self) -> Failure {
-        most_telling(self.misses, rank)
-            .unwrap_or_else(|| Failure::upstream("no strategy produced the post"))
-    }
+/// One strategy: its request while `answer` is not fetched, else the
+/// judge's verdict on it.
+pub fn strategy<T>(
+    answer: Option<&Exchange>,
+    request: impl FnOnce() -> HttpRequest,
+    judge: impl FnOnce(&Exchange) -> Judged<T>,
+) -> Judged<Next<T>> {
+    let Some(answer) = answer else {
+        return found(Next::Fetch(vec![request()]));
+    };
+    Ok(match judge(answer)? {
+        Attempt::Got(post) => Attempt::Got(Next::Found(post)),
+        Attempt::Missed(failure) => Attempt::Missed(failure),
+    })
 }
 
 /// How much a failure tells about a Meta post (higher tells more).
