@@ -90,6 +90,7 @@ pub mod flow;
 pub mod html;
 pub mod ids;
 pub mod jsobj;
+pub mod json;
 pub mod links;
 pub mod log;
 pub mod share;

@@ -2,6 +2,7 @@
 //! component answer → media and platformData.
 
 use mediaparse_sdk::ids;
+use mediaparse_sdk::json::without_nulls;
 use mediaparse_sdk::serde_json::{Map, Value};
 use mediaparse_sdk::urls::https;
 use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, MediaSource, Result, Video, spec};
@@ -204,7 +205,7 @@ fn download_headers() -> Vec<Header> {
 }
 
 fn parse_status(value: &Value) -> Result<Status> {
-    serde_json::from_value(strip_nulls(value))
+    serde_json::from_value(without_nulls(value))
         .map_err(|e| Failure::changed(format!("the status has an unknown shape: {e}")))
 }
 
@@ -239,12 +240,12 @@ fn own_media(status: &Status) -> Result<Own> {
         match item.kind.as_str() {
             "pic" => {
                 let info: PicInfo =
-                    serde_json::from_value(strip_nulls(&item.data)).unwrap_or_default();
+                    serde_json::from_value(without_nulls(&item.data)).unwrap_or_default();
                 push_pic(media, &info);
             }
             "video" => {
                 let page: PageInfo =
-                    serde_json::from_value(strip_nulls(&item.data)).unwrap_or_default();
+                    serde_json::from_value(without_nulls(&item.data)).unwrap_or_default();
                 push_page_video(media, &page);
                 if own.video_object.is_none() && !page.object_id.is_empty() {
                     own.video_object = Some(page.object_id.clone());
@@ -257,7 +258,7 @@ fn own_media(status: &Status) -> Result<Own> {
         // PC: order from pic_ids
         for pid in &status.pic_ids {
             if let Some(raw) = status.pic_infos.get(pid) {
-                let info: PicInfo = serde_json::from_value(strip_nulls(raw))
+                let info: PicInfo = serde_json::from_value(without_nulls(raw))
                     .map_err(|e| Failure::changed(format!("pic_infos entry: {e}")))?;
                 push_pic(media, &info);
             }
@@ -595,7 +596,7 @@ pub struct PlayInfoComponent {
 /// Map the component answer (`data.Component_Play_Playinfo`); `Ok(None)`
 /// when it holds no media URL.
 pub fn extract_component(play: &Value, oid: &str) -> Result<Option<Extraction>> {
-    let info: PlayInfoComponent = serde_json::from_value(strip_nulls(play))
+    let info: PlayInfoComponent = serde_json::from_value(without_nulls(play))
         .map_err(|e| Failure::changed(format!("the video component has an unknown shape: {e}")))?;
     let mut media = Media {
         title: clean(if info.title.is_empty() {
@@ -671,19 +672,6 @@ pub fn extract_component(play: &Value, oid: &str) -> Result<Option<Extraction>> 
         media,
         platform_data: Value::Object(finish(data)),
     }))
-}
-
-fn strip_nulls(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), strip_nulls(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(strip_nulls).collect()),
-        other => other.clone(),
-    }
 }
 
 #[cfg(test)]

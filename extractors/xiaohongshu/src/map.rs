@@ -7,6 +7,7 @@
 //! so one typed parser serves both shapes.
 
 use mediaparse_sdk::ids;
+use mediaparse_sdk::json::without_nulls;
 use mediaparse_sdk::serde_json::{Map, Value};
 use mediaparse_sdk::urls::https;
 use mediaparse_sdk::{
@@ -100,20 +101,6 @@ fn move_member(map: &mut Map<String, Value>, from: &str, to: &str) {
     }
     if let Some(v) = map.remove(from) {
         map.insert(to.into(), v);
-    }
-}
-
-/// Nulls removed so `#[serde(default)]` applies to them.
-fn strip_nulls(value: &Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.iter()
-                .filter(|(_, v)| !v.is_null())
-                .map(|(k, v)| (k.clone(), strip_nulls(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.iter().map(strip_nulls).collect()),
-        other => other.clone(),
     }
 }
 
@@ -248,7 +235,7 @@ pub struct VoiceInfo {
 /// Map a note object (either shape) to the extraction.
 pub fn extract(note: Value) -> Result<Extraction> {
     let data = platform_data(note);
-    let typed: Note = serde_json::from_value(strip_nulls(&Value::Object(data.clone())))
+    let typed: Note = serde_json::from_value(without_nulls(&Value::Object(data.clone())))
         .map_err(|e| Failure::changed(format!("the note object has an unknown shape: {e}")))?;
     let media = media(&typed)?;
     Ok(Extraction {
