@@ -2,13 +2,12 @@
 //! Two upstream shapes (upstream/instagram.md §4): the API-v1 item (Polaris
 //! GraphQL, permalink page) and the legacy GraphQL shape (embed page).
 
-use mediaparse_sdk::spec::fill_missing_members;
 use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, MediaSource, Result, Video};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::urls::PLATFORM;
-use mediaparse_meta_web::item::{Item, sane_duration};
+use mediaparse_meta_web::item::{Item, extraction, sane_duration};
 use mediaparse_meta_web::{CHROME_UA, id_string, video_quality};
 
 /// A post found by one of the strategies.
@@ -77,15 +76,12 @@ pub fn map(post: &Post) -> Result<Extraction> {
                 json!({"candidates": [{"url": url, "width": width, "height": 0}]}),
             );
             data.insert("media_type".into(), 1.into());
-            fill_missing_members(PLATFORM, &mut data);
-            Ok(Extraction {
-                media: Media {
-                    thumbnail: url.clone(),
-                    images: vec![image],
-                    ..Media::default()
-                },
-                platform_data: Value::Object(data),
-            })
+            let media = Media {
+                thumbnail: url.clone(),
+                images: vec![image],
+                ..Media::default()
+            };
+            Ok(extraction(PLATFORM, media, data))
         }
     }
 }
@@ -135,13 +131,7 @@ fn map_v1(value: &Value) -> Result<Extraction> {
         .cloned()
         .unwrap_or_else(|| json!({}));
     data.insert("image_versions".into(), image_versions);
-    fill_missing_members(PLATFORM, &mut data);
-    let mut platform_data = Value::Object(data);
-    mediaparse_sdk::bigints::stringify_large_integers(&mut platform_data);
-    Ok(Extraction {
-        media,
-        platform_data,
-    })
+    Ok(extraction(PLATFORM, media, data))
 }
 
 #[derive(Deserialize)]
@@ -379,13 +369,7 @@ fn map_legacy(value: &Value) -> Result<Extraction> {
     if let Some(t) = item.taken_at_timestamp.clone().filter(Value::is_number) {
         data.insert("taken_at".into(), t);
     }
-    fill_missing_members(PLATFORM, &mut data);
-    let mut platform_data = Value::Object(data);
-    mediaparse_sdk::bigints::stringify_large_integers(&mut platform_data);
-    Ok(Extraction {
-        media,
-        platform_data,
-    })
+    Ok(extraction(PLATFORM, media, data))
 }
 
 #[cfg(test)]

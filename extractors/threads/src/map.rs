@@ -1,12 +1,11 @@
 //! Mapping the selected post object (upstream/threads.md §4–5).
 
-use mediaparse_sdk::spec::fill_missing_members;
 use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, Result};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::urls::PLATFORM;
-use mediaparse_meta_web::item::{Item, sane_duration};
+use mediaparse_meta_web::item::{Item, extraction, sane_duration};
 use mediaparse_meta_web::{CHROME_UA, id_string};
 
 pub fn download_headers() -> Vec<Header> {
@@ -145,13 +144,7 @@ pub fn map(value: &Value) -> Result<Extraction> {
             data.insert(name.into(), empty);
         }
     }
-    fill_missing_members(PLATFORM, &mut data);
-    let mut platform_data = Value::Object(data);
-    mediaparse_sdk::bigints::stringify_large_integers(&mut platform_data);
-    Ok(Extraction {
-        media,
-        platform_data,
-    })
+    Ok(extraction(PLATFORM, media, data))
 }
 
 /// Is this object the requested post (its `code`, with post members)?

@@ -2,8 +2,11 @@
 //! `video_versions`, `carousel_media`), and how its pictures and videos go
 //! into the media object.
 
-use mediaparse_sdk::{Header, Image, Media, MediaSource, Video};
+use mediaparse_sdk::bigints::stringify_large_integers;
+use mediaparse_sdk::spec::fill_missing_members;
+use mediaparse_sdk::{Extraction, Header, Image, Media, MediaSource, Video};
 use serde::Deserialize;
+use serde_json::{Map, Value};
 
 use crate::media::{Candidate, best_candidate, video_quality};
 
@@ -134,6 +137,18 @@ impl Item {
                 height: c.height.unwrap_or(0),
             });
         }
+    }
+}
+
+/// The extraction of a Meta post: its platform data completed with the
+/// members SPEC lists for `platform`, integers beyond 2^53 as strings.
+pub fn extraction(platform: &str, media: Media, mut data: Map<String, Value>) -> Extraction {
+    fill_missing_members(platform, &mut data);
+    let mut platform_data = Value::Object(data);
+    stringify_large_integers(&mut platform_data);
+    Extraction {
+        media,
+        platform_data,
     }
 }
 
