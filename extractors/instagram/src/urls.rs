@@ -27,14 +27,7 @@ const RESERVED: [&str; 12] = [
 
 /// A shortcode (public or private) whose public part decodes to an id.
 pub fn valid_code(code: &str) -> bool {
-    (5..=48).contains(&code.len()) && shortcode::is_code(code) && shortcode::decode(code).is_some()
-}
-
-fn valid_username(user: &str) -> bool {
-    (1..=30).contains(&user.len())
-        && user
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+    shortcode::is_post_code(code, 5..=48)
 }
 
 fn valid_share_id(id: &str) -> bool {
@@ -50,7 +43,9 @@ pub fn post_code(segments: &[&str]) -> Option<String> {
         {
             code
         }
-        [user, "p" | "reel" | "tv", code] if valid_username(user) && !RESERVED.contains(user) => {
+        [user, "p" | "reel" | "tv", code]
+            if shortcode::is_username(user) && !RESERVED.contains(user) =>
+        {
             code
         }
         _ => return None,

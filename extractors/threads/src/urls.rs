@@ -15,14 +15,7 @@ pub const URL_HOSTS: [&str; 4] = [
 ];
 
 pub fn valid_code(code: &str) -> bool {
-    (5..=64).contains(&code.len()) && shortcode::is_code(code) && shortcode::decode(code).is_some()
-}
-
-fn valid_username(user: &str) -> bool {
-    (1..=30).contains(&user.len())
-        && user
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+    shortcode::is_post_code(code, 5..=64)
 }
 
 fn valid_share_code(code: &str) -> bool {
@@ -36,7 +29,7 @@ pub fn post_ref(segments: &[&str]) -> Option<(String, String)> {
     match segments {
         [user, "post", code] | [user, "post", code, "media"] => {
             let user = user.strip_prefix('@')?;
-            (valid_username(user) && valid_code(code))
+            (shortcode::is_username(user) && valid_code(code))
                 .then(|| (code.to_string(), format!("{WWW}/@{user}/post/{code}")))
         }
         ["t", code] => valid_code(code).then(|| (code.to_string(), format!("{WWW}/t/{code}"))),

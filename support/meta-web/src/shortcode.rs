@@ -72,6 +72,31 @@ pub fn encode(mut pk: u64) -> String {
     String::from_utf8(out).unwrap_or_default()
 }
 
+/// A code of `len` characters in `lengths` whose public part decodes to an id.
+///
+/// ```
+/// use mediaparse_meta_web::shortcode::is_post_code;
+/// assert!(is_post_code("C8CTu0iswgv", 5..=48));
+/// assert!(!is_post_code("abc", 5..=48));
+/// ```
+pub fn is_post_code(code: &str, lengths: std::ops::RangeInclusive<usize>) -> bool {
+    lengths.contains(&code.len()) && is_code(code) && decode(code).is_some()
+}
+
+/// A Meta username: 1 to 30 letters, digits, `.` and `_`.
+///
+/// ```
+/// use mediaparse_meta_web::shortcode::is_username;
+/// assert!(is_username("earthrise.studio"));
+/// assert!(!is_username("a-b"));
+/// ```
+pub fn is_username(user: &str) -> bool {
+    (1..=30).contains(&user.len())
+        && user
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_')
+}
+
 /// The numeric id of a post's code, refusing private posts' codes.
 ///
 /// ```
