@@ -33,6 +33,26 @@ pub fn assert_routed_to<'a, E: Extractor>(inputs: impl IntoIterator<Item = &'a s
     }
 }
 
+/// An exchange answering `request` with `status` and `body` (headers
+/// empty): for unit tests that walk a flow by hand.
+///
+/// ```
+/// let e = mediaparse_sdk::testing::exchange(mediaparse_sdk::HttpRequest::get("https://a.example/"), 404, "");
+/// assert_eq!((e.response.status, e.response.final_url.as_str()), (404, "https://a.example/"));
+/// ```
+pub fn exchange(request: crate::HttpRequest, status: u16, body: &str) -> crate::Exchange {
+    crate::Exchange {
+        response: crate::HttpResponse {
+            request_url: request.url.clone(),
+            final_url: request.url.clone(),
+            status,
+            headers: Vec::new(),
+            body: body.as_bytes().to_vec(),
+        },
+        request,
+    }
+}
+
 /// Drive `E` through detect, up to ten plan rounds and map, answering every
 /// planned request with the same canned response. For robustness tests:
 /// whatever the answer, the extractor must end in a result or a failure,

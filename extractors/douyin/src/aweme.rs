@@ -262,16 +262,12 @@ fn push_renditions(
 ) {
     let (width, height) = dims(addr, video.width, video.height);
     for url in addr.url_list.iter().filter(|u| is_http(u)) {
-        out.push(Video {
-            url: unwatermark(url),
-            quality: quality.to_string(),
-            mime_type: "video/mp4".into(),
-            width,
-            height,
-            has_audio: true,
-            source: MediaSource::Direct,
-            headers: headers.to_vec(),
-        });
+        out.push(Video::mp4(
+            unwatermark(url),
+            quality,
+            (width, height),
+            headers.to_vec(),
+        ));
     }
 }
 

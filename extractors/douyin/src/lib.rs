@@ -20,10 +20,10 @@ pub struct Douyin;
 
 impl Extractor for Douyin {
     fn info() -> Info {
-        Info {
-            platform: PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: [
+        Info::new(
+            PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &[
                 "*.douyin.com",
                 "*.iesdouyin.com",
                 "aweme.snssdk.com",
@@ -32,13 +32,9 @@ impl Extractor for Douyin {
                 "*.zjcdn.com",
                 "*.douyinpic.com",
                 "*.douyinstatic.com",
-            ]
-            .map(String::from)
-            .to_vec(),
-            api_hosts: ["v.douyin.com", "www.iesdouyin.com", "www.douyin.com"]
-                .map(String::from)
-                .to_vec(),
-            url_shapes: [
+            ],
+            &["v.douyin.com", "www.iesdouyin.com", "www.douyin.com"],
+            &[
                 "/video/{id}",
                 "/note/{id}",
                 "/share/video/{id}",
@@ -53,10 +49,8 @@ impl Extractor for Douyin {
                 "v.douyin.com/{code}",
                 "share text holding a URL",
                 "media CDN URLs (douyinvod, zjcdn, douyinpic, douyinstatic)",
-            ]
-            .map(String::from)
-            .to_vec(),
-        }
+            ],
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {

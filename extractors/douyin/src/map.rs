@@ -251,16 +251,9 @@ pub fn direct_extraction(link: &Link) -> Extraction {
     let headers = aweme::download_headers();
     let mut media = Media::default();
     match kind {
-        DirectKind::Video => media.videos.push(Video {
-            url: url.clone(),
-            quality: "direct".into(),
-            mime_type: "video/mp4".into(),
-            width: 0,
-            height: 0,
-            has_audio: true,
-            source: MediaSource::Direct,
-            headers,
-        }),
+        DirectKind::Video => media
+            .videos
+            .push(Video::mp4(url, "direct", (0, 0), headers)),
         DirectKind::Image => media.images.push(Image {
             url: url.clone(),
             width: 0,

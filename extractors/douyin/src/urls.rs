@@ -61,12 +61,7 @@ pub fn detect(input: &str) -> Result<Target> {
         }
         Link::Direct { id, url, .. } => (id, url),
     };
-    Ok(Target {
-        platform: PLATFORM.into(),
-        id,
-        canonical_url,
-        input: input.into(),
-    })
+    Ok(Target::new(PLATFORM, id, canonical_url, input))
 }
 
 /// The URL inside the caller's input (share text allowed).

@@ -19,26 +19,22 @@ pub struct Kuaishou;
 
 impl Extractor for Kuaishou {
     fn info() -> Info {
-        Info {
-            platform: PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: [
+        Info::new(
+            PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &[
                 "*.kuaishou.com",
                 "*.chenzhongtech.com",
                 "*.gifshow.com",
                 "*.kwai.com",
-            ]
-            .map(String::from)
-            .to_vec(),
-            api_hosts: [
+            ],
+            &[
                 "v.kuaishou.com",
                 "www.kuaishou.com",
                 "*.m.chenzhongtech.com",
                 "m.gifshow.com",
-            ]
-            .map(String::from)
-            .to_vec(),
-            url_shapes: [
+            ],
+            &[
                 "/short-video/{id}",
                 "/f/{token}",
                 "v.kuaishou.com/{token}",
@@ -46,10 +42,8 @@ impl Extractor for Kuaishou {
                 "kwai.com/@{user}/video/{id}",
                 "any of these with ?photoId= / ?photo_id=",
                 "share text holding a URL",
-            ]
-            .map(String::from)
-            .to_vec(),
-        }
+            ],
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {

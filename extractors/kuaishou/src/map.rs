@@ -7,7 +7,7 @@ use mediaparse_sdk::cascade::Attempt;
 use mediaparse_sdk::html::assigned_value;
 use mediaparse_sdk::spec::fill_missing_members;
 use mediaparse_sdk::{
-    Extraction, Failure, Header, HttpResponse, Image, Media, MediaSource, Result, Video, jsobj,
+    Extraction, Failure, Header, HttpResponse, Image, Media, Result, Video, ids, jsobj,
 };
 use serde_json::{Map, Value, json};
 
@@ -25,9 +25,7 @@ fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
 }
 
 fn num_of(v: &Value, key: &str) -> Option<f64> {
-    let x = v.get(key)?;
-    x.as_f64()
-        .or_else(|| x.as_str().and_then(|s| s.trim().parse().ok()))
+    ids::number(v.get(key)?)
 }
 
 fn u32_of(v: &Value, key: &str) -> u32 {
@@ -41,18 +39,9 @@ fn is_http(url: &str) -> bool {
     url.starts_with("https://") || url.starts_with("http://")
 }
 
+/// Progressive MP4s, although described as an adaptation set.
 fn video(url: &str, quality: String, width: u32, height: u32) -> Video {
-    Video {
-        url: url.to_string(),
-        quality,
-        mime_type: "video/mp4".into(),
-        width,
-        height,
-        // Progressive MP4s, although described as an adaptation set.
-        has_audio: true,
-        source: MediaSource::Direct,
-        headers: download_headers(),
-    }
+    Video::mp4(url, quality, (width, height), download_headers())
 }
 
 /// Every representation of a manifest: its `url`, then each `backupUrl`.

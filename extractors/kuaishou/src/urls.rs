@@ -25,12 +25,7 @@ pub fn detect(input: &str) -> Result<Target> {
         }
         Link::Short { token, url } => (token, url),
     };
-    Ok(Target {
-        platform: PLATFORM.into(),
-        id,
-        canonical_url,
-        input: input.into(),
-    })
+    Ok(Target::new(PLATFORM, id, canonical_url, input))
 }
 
 /// The link to work from: the caller's input when it still classifies

@@ -293,15 +293,8 @@ pub fn media(aweme: &Value) -> Result<Media> {
         duration: video.duration / 1000.0,
         ..Media::default()
     };
-    let item = |url: &str, quality: &str, (width, height): (u32, u32)| Video {
-        url: url.to_string(),
-        quality: quality.to_string(),
-        mime_type: "video/mp4".into(),
-        width,
-        height,
-        has_audio: true,
-        source: MediaSource::Direct,
-        headers: headers.clone(),
+    let item = |url: &str, quality: &str, size: (u32, u32)| {
+        Video::mp4(url, quality, size, headers.clone())
     };
     match aweme.image_post_info {
         Some(post) => {

@@ -24,16 +24,12 @@ pub struct TikTok;
 
 impl Extractor for TikTok {
     fn info() -> Info {
-        Info {
-            platform: PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: vec!["*.tiktok.com".into(), "*.tiktokv.com".into()],
-            api_hosts: vec![
-                "www.tiktok.com".into(),
-                "vt.tiktok.com".into(),
-                app::HOST.into(),
-            ],
-            url_shapes: [
+        Info::new(
+            PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &["*.tiktok.com", "*.tiktokv.com"],
+            &["www.tiktok.com", "vt.tiktok.com", app::HOST],
+            &[
                 "/@{user}/video/{id}",
                 "/@{user}/photo/{id}",
                 "/t/{code}",
@@ -41,10 +37,8 @@ impl Extractor for TikTok {
                 "/share/video/{id}, /i18n/share/video/{id} (alias)",
                 "/embed/{id}, /embed/v2/{id} (alias)",
                 "m.tiktok.com/v/{id}.html (alias)",
-            ]
-            .map(String::from)
-            .to_vec(),
-        }
+            ],
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {

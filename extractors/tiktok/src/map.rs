@@ -185,15 +185,8 @@ pub(crate) fn audio_mime(url: &str) -> &'static str {
 /// `downloadAddr` is never emitted; `bytevc2` renditions (unplayable) and
 /// `/media-video-hvc1/` URLs (sometimes video-only or 404) are dropped.
 fn videos(video: &VideoInfo, headers: &[Header]) -> Vec<Video> {
-    let item = |url: &str, quality: &str, (width, height): (u32, u32)| Video {
-        url: url.to_string(),
-        quality: quality.to_string(),
-        mime_type: "video/mp4".into(),
-        width,
-        height,
-        has_audio: true,
-        source: MediaSource::Direct,
-        headers: headers.to_vec(),
+    let item = |url: &str, quality: &str, size: (u32, u32)| {
+        Video::mp4(url, quality, size, headers.to_vec())
     };
     let mut out = Vec::new();
     for rendition in video.bitrate_info.iter().flatten() {

@@ -80,12 +80,7 @@ pub fn detect(input: &str) -> Result<Target> {
             ));
         }
     };
-    Ok(Target {
-        platform: PLATFORM.into(),
-        id,
-        canonical_url,
-        input: input.into(),
-    })
+    Ok(Target::new(PLATFORM, id, canonical_url, input))
 }
 
 /// Recognise a TikTok URL; `None` for anything that is not a single post

@@ -21,28 +21,22 @@ pub struct Toutiao;
 
 impl Extractor for Toutiao {
     fn info() -> Info {
-        Info {
-            platform: PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: ["*.toutiao.com", "*.toutiaoimg.cn", "*.toutiaocdn.com"]
-                .map(String::from)
-                .to_vec(),
-            api_hosts: [
+        Info::new(
+            PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &["*.toutiao.com", "*.toutiaoimg.cn", "*.toutiaocdn.com"],
+            &[
                 "ttwid.bytedance.com",
                 "www.toutiao.com",
                 "m.toutiao.com",
                 "vod.bytedanceapi.com",
-            ]
-            .map(String::from)
-            .to_vec(),
-            url_shapes: [
+            ],
+            &[
                 "/video/{id}",
                 "m.toutiao.com/video/{id}",
                 "m.toutiao.com/is/{code}",
-            ]
-            .map(String::from)
-            .to_vec(),
-        }
+            ],
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {

@@ -27,12 +27,7 @@ pub fn detect(input: &str) -> Result<Target> {
             (code, canonical)
         }
     };
-    Ok(Target {
-        platform: PLATFORM.into(),
-        id,
-        canonical_url,
-        input: input.into(),
-    })
+    Ok(Target::new(PLATFORM, id, canonical_url, input))
 }
 
 /// The URL inside the caller's input.

@@ -152,20 +152,8 @@ fn session_step(target: &Target, ctx: &Context, done: &[Exchange], why: String) 
 mod tests {
     use super::*;
     use crate::Twitter;
+    use mediaparse_sdk::testing::exchange as answer;
     use mediaparse_sdk::{Extractor, HttpRequest, Plan};
-
-    fn answer(request: HttpRequest, status: u16, body: &str) -> Exchange {
-        Exchange {
-            response: HttpResponse {
-                request_url: request.url.clone(),
-                final_url: request.url.clone(),
-                status,
-                headers: Vec::new(),
-                body: body.as_bytes().to_vec(),
-            },
-            request,
-        }
-    }
 
     fn next(target: &Target, ctx: &Context, done: &[Exchange]) -> HttpRequest {
         match Twitter::plan(target, ctx, done) {

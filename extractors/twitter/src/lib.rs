@@ -19,20 +19,20 @@ pub struct Twitter;
 
 impl Extractor for Twitter {
     fn info() -> Info {
-        Info {
-            platform: PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: vec!["*.x.com".into(), "*.twitter.com".into()],
-            api_hosts: vec![requests::API_HOST.into(), requests::SYNDICATION_HOST.into()],
-            url_shapes: vec![
-                "/{user}/status/{id}".into(),
-                "/{user}/status/{id}/video/{n}".into(),
-                "/{user}/status/{id}/photo/{n}".into(),
-                "/i/status/{id}".into(),
-                "/i/web/status/{id}".into(),
-                "/u/{user}/{id}".into(),
+        Info::new(
+            PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &["*.x.com", "*.twitter.com"],
+            &[requests::API_HOST, requests::SYNDICATION_HOST],
+            &[
+                "/{user}/status/{id}",
+                "/{user}/status/{id}/video/{n}",
+                "/{user}/status/{id}/photo/{n}",
+                "/i/status/{id}",
+                "/i/web/status/{id}",
+                "/u/{user}/{id}",
             ],
-        }
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {

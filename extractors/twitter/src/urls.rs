@@ -1,5 +1,6 @@
 //! Recognising X / Twitter post URLs (guide section 1) with string work.
 
+use crate::PLATFORM;
 use mediaparse_sdk::share::first_url;
 use mediaparse_sdk::urls::{InputUrl, is_digits};
 use mediaparse_sdk::{Failure, Target};
@@ -75,12 +76,12 @@ fn close_status_gap(input: &str) -> String {
 /// Recognise a caller's input: one post.
 pub fn detect(input: &str) -> Result<Target, Failure> {
     let id = post_id(input)?;
-    Ok(Target {
-        platform: crate::PLATFORM.into(),
-        canonical_url: format!("https://x.com/i/status/{id}"),
-        id,
-        input: input.into(),
-    })
+    Ok(Target::new(
+        PLATFORM,
+        &id,
+        format!("https://x.com/i/status/{id}"),
+        input,
+    ))
 }
 
 /// The post id in the caller's input, or `unsupported-url`.

@@ -67,21 +67,8 @@ fn client(
 mod tests {
     use super::*;
     use crate::YouTube;
+    use mediaparse_sdk::testing::exchange as answer;
     use mediaparse_sdk::{Extractor, Plan};
-    use mediaparse_sdk::{HttpRequest, HttpResponse};
-
-    fn answer(request: HttpRequest, status: u16, body: &str) -> Exchange {
-        Exchange {
-            response: HttpResponse {
-                request_url: request.url.clone(),
-                final_url: request.url.clone(),
-                status,
-                headers: Vec::new(),
-                body: body.as_bytes().to_vec(),
-            },
-            request,
-        }
-    }
 
     #[test]
     fn garbage_answers_fall_back_then_fail_cleanly() {

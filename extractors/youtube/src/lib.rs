@@ -19,26 +19,26 @@ pub struct YouTube;
 
 impl Extractor for YouTube {
     fn info() -> Info {
-        Info {
-            platform: PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: vec![
-                "*.youtube.com".into(),
-                "youtu.be".into(),
-                "www.youtu.be".into(),
-                "*.youtube-nocookie.com".into(),
+        Info::new(
+            PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &[
+                "*.youtube.com",
+                "youtu.be",
+                "www.youtu.be",
+                "*.youtube-nocookie.com",
             ],
-            api_hosts: vec![innertube::API_HOST.into(), innertube::WEB_HOST.into()],
-            url_shapes: vec![
-                "/watch?v={id}".into(),
-                "/shorts/{id}".into(),
-                "/live/{id}".into(),
-                "youtu.be/{id}".into(),
-                "/embed/{id}".into(),
-                "/v/{id}".into(),
-                "music.youtube.com/watch?v={id}".into(),
+            &[innertube::API_HOST, innertube::WEB_HOST],
+            &[
+                "/watch?v={id}",
+                "/shorts/{id}",
+                "/live/{id}",
+                "youtu.be/{id}",
+                "/embed/{id}",
+                "/v/{id}",
+                "music.youtube.com/watch?v={id}",
             ],
-        }
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {

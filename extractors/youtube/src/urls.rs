@@ -1,5 +1,6 @@
 //! Recognising YouTube video URLs (guide section 1) with plain string work.
 
+use crate::PLATFORM;
 use mediaparse_sdk::share::first_url;
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{Failure, Target};
@@ -17,12 +18,12 @@ const NOT_IDS: [&str; 2] = ["videoseries", "live_stream"];
 /// Recognise a caller's input: one video.
 pub fn detect(input: &str) -> Result<Target, Failure> {
     let id = video_id(input)?;
-    Ok(Target {
-        platform: crate::PLATFORM.into(),
-        canonical_url: format!("https://www.youtube.com/watch?v={id}"),
-        id,
-        input: input.into(),
-    })
+    Ok(Target::new(
+        PLATFORM,
+        &id,
+        format!("https://www.youtube.com/watch?v={id}"),
+        input,
+    ))
 }
 
 /// A video id is exactly 11 characters of `[A-Za-z0-9_-]`.
