@@ -27,13 +27,13 @@ pub const PLATFORM: &str = "bilibili";
 
 impl Extractor for Bilibili {
     fn info() -> Info {
-        let mut url_hosts = vec!["*.bilibili.com".to_string()];
-        url_hosts.extend(urls::SHORT_HOSTS.iter().map(|h| h.to_string()));
-        Info {
-            platform: PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts,
-            api_hosts: [
+        let mut url_hosts = vec!["*.bilibili.com"];
+        url_hosts.extend(urls::SHORT_HOSTS);
+        Info::new(
+            PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &url_hosts,
+            &[
                 "api.bilibili.com",
                 "www.bilibili.com",
                 "b23.tv",
@@ -41,10 +41,8 @@ impl Extractor for Bilibili {
                 "bili22.cn",
                 "bili23.cn",
                 "bili33.cn",
-            ]
-            .map(String::from)
-            .to_vec(),
-            url_shapes: [
+            ],
+            &[
                 "/video/BV{id}",
                 "/video/av{id}",
                 "/video/BV{id}?p={n}",
@@ -54,10 +52,8 @@ impl Extractor for Bilibili {
                 "/cheese/play/ss{id}",
                 "/cheese/play/ep{id}",
                 "short hosts b23.tv, bili2233.cn, bili22.cn, bili23.cn, bili33.cn: /{code}",
-            ]
-            .map(String::from)
-            .to_vec(),
-        }
+            ],
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {

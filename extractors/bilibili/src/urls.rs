@@ -73,12 +73,12 @@ impl Pgc {
 /// The target of a caller's input.
 pub fn detect(input: &str) -> Result<Target> {
     let kind = detect_input(input)?;
-    Ok(Target {
-        platform: crate::PLATFORM.into(),
-        id: kind.id(),
-        canonical_url: kind.canonical_url(),
-        input: input.into(),
-    })
+    Ok(Target::new(
+        crate::PLATFORM,
+        kind.id(),
+        kind.canonical_url(),
+        input,
+    ))
 }
 
 /// Recognise the caller's input: a URL, or share text holding one

@@ -16,12 +16,12 @@ pub struct Instagram;
 
 impl Extractor for Instagram {
     fn info() -> Info {
-        Info {
-            platform: urls::PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: vec!["*.instagram.com".into(), "*.instagr.am".into()],
-            api_hosts: vec!["www.instagram.com".into()],
-            url_shapes: [
+        Info::new(
+            urls::PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &["*.instagram.com", "*.instagr.am"],
+            &["www.instagram.com"],
+            &[
                 "/p/{code}",
                 "/reel/{code}",
                 "/reels/{code}",
@@ -34,11 +34,8 @@ impl Extractor for Instagram {
                 "/share/{id}",
                 "/share/{type}/{id}",
                 "m.instagram.com/p/{id}",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        }
+            ],
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {

@@ -54,12 +54,7 @@ pub fn post_code(segments: &[&str]) -> Option<String> {
 }
 
 pub fn post_target(code: &str, input: &str) -> Target {
-    Target {
-        platform: PLATFORM.into(),
-        id: code.into(),
-        canonical_url: format!("{WWW}/p/{code}/"),
-        input: input.into(),
-    }
+    Target::new(PLATFORM, code, format!("{WWW}/p/{code}/"), input)
 }
 
 pub fn detect(input: &str) -> Result<Target> {
@@ -102,12 +97,7 @@ fn share_target(kind: Option<&str>, id: &str, input: &str) -> Target {
         Some(kind) => format!("share/{kind}/{id}/"),
         None => format!("share/{id}/"),
     };
-    Target {
-        platform: PLATFORM.into(),
-        id: id.into(),
-        canonical_url: format!("{WWW}/{path}"),
-        input: input.into(),
-    }
+    Target::new(PLATFORM, id, format!("{WWW}/{path}"), input)
 }
 
 /// Is this target a share link still to be resolved?

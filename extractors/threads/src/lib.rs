@@ -18,21 +18,18 @@ pub struct Threads;
 
 impl Extractor for Threads {
     fn info() -> Info {
-        Info {
-            platform: urls::PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: vec!["*.threads.net".into(), "*.threads.com".into()],
-            api_hosts: vec!["www.threads.com".into()],
-            url_shapes: [
+        Info::new(
+            urls::PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &["*.threads.net", "*.threads.com"],
+            &["www.threads.com"],
+            &[
                 "/@{user}/post/{shortcode}",
                 "/@{user}/post/{shortcode}/media",
                 "/t/{shortcode}",
                 "/share/{code}",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        }
+            ],
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {

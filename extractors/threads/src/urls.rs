@@ -42,12 +42,7 @@ pub fn post_target(code: &str, canonical_url: String, input: &str) -> Target {
     let id = shortcode::decode(code)
         .map(|pk| pk.to_string())
         .unwrap_or_else(|| code.to_string());
-    Target {
-        platform: PLATFORM.into(),
-        id,
-        canonical_url,
-        input: input.into(),
-    }
+    Target::new(PLATFORM, id, canonical_url, input)
 }
 
 pub fn detect(input: &str) -> Result<Target> {
@@ -60,12 +55,12 @@ pub fn detect(input: &str) -> Result<Target> {
     if let ["share", code] = segs.as_slice()
         && valid_share_code(code)
     {
-        return Ok(Target {
-            platform: PLATFORM.into(),
-            id: code.to_string(),
-            canonical_url: format!("{WWW}/share/{code}/"),
-            input: input.into(),
-        });
+        return Ok(Target::new(
+            PLATFORM,
+            *code,
+            format!("{WWW}/share/{code}/"),
+            input,
+        ));
     }
     match post_ref(&segs) {
         Some((code, canonical_url)) => Ok(post_target(&code, canonical_url, input)),

@@ -24,43 +24,38 @@ pub struct Weibo;
 
 impl Extractor for Weibo {
     fn info() -> Info {
-        Info {
-            platform: PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: vec!["*.weibo.com".into(), "*.weibo.cn".into(), "t.cn".into()],
-            api_hosts: vec![
-                "passport.weibo.com".into(),
-                "weibo.com".into(),
-                "m.weibo.cn".into(),
-                "h5.video.weibo.com".into(),
-                "t.cn".into(),
-                "mapp.api.weibo.cn".into(),
+        Info::new(
+            PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &["*.weibo.com", "*.weibo.cn", "t.cn"],
+            &[
+                "passport.weibo.com",
+                "weibo.com",
+                "m.weibo.cn",
+                "h5.video.weibo.com",
+                "t.cn",
+                "mapp.api.weibo.cn",
             ],
-            url_shapes: vec![
-                "https://weibo.com/{uid}/{mid}".into(),
-                "https://weibo.com/{uid}/{mblogid}".into(),
-                "https://m.weibo.cn/status/{id}".into(),
-                "https://m.weibo.cn/detail/{id}".into(),
-                "https://weibo.com/tv/show/1034:{object_id}".into(),
-                "https://video.weibo.com/show?fid=1034:{object_id}".into(),
-                "https://h5.video.weibo.com/show/1034:{object_id}".into(),
-                "https://weibo.com/{uid}?layerid={mid}".into(),
-                "https://weibo.com/u/{uid}?layerid={mid}".into(),
-                "https://t.cn/{code}".into(),
-                "https://mapp.api.weibo.cn/fx/{hash}.html".into(),
-                "share text containing one of these URLs".into(),
+            &[
+                "https://weibo.com/{uid}/{mid}",
+                "https://weibo.com/{uid}/{mblogid}",
+                "https://m.weibo.cn/status/{id}",
+                "https://m.weibo.cn/detail/{id}",
+                "https://weibo.com/tv/show/1034:{object_id}",
+                "https://video.weibo.com/show?fid=1034:{object_id}",
+                "https://h5.video.weibo.com/show/1034:{object_id}",
+                "https://weibo.com/{uid}?layerid={mid}",
+                "https://weibo.com/u/{uid}?layerid={mid}",
+                "https://t.cn/{code}",
+                "https://mapp.api.weibo.cn/fx/{hash}.html",
+                "share text containing one of these URLs",
             ],
-        }
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {
         let (id, canonical_url) = urls::parse_input(input)?.target();
-        Ok(Target {
-            platform: PLATFORM.into(),
-            id,
-            canonical_url,
-            input: input.into(),
-        })
+        Ok(Target::new(PLATFORM, id, canonical_url, input))
     }
 
     fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {

@@ -616,17 +616,12 @@ pub fn extract_component(play: &Value, oid: &str) -> Result<Option<Extraction>> 
         let Some(url) = url.as_str().filter(|u| !u.is_empty()) else {
             continue;
         };
-        let (width, height) = template_size(url);
-        media.videos.push(Video {
-            url: https(url),
-            quality: label.clone(),
-            mime_type: "video/mp4".into(),
-            width,
-            height,
-            has_audio: true,
-            source: MediaSource::Direct,
-            headers: download_headers(),
-        });
+        media.videos.push(Video::mp4(
+            https(url),
+            label.clone(),
+            template_size(url),
+            download_headers(),
+        ));
     }
     if media.videos.is_empty() {
         return Ok(None);

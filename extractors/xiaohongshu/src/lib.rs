@@ -23,30 +23,26 @@ pub struct Xiaohongshu;
 
 impl Extractor for Xiaohongshu {
     fn info() -> Info {
-        Info {
-            platform: PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: vec![
-                "*.xiaohongshu.com".into(),
-                "*.rednote.com".into(),
-                "*.xhslink.com".into(),
-                "*.xhslink.cn".into(),
+        Info::new(
+            PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &[
+                "*.xiaohongshu.com",
+                "*.rednote.com",
+                "*.xhslink.com",
+                "*.xhslink.cn",
             ],
-            api_hosts: vec![
-                "www.xiaohongshu.com".into(),
-                "xhslink.com".into(),
-                "xhslink.cn".into(),
+            &["www.xiaohongshu.com", "xhslink.com", "xhslink.cn"],
+            &[
+                "https://www.xiaohongshu.com/explore/{id}?xsec_token={token}",
+                "https://www.xiaohongshu.com/discovery/item/{id}?xsec_token={token}",
+                "https://www.rednote.com/explore/{id}",
+                "https://www.rednote.com/discovery/item/{id}",
+                "https://xhslink.com/{type}/{code}",
+                "https://xhslink.com/{code}",
+                "share text containing one of these URLs",
             ],
-            url_shapes: vec![
-                "https://www.xiaohongshu.com/explore/{id}?xsec_token={token}".into(),
-                "https://www.xiaohongshu.com/discovery/item/{id}?xsec_token={token}".into(),
-                "https://www.rednote.com/explore/{id}".into(),
-                "https://www.rednote.com/discovery/item/{id}".into(),
-                "https://xhslink.com/{type}/{code}".into(),
-                "https://xhslink.com/{code}".into(),
-                "share text containing one of these URLs".into(),
-            ],
-        }
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {
@@ -54,12 +50,7 @@ impl Extractor for Xiaohongshu {
             Link::Note(note) => (note.id.clone(), note.page_url()),
             Link::Short { url, code } => (code, url),
         };
-        Ok(Target {
-            platform: PLATFORM.into(),
-            id,
-            canonical_url,
-            input: input.into(),
-        })
+        Ok(Target::new(PLATFORM, id, canonical_url, input))
     }
 
     fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
