@@ -77,17 +77,11 @@ fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<P
     let session = Session::read(home);
     let post_url = format!("{WWW}/p/{code}/");
     let embed_url = format!("{WWW}/p/{code}/embed/captioned/");
-    let graphql = || match &session.lsd {
-        Some(lsd) => {
-            let body = QUERY.body(lsd, &format!("{{\"media_id\":\"{pk}\"}}"), ctx);
-            let answer = QUERY.answer(done, &body);
-            let request = || QUERY.request(&session, lsd, body.clone(), &post_url);
-            strategy(answer, request, |ex| eval_graphql(ex, &code))
-        }
-        None => miss(Failure::upstream(format!(
-            "the homepage gave no LSD token (HTTP {})",
-            home.response.status
-        ))),
+    let graphql = || {
+        let variables = format!("{{\"media_id\":\"{pk}\"}}");
+        QUERY.strategy(home, &variables, &post_url, ctx, done, |ex| {
+            eval_graphql(ex, &code)
+        })
     };
     let page = || {
         let request = || session.with_cookie(document_request(&post_url, CHROME_UA));

@@ -5,7 +5,7 @@
 
 use mediaparse_meta_web::cascade::{Cascade, Judged, Next, found, miss, rank, stop, strategy};
 use mediaparse_meta_web::graphql::{Query, json_body};
-use mediaparse_meta_web::session::{Session, home_request};
+use mediaparse_meta_web::session::home_request;
 use mediaparse_meta_web::share::{Hop, ShareLinks};
 use mediaparse_meta_web::{CHROME_UA, data_sjs_blobs, find_object, shortcode};
 use mediaparse_sdk::exchanges::Exchanges;
@@ -72,19 +72,10 @@ fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<V
         let Some(home) = done.last_at(HOME) else {
             return found(Next::Fetch(vec![home_request(HOME, CHROME_UA)]));
         };
-        let session = Session::read(home);
-        match &session.lsd {
-            Some(lsd) => {
-                let body = QUERY.body(lsd, &format!("{{\"postID\":\"{pk}\"}}"), ctx);
-                let answer = QUERY.answer(done, &body);
-                let request = || QUERY.request(&session, lsd, body.clone(), &post_url);
-                strategy(answer, request, |ex| eval_graphql(ex, &code))
-            }
-            None => miss(Failure::upstream(format!(
-                "the Threads homepage gave no LSD token (HTTP {})",
-                home.response.status
-            ))),
-        }
+        let variables = format!("{{\"postID\":\"{pk}\"}}");
+        QUERY.strategy(home, &variables, &post_url, ctx, done, |ex| {
+            eval_graphql(ex, &code)
+        })
     };
     Cascade::new()
         .attempt(ssr)

@@ -1,9 +1,10 @@
 //! Meta's logged-out web GraphQL endpoint (`/api/graphql`): a form-encoded
 //! persisted query (`doc_id`) sent with the homepage session's LSD token.
 
-use mediaparse_sdk::{Context, Exchange, HttpRequest};
+use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
 use serde_json::Value;
 
+use crate::cascade::{Judged, Next, miss, strategy};
 use crate::session::Session;
 
 /// The `X-ASBD-ID` both Instagram and Threads web send.
@@ -85,6 +86,34 @@ impl Query<'_> {
             request = request.header("X-CSRFToken", csrf);
         }
         session.with_cookie(request)
+    }
+
+    /// The GraphQL strategy of a cascade: this query for `variables` with
+    /// the session the homepage answer `home` opened, judged by `judge`; a
+    /// miss when the homepage gave no LSD token.
+    pub fn strategy<T>(
+        &self,
+        home: &Exchange,
+        variables: &str,
+        referer: &str,
+        ctx: &Context,
+        done: &[Exchange],
+        judge: impl FnOnce(&Exchange) -> Judged<T>,
+    ) -> Judged<Next<T>> {
+        let session = Session::read(home);
+        let Some(lsd) = &session.lsd else {
+            return miss(Failure::upstream(format!(
+                "the homepage gave no LSD token (HTTP {})",
+                home.response.status
+            )));
+        };
+        let body = self.body(lsd, variables, ctx);
+        let answer = self.answer(done, &body);
+        strategy(
+            answer,
+            || self.request(&session, lsd, body.clone(), referer),
+            judge,
+        )
     }
 
     /// The answer to exactly this body, if it was fetched.
