@@ -61,10 +61,8 @@ pub struct PicInfo {
 #[serde(default)]
 pub struct PicVariant {
     pub url: String,
-    #[serde(deserialize_with = "ids::u32")]
-    pub width: u32,
-    #[serde(deserialize_with = "ids::u32")]
-    pub height: u32,
+    #[serde(flatten)]
+    pub size: Size,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -82,12 +80,12 @@ pub struct MPic {
 #[serde(default)]
 pub struct MLarge {
     pub url: String,
-    pub geo: MGeo,
+    pub geo: Size,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct MGeo {
+pub struct Size {
     #[serde(deserialize_with = "ids::u32")]
     pub width: u32,
     #[serde(deserialize_with = "ids::u32")]
@@ -314,7 +312,7 @@ fn push_pic(media: &mut Media, info: &PicInfo) {
         .flatten()
         .find(|v| !v.url.is_empty());
     let Some(v) = variant else { return };
-    let (width, height) = (v.width, v.height);
+    let (width, height) = (v.size.width, v.size.height);
     media.images.push(Image {
         url: https(&v.url),
         width,
