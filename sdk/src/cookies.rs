@@ -28,16 +28,22 @@ pub fn cookie_value(response: &HttpResponse, name: &str) -> Option<String> {
 /// A `Cookie` header value from every cookie the exchanges set (a later
 /// value of the same name replaces an earlier one; first-seen order kept).
 pub fn cookie_header(done: &[Exchange]) -> String {
+    join(&jar(done.iter().map(|e| &e.response)))
+}
+
+/// Every cookie these responses set, as `name=value` pairs: a later value
+/// of the same name replaces an earlier one, first-seen order kept.
+pub fn jar<'a>(responses: impl IntoIterator<Item = &'a HttpResponse>) -> Vec<(String, String)> {
     let mut jar: Vec<(String, String)> = Vec::new();
-    for exchange in done {
-        for (name, value) in set_cookies(&exchange.response) {
+    for response in responses {
+        for (name, value) in set_cookies(response) {
             match jar.iter_mut().find(|(n, _)| *n == name) {
                 Some(slot) => slot.1 = value,
                 None => jar.push((name, value)),
             }
         }
     }
-    join(&jar)
+    jar
 }
 
 /// Join pairs as a `Cookie` header value.

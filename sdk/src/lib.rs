@@ -7,9 +7,16 @@
 //! natively against recorded fixture cases ([`fixture`]).
 //!
 //! Extractors are pure: no clock, randomness, files or sockets. They
-//! recognise URLs ([`Extractor::detect`]), plan upstream requests
-//! ([`Extractor::plan`]) and map the answers ([`Extractor::map`]); the host
-//! performs every request. docs/writing-an-extractor.md walks through one.
+//! recognise URLs ([`Extractor::detect`]) and describe their flow once
+//! ([`Extractor::step`]): given the exchanges so far, the next requests or
+//! the finished extraction. The host performs every request; the WIT
+//! `plan`/`map` calls are derived from `step` ([`flow`]).
+//! docs/writing-an-extractor.md walks through one.
+//!
+//! Chores every platform has live here too: short links ([`links`]),
+//! percent-encoding ([`encode`]), lenient ids and numbers ([`ids`]),
+//! User-Agent presets ([`ua`]), lookups in `done` ([`exchanges`]) and
+//! fallback strategies ([`cascade`]).
 //!
 //! A whole (tiny) extractor, and its plan/map loop driven by hand as the
 //! host would:
@@ -40,23 +47,19 @@
 //!             .ok_or_else(|| Failure::unsupported("not an example.com video"))?;
 //!         Ok(Target { platform: "example".into(), canonical_url: format!("https://example.com/v/{id}"), id, input: input.into() })
 //!     }
-//!     fn plan(t: &Target, _: &Context, done: &[Exchange]) -> Result<Plan> {
-//!         Ok(match done.last_to("https://api.example.com/") {
-//!             None => Plan::one(HttpRequest::get(format!("https://api.example.com/videos/{}", t.id))),
-//!             Some(_) => Plan::Ready,
-//!         })
-//!     }
-//!     fn map(_: &Target, _: &Context, done: &[Exchange]) -> Result<Extraction> {
+//!     fn step(t: &Target, _: &Context, done: &[Exchange]) -> Result<Step> {
 //!         #[derive(serde::Deserialize)]
 //!         struct Post { title: String, mp4: String }
-//!         let answer = &done.last_to("https://api.example.com/").ok_or_else(|| Failure::changed("nothing fetched"))?.response;
-//!         let post: Post = answer.json()?; // a shape we do not know → upstream-changed
+//!         let Some(answer) = done.last_to("https://api.example.com/") else {
+//!             return Ok(Step::one(HttpRequest::get(format!("https://api.example.com/videos/{}", t.id))));
+//!         };
+//!         let post: Post = answer.response.json()?; // a shape we do not know → upstream-changed
 //!         let video = Video { url: post.mp4, quality: "720p".into(), mime_type: "video/mp4".into(), width: 1280,
 //!                             height: 720, has_audio: true, source: MediaSource::Direct, headers: vec![] };
-//!         Ok(Extraction {
+//!         Ok(Step::Done(Extraction {
 //!             media: Media { title: post.title, videos: vec![video], ..Media::default() },
-//!             platform_data: answer.json()?,
-//!         })
+//!             platform_data: answer.response.json()?,
+//!         }))
 //!     }
 //! }
 //!
@@ -78,18 +81,22 @@
 
 #![deny(missing_docs)]
 
-pub mod base62;
 pub mod bigints;
-pub mod bvid;
+pub mod cascade;
 pub mod cookies;
+pub mod encode;
 pub mod exchanges;
+pub mod flow;
 pub mod html;
+pub mod ids;
 pub mod jsobj;
+pub mod json;
+pub mod links;
 pub mod log;
 pub mod share;
-pub mod shortcode;
 pub mod spec;
 pub mod types;
+pub mod ua;
 pub mod urls;
 
 #[cfg(not(target_arch = "wasm32"))]
@@ -103,6 +110,7 @@ pub mod testing;
 #[doc(hidden)]
 pub mod guest;
 
+pub use flow::Step;
 pub use serde_json;
 pub use types::*;
 
@@ -123,15 +131,35 @@ pub type Result<T, E = Failure> = std::result::Result<T, E>;
 /// A platform extractor. All functions are associated (no `self`): an
 /// extractor keeps no state between calls; everything it knows arrives as
 /// arguments.
+///
+/// An extractor implements [`Extractor::info`], [`Extractor::detect`] and
+/// [`Extractor::step`]; the WIT calls `plan` and `map` are derived from
+/// `step` ([`flow::plan_of`], [`flow::map_of`]).
 pub trait Extractor {
     /// Who this extractor is and which hosts it accepts and may fetch.
     fn info() -> Info;
     /// Recognise a caller's input (a URL, or share text holding one).
     fn detect(input: &str) -> Result<Target>;
-    /// Given everything fetched so far, ask for more requests or say ready.
-    fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan>;
-    /// Map the fetched answers to the media object and platform data.
-    fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction>;
+    /// Given everything fetched so far, the next requests or the finished
+    /// extraction.
+    ///
+    /// The default is a clear failure, only so that extractors still written
+    /// as `plan` + `map` compile while they move to `step` (issue 13).
+    fn step(_target: &Target, _ctx: &Context, _done: &[Exchange]) -> Result<Step> {
+        Err(Failure::changed(
+            "this extractor implements neither step nor plan and map",
+        ))
+    }
+    /// The WIT `plan` call: more requests, or ready to map. Derived from
+    /// [`Extractor::step`]; do not override in new code.
+    fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan> {
+        flow::plan_of(Self::step(target, ctx, done))
+    }
+    /// The WIT `map` call: the finished extraction. Derived from
+    /// [`Extractor::step`]; do not override in new code.
+    fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
+        flow::map_of(Self::step(target, ctx, done))
+    }
 }
 
 /// Export a type implementing [`Extractor`] as the component's entry points.

@@ -1,5 +1,34 @@
 //! Share text: apps copy a sentence, emoji and a link; take the link.
 
+use crate::urls::InputUrl;
+use crate::{Failure, Result};
+
+/// The URL a caller's input names: the first URL in share text, or the
+/// input itself when it is one bare token (`v.douyin.com/abc/` without a
+/// scheme). `platform` names the platform in the failure.
+///
+/// ```
+/// use mediaparse_sdk::share::input_url;
+/// assert_eq!(input_url("看看 https://v.douyin.com/abc/ 复制", "Douyin").unwrap().host, "v.douyin.com");
+/// assert_eq!(input_url(" v.douyin.com/abc/ ", "Douyin").unwrap().segments, ["abc"]);
+/// assert!(input_url("no link here", "Douyin").is_err());
+/// ```
+pub fn input_url(input: &str, platform: &str) -> Result<InputUrl> {
+    let candidate = match first_url(input) {
+        Some(url) => url,
+        None => {
+            let trimmed = input.trim();
+            if trimmed.is_empty() || trimmed.contains(char::is_whitespace) {
+                return Err(Failure::unsupported(format!(
+                    "no {platform} URL in the input"
+                )));
+            }
+            trimmed.to_string()
+        }
+    };
+    InputUrl::parse(&candidate)
+}
+
 /// The first http(s) URL in `text`, with trailing punctuation and markdown
 /// syntax removed. `None` when there is none.
 pub fn first_url(text: &str) -> Option<String> {

@@ -13,8 +13,7 @@ use crate::urls::{InputUrl, host_matches};
 /// # impl Extractor for Demo {
 /// #   fn info() -> Info { Info { platform: "tiktok".into(), version: "0".into(), url_hosts: vec!["*.example.com".into()], api_hosts: vec![], url_shapes: vec![] } }
 /// #   fn detect(_: &str) -> Result<Target> { Err(Failure::unsupported("")) }
-/// #   fn plan(_: &Target, _: &Context, _: &[Exchange]) -> Result<Plan> { Ok(Plan::Ready) }
-/// #   fn map(_: &Target, _: &Context, _: &[Exchange]) -> Result<Extraction> { Err(Failure::unsupported("")) }
+/// #   fn step(_: &Target, _: &Context, _: &[Exchange]) -> Result<Step> { Err(Failure::unsupported("")) }
 /// # }
 /// mediaparse_sdk::testing::assert_routed_to::<Demo>(["https://m.example.com/v/1", "see https://example.com/v/2 !"]);
 /// ```
@@ -31,6 +30,26 @@ pub fn assert_routed_to<'a, E: Extractor>(inputs: impl IntoIterator<Item = &'a s
             info.platform,
             info.url_hosts
         );
+    }
+}
+
+/// An exchange answering `request` with `status` and `body` (headers
+/// empty): for unit tests that walk a flow by hand.
+///
+/// ```
+/// let e = mediaparse_sdk::testing::exchange(mediaparse_sdk::HttpRequest::get("https://a.example/"), 404, "");
+/// assert_eq!((e.response.status, e.response.final_url.as_str()), (404, "https://a.example/"));
+/// ```
+pub fn exchange(request: crate::HttpRequest, status: u16, body: &str) -> crate::Exchange {
+    crate::Exchange {
+        response: crate::HttpResponse {
+            request_url: request.url.clone(),
+            final_url: request.url.clone(),
+            status,
+            headers: Vec::new(),
+            body: body.as_bytes().to_vec(),
+        },
+        request,
     }
 }
 

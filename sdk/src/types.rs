@@ -205,6 +205,29 @@ pub struct Target {
     pub input: String,
 }
 
+impl Target {
+    /// A target of `platform` (the host sets `input` again; extractors pass
+    /// the caller's input through).
+    ///
+    /// ```
+    /// let t = mediaparse_sdk::Target::new("example", "42", "https://example.com/v/42", "example.com/v/42");
+    /// assert_eq!((t.id.as_str(), t.platform.as_str()), ("42", "example"));
+    /// ```
+    pub fn new(
+        platform: &str,
+        id: impl Into<String>,
+        canonical_url: impl Into<String>,
+        input: &str,
+    ) -> Self {
+        Target {
+            platform: platform.into(),
+            id: id.into(),
+            canonical_url: canonical_url.into(),
+            input: input.into(),
+        }
+    }
+}
+
 /// Per-call facts from the host.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Context {
@@ -270,6 +293,33 @@ pub struct Video {
     #[serde(with = "header_map", default)]
     /// Headers the caller must send to download it (anonymous values only).
     pub headers: Vec<Header>,
+}
+
+impl Video {
+    /// A progressive MP4 with sound, served as it is (`source: direct`):
+    /// what most platforms hand out.
+    ///
+    /// ```
+    /// let v = mediaparse_sdk::Video::mp4("https://cdn.example.com/1.mp4", "720p", (1280, 720), vec![]);
+    /// assert!(v.has_audio && v.mime_type == "video/mp4");
+    /// ```
+    pub fn mp4(
+        url: impl Into<String>,
+        quality: impl Into<String>,
+        (width, height): (u32, u32),
+        headers: Vec<Header>,
+    ) -> Self {
+        Video {
+            url: url.into(),
+            quality: quality.into(),
+            mime_type: "video/mp4".into(),
+            width,
+            height,
+            has_audio: true,
+            source: MediaSource::Direct,
+            headers,
+        }
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -478,6 +528,32 @@ pub struct Info {
     pub api_hosts: Vec<String>,
     /// Human-readable accepted URL shapes (capabilities, documentation).
     pub url_shapes: Vec<String>,
+}
+
+impl Info {
+    /// An `Info` from string lists, the extractor's version being its
+    /// crate's (`env!("CARGO_PKG_VERSION")`).
+    ///
+    /// ```
+    /// let i = mediaparse_sdk::Info::new("example", "0.1.0", &["*.example.com"], &["api.example.com"], &["/v/{id}"]);
+    /// assert_eq!(i.api_hosts, ["api.example.com"]);
+    /// ```
+    pub fn new(
+        platform: &str,
+        version: &str,
+        url_hosts: &[&str],
+        api_hosts: &[&str],
+        url_shapes: &[&str],
+    ) -> Self {
+        let owned = |list: &[&str]| list.iter().map(|s| s.to_string()).collect();
+        Info {
+            platform: platform.into(),
+            version: version.into(),
+            url_hosts: owned(url_hosts),
+            api_hosts: owned(api_hosts),
+            url_shapes: owned(url_shapes),
+        }
+    }
 }
 
 /// Headers serialize as a JSON object (SPEC.md: string to string).

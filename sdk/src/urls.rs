@@ -159,9 +159,23 @@ pub fn is_alnum(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_alphanumeric())
 }
 
-/// Percent-encode a query value.
-pub fn encode(value: &str) -> String {
-    percent_encoding::utf8_percent_encode(value, percent_encoding::NON_ALPHANUMERIC).to_string()
+/// An http or scheme-relative (`//host/…`) media URL as https; anything
+/// else unchanged. Platforms still hand out `http://` CDN links.
+///
+/// ```
+/// use mediaparse_sdk::urls::https;
+/// assert_eq!(https("http://cdn.example.com/a.jpg"), "https://cdn.example.com/a.jpg");
+/// assert_eq!(https("//cdn.example.com/a.jpg"), "https://cdn.example.com/a.jpg");
+/// assert_eq!(https("https://cdn.example.com/a.jpg"), "https://cdn.example.com/a.jpg");
+/// ```
+pub fn https(url: &str) -> String {
+    if let Some(rest) = url.strip_prefix("http://") {
+        format!("https://{rest}")
+    } else if url.starts_with("//") {
+        format!("https:{url}")
+    } else {
+        url.to_string()
+    }
 }
 
 #[cfg(test)]

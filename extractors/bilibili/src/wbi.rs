@@ -4,6 +4,7 @@
 //! endpoint hands out to everyone (they rotate about daily).
 
 use md5::{Digest, Md5};
+use mediaparse_sdk::encode::strict;
 
 /// The permutation that picks the mixin key's characters out of `img_key + sub_key`.
 const MIXIN_TABLE: [usize; 64] = [
@@ -46,20 +47,6 @@ fn stem(url: &str) -> Option<String> {
     (stem.len() >= 32 && stem.bytes().all(|b| b.is_ascii_alphanumeric())).then(|| stem.to_string())
 }
 
-/// Percent-encode like JavaScript's `encodeURIComponent` after WBI has removed
-/// `!'()*`: everything but `A-Z a-z 0-9 - _ . ~`, upper-case hex, space as `%20`.
-pub fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// The signed query string: the parameters plus `wts`, sorted by key,
 /// values stripped of `!'()*` and encoded, then `&w_rid=md5(query + mixin)`.
 pub fn signed_query(params: &[(&str, String)], keys: &Keys, wts_seconds: u64) -> String {
@@ -73,7 +60,7 @@ pub fn signed_query(params: &[(&str, String)], keys: &Keys, wts_seconds: u64) ->
         .iter()
         .map(|(k, v)| {
             let cleaned: String = v.chars().filter(|c| !"!'()*".contains(*c)).collect();
-            format!("{}={}", encode(k), encode(&cleaned))
+            format!("{}={}", strict(k), strict(&cleaned))
         })
         .collect::<Vec<_>>()
         .join("&");
@@ -127,7 +114,7 @@ mod tests {
     #[test]
     fn values_are_cleaned_and_encoded() {
         assert_eq!(
-            encode("a b/[]{\"x\":1}~._-"),
+            strict("a b/[]{\"x\":1}~._-"),
             "a%20b%2F%5B%5D%7B%22x%22%3A1%7D~._-"
         );
         let q = signed_query(&[("k", "it's (ok)!*".into())], &payload_keys(), 1);

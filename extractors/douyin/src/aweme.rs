@@ -2,63 +2,55 @@
 //! `videoInfoRes.item_list[0]`, web API `aweme_detail`: one schema) and its
 //! mapping to the media object.
 
-use mediaparse_sdk::{Audio, Failure, Header, Image, Media, MediaSource, Video};
-use serde::{Deserialize, Deserializer};
+use mediaparse_sdk::{Audio, Failure, Header, Image, Media, MediaSource, Video, ids};
+use serde::Deserialize;
 
 use crate::urls::unwatermark;
 
-/// `null` and absent both mean "empty" upstream.
-fn nullable<'de, D, T>(d: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Deserialize<'de> + Default,
-{
-    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
-}
-
+// `null` and absent both mean "empty" upstream: `ids::nullable`.
 #[derive(Debug, Default, Deserialize)]
 pub struct Aweme {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub desc: String,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub aweme_type: i64,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub media_type: i64,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub video: VideoInfo,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub images: Vec<ImageInfo>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub music: Music,
 }
 
 /// `{uri, url_list, width?, height?}`: play addresses, covers, images.
 #[derive(Debug, Default, Deserialize)]
 pub struct Addr {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub uri: String,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub url_list: Vec<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub width: u32,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub height: u32,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub struct VideoInfo {
     /// Milliseconds.
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub duration: f64,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub width: u32,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub height: u32,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub ratio: String,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub cover: Addr,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub origin_cover: Addr,
     #[serde(default)]
     pub play_addr: Option<Addr>,
@@ -68,25 +60,25 @@ pub struct VideoInfo {
     pub play_addr_265: Option<Addr>,
     #[serde(default)]
     pub download_addr: Option<Addr>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub bit_rate: Vec<BitRate>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub struct BitRate {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub gear_name: String,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub play_addr: Addr,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub struct ImageInfo {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub url_list: Vec<String>,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub width: u32,
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub height: u32,
     /// Live photos carry their clip here.
     #[serde(default)]
@@ -95,7 +87,7 @@ pub struct ImageInfo {
 
 #[derive(Debug, Default, Deserialize)]
 pub struct Music {
-    #[serde(default, deserialize_with = "nullable")]
+    #[serde(default, deserialize_with = "ids::nullable")]
     pub play_url: Addr,
 }
 
@@ -103,7 +95,7 @@ pub struct Music {
 pub fn download_headers() -> Vec<Header> {
     vec![
         Header::new("Referer", "https://www.douyin.com/"),
-        Header::new("User-Agent", crate::MOBILE_UA),
+        Header::new("User-Agent", mediaparse_sdk::ua::SAFARI_17_IPHONE),
     ]
 }
 
@@ -270,16 +262,12 @@ fn push_renditions(
 ) {
     let (width, height) = dims(addr, video.width, video.height);
     for url in addr.url_list.iter().filter(|u| is_http(u)) {
-        out.push(Video {
-            url: unwatermark(url),
-            quality: quality.to_string(),
-            mime_type: "video/mp4".into(),
-            width,
-            height,
-            has_audio: true,
-            source: MediaSource::Direct,
-            headers: headers.to_vec(),
-        });
+        out.push(Video::mp4(
+            unwatermark(url),
+            quality,
+            (width, height),
+            headers.to_vec(),
+        ));
     }
 }
 

@@ -2,14 +2,16 @@
 //! direct media (play endpoints and media CDNs).
 
 use mediaparse_sdk::urls::{InputUrl, is_digits};
-use mediaparse_sdk::{Failure, Result, share};
+use mediaparse_sdk::{Failure, Result, Target, share};
+
+use crate::PLATFORM;
 
 /// What an input URL points at.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Link {
     /// A post by its aweme id; `note` when the URL names an image post.
     Post { id: String, note: bool },
-    /// A `v.douyin.com` short link, resolved by redirect in `plan`.
+    /// A `v.douyin.com` short link, resolved by redirect in the flow.
     Short { code: String },
     /// A media URL returned as it is (no post lookup).
     Direct {
@@ -45,19 +47,26 @@ const PLAY_HOSTS: [&str; 4] = [
     "iesdouyin.com",
 ];
 
+/// Recognise a caller's input: a post, a short link (resolved in the
+/// flow) or a direct media URL.
+pub fn detect(input: &str) -> Result<Target> {
+    let (id, canonical_url) = match classify(&input_url(input)?)? {
+        Link::Post { id, note } => {
+            let canonical = canonical_post(&id, note);
+            (id, canonical)
+        }
+        Link::Short { code } => {
+            let canonical = short_url(&code);
+            (code, canonical)
+        }
+        Link::Direct { id, url, .. } => (id, url),
+    };
+    Ok(Target::new(PLATFORM, id, canonical_url, input))
+}
+
 /// The URL inside the caller's input (share text allowed).
 pub fn input_url(input: &str) -> Result<InputUrl> {
-    let candidate = match share::first_url(input) {
-        Some(url) => url,
-        None => {
-            let trimmed = input.trim();
-            if trimmed.is_empty() || trimmed.contains(char::is_whitespace) {
-                return Err(Failure::unsupported("no Douyin URL in the input"));
-            }
-            trimmed.to_string()
-        }
-    };
-    InputUrl::parse(&candidate)
+    share::input_url(input, "Douyin")
 }
 
 /// A post id: decimal, 15 digits or more (19 today).

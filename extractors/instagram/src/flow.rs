@@ -2,218 +2,108 @@
 //! exchanges on every call: share-link hops, the homepage session, then the
 //! logged-out Polaris GraphQL query, the permalink page, the embed page.
 
-use mediaparse_sdk::cookies::set_cookies;
+use mediaparse_meta_web::cascade::{Cascade, Judged, Next, found, miss, rank, stop, strategy};
+use mediaparse_meta_web::graphql::{Query, json_body};
+use mediaparse_meta_web::session::{Session, document_request, home_request};
+use mediaparse_meta_web::share::{Hop, ShareLinks};
+use mediaparse_meta_web::{CHROME_UA, data_sjs_blobs, find_key, find_object, shortcode};
+use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Target, shortcode};
+use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Step, Target};
 use serde_json::Value;
 
-use crate::detect::{WWW, is_share, post_code};
-use crate::post::{CHROME_UA, Post};
-use mediaparse_meta_web::{data_sjs_blobs, find_key, find_object, lsd_token};
+use crate::map::Post;
+use crate::urls::{WWW, is_share, post_code};
 
 pub const HOME: &str = "https://www.instagram.com/";
 pub const GRAPHQL: &str = "https://www.instagram.com/api/graphql";
 pub const APP_ID: &str = "936619743392459";
-pub const ASBD_ID: &str = "359341";
 /// `PolarisLoggedOutDesktopWWWPostRootContentQuery`; operators may override
 /// it with the `doc_id` config entry when Instagram rotates it.
 pub const DOC_ID: &str = "27130156389949648";
 pub const FRIENDLY_NAME: &str = "PolarisLoggedOutDesktopWWWPostRootContentQuery";
 /// Share links redirect for curl, but answer a browser UA with a page (cobalt).
-pub const SHARE_UA: &str = "curl/7.88.1";
-/// Redirect hops a share link may take before it must name a post.
-const MAX_SHARE_HOPS: usize = 3;
-/// How long the host may reuse the homepage session (cookies + LSD).
-const SESSION_TTL: u32 = 1800;
+pub const SHARE_UA: &str = mediaparse_sdk::ua::CURL;
 
-/// What the cascade needs next.
-pub enum Step {
-    Fetch(Vec<HttpRequest>),
-    Found(Post),
+const QUERY: Query<'static> = Query {
+    endpoint: GRAPHQL,
+    origin: WWW,
+    app_id: APP_ID,
+    friendly_name: FRIENDLY_NAME,
+    doc_id: DOC_ID,
+    leading_pairs: &[],
+    extra_headers: &[
+        ("X-IG-WWW-Claim", "0"),
+        ("X-Requested-With", "XMLHttpRequest"),
+    ],
+    user_agent: CHROME_UA,
+};
+
+const SHARE_LINKS: ShareLinks<'static, String> = ShareLinks {
+    site: "Instagram",
+    www: WWW,
+    hosts: &["instagram.com", "www.instagram.com"],
+    request: share_request,
+    arrived: post_code,
+    dead_end: share_dead_end,
+};
+
+/// The flow: the next requests, or the post found and mapped.
+pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+    find_post(target, ctx, done)?.into_step(|post| crate::map::map(&post))
 }
 
-/// A strategy's failure; `definitive` ones end the cascade.
-struct Miss {
-    failure: Failure,
-    definitive: bool,
-}
-
-fn miss(failure: Failure) -> Miss {
-    Miss {
-        failure,
-        definitive: false,
-    }
-}
-
-fn stop(failure: Failure) -> Miss {
-    Miss {
-        failure,
-        definitive: true,
-    }
-}
-
-pub fn run(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
-    let home = done.iter().rev().find(|e| e.request.url == HOME);
+fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Post>> {
+    let home = done.last_at(HOME);
     let code = if is_share(target) {
-        match resolve_share(target, done)? {
-            Ok(code) => code,
-            Err(hop) => {
+        match SHARE_LINKS.follow(&target.canonical_url, done)? {
+            Hop::Arrived(code) => code,
+            Hop::Next(hop) => {
+                // The session is opened alongside the share hops.
                 let mut round = vec![hop];
                 if home.is_none() {
-                    round.push(home_request());
+                    round.push(home_request(HOME, CHROME_UA));
                 }
-                return Ok(Step::Fetch(round));
+                return Ok(Next::Fetch(round));
             }
         }
     } else {
         target.id.clone()
     };
-    if shortcode::is_private(&code) {
-        return Err(Failure::unavailable(
-            "this is a private post's link; private posts are unsupported",
-        ));
-    }
-    let pk = shortcode::decode(&code)
-        .ok_or_else(|| Failure::unsupported("the shortcode does not decode to a media id"))?;
+    let pk = shortcode::post_pk(&code)?;
     let Some(home) = home else {
-        return Ok(Step::Fetch(vec![home_request()]));
+        return Ok(Next::Fetch(vec![home_request(HOME, CHROME_UA)]));
     };
     let session = Session::read(home);
     let post_url = format!("{WWW}/p/{code}/");
-    let mut misses: Vec<Failure> = Vec::new();
-
-    // Strategy A: logged-out Polaris GraphQL.
-    match &session.lsd {
-        Some(lsd) => {
-            let body = graphql_body(lsd, pk, ctx);
-            let answer = done.iter().rev().find(|e| {
-                e.request.url == GRAPHQL && e.request.body.as_deref() == Some(body.as_bytes())
-            });
-            match answer {
-                None => {
-                    return Ok(Step::Fetch(vec![graphql_request(
-                        &session, lsd, body, &post_url, ctx,
-                    )]));
-                }
-                Some(ex) => match eval_graphql(ex, &code) {
-                    Ok(post) => return Ok(Step::Found(post)),
-                    Err(m) if m.definitive => return Err(m.failure),
-                    Err(m) => misses.push(m.failure),
-                },
-            }
-        }
-        None => misses.push(Failure::upstream(format!(
-            "the homepage gave no LSD token (HTTP {})",
-            home.response.status
-        ))),
-    }
-
-    // Strategy B: the permalink page's embedded JSON.
-    match done.iter().rev().find(|e| e.request.url == post_url) {
-        None => return Ok(Step::Fetch(vec![page_request(&post_url, &session)])),
-        Some(ex) => match eval_page(ex, &code) {
-            Ok(post) => return Ok(Step::Found(post)),
-            Err(m) if m.definitive => return Err(m.failure),
-            Err(m) => misses.push(m.failure),
-        },
-    }
-
-    // Strategy C: the embed page.
     let embed_url = format!("{WWW}/p/{code}/embed/captioned/");
-    match done.iter().rev().find(|e| e.request.url == embed_url) {
-        None => return Ok(Step::Fetch(vec![embed_request(&embed_url)])),
-        Some(ex) => match eval_embed(ex, &code) {
-            Ok(post) => return Ok(Step::Found(post)),
-            Err(m) if m.definitive => return Err(m.failure),
-            Err(m) => misses.push(m.failure),
-        },
-    }
-    Err(most_telling(misses))
-}
-
-/// Of the strategies' failures, the one that says most about the post.
-fn most_telling(misses: Vec<Failure>) -> Failure {
-    let rank = |f: &Failure| match f {
-        Failure::Unavailable(_) => 0,
-        Failure::LoginRequired(_) => 1,
-        Failure::RateLimited(_) => 2,
-        Failure::UpstreamChanged(_) => 3,
-        Failure::UpstreamError(_) => 4,
-        Failure::UnsupportedUrl(_) => 5,
+    let graphql = || {
+        let variables = format!("{{\"media_id\":\"{pk}\"}}");
+        QUERY.strategy(home, &variables, &post_url, ctx, done, |ex| {
+            eval_graphql(ex, &code)
+        })
     };
-    let mut best: Option<Failure> = None;
-    for f in misses {
-        if best.as_ref().is_none_or(|b| rank(&f) < rank(b)) {
-            best = Some(f);
-        }
-    }
-    best.unwrap_or_else(|| Failure::upstream("no strategy produced the post"))
+    let page = || {
+        let request = || session.with_cookie(document_request(&post_url, CHROME_UA));
+        strategy(done.last_at(&post_url), request, |ex| eval_page(ex, &code))
+    };
+    let embed = || {
+        let request = || embed_request(&embed_url);
+        strategy(done.last_at(&embed_url), request, |ex| {
+            eval_embed(ex, &code)
+        })
+    };
+    Cascade::new()
+        // Strategy A: logged-out Polaris GraphQL.
+        .attempt(graphql)
+        // Strategy B: the permalink page's embedded JSON.
+        .attempt(page)
+        // Strategy C: the embed page.
+        .attempt(embed)
+        .finish_ranked(rank)
 }
 
 // ---------------------------------------------------------------- share links
-
-/// The post code a share link leads to, or the next hop to request.
-fn resolve_share(target: &Target, done: &[Exchange]) -> Result<Result<String, HttpRequest>> {
-    let hops: Vec<&Exchange> = done
-        .iter()
-        .filter(|e| !e.request.follow_redirects)
-        .collect();
-    let Some(last) = hops.last() else {
-        return Ok(Err(share_request(&target.canonical_url)));
-    };
-    let response = &last.response;
-    match response.status {
-        429 => {
-            return Err(Failure::RateLimited(
-                "Instagram is rate-limiting share links".into(),
-            ));
-        }
-        404 | 410 => return Err(Failure::unavailable("the share link does not exist")),
-        _ if !response.is_redirect() => {
-            return Err(Failure::changed(format!(
-                "the share link answered HTTP {} instead of redirecting",
-                response.status
-            )));
-        }
-        _ => {}
-    }
-    let location = response
-        .location()
-        .ok_or_else(|| Failure::changed("the share link redirected without a Location"))?;
-    let url = InputUrl::parse(&location)
-        .map_err(|_| Failure::changed("the share link redirected to something not a URL"))?;
-    if !url.host_in(&["instagram.com", "www.instagram.com"]) {
-        return Err(Failure::unavailable(format!(
-            "the share link leads off Instagram ({})",
-            url.host
-        )));
-    }
-    let segs: Vec<&str> = url.segments.iter().map(String::as_str).collect();
-    if let Some(code) = post_code(&segs) {
-        return Ok(Ok(code));
-    }
-    match segs.first() {
-        Some(&"accounts") => Err(Failure::LoginRequired(
-            "the share link leads to Instagram's login page".into(),
-        )),
-        Some(&"share") if hops.len() < MAX_SHARE_HOPS => {
-            let mut next = format!("{WWW}{}", url.url.path());
-            if let Some(q) = url.url.query() {
-                next.push('?');
-                next.push_str(q);
-            }
-            Ok(Err(share_request(&next)))
-        }
-        Some(&"share") => Err(Failure::upstream("the share link redirects in circles")),
-        None => Err(Failure::unavailable(
-            "the share link leads to Instagram's home page, not a post",
-        )),
-        Some(_) => Err(Failure::unavailable(format!(
-            "the share link leads to {}, not a post",
-            url.url.path()
-        ))),
-    }
-}
 
 fn share_request(url: &str) -> HttpRequest {
     HttpRequest::get(url)
@@ -222,176 +112,65 @@ fn share_request(url: &str) -> HttpRequest {
         .no_redirects()
 }
 
-// ------------------------------------------------------------------ session
-
-struct Session {
-    cookie: String,
-    csrf: Option<String>,
-    lsd: Option<String>,
-}
-
-impl Session {
-    fn read(home: &Exchange) -> Session {
-        let cookies = set_cookies(&home.response);
-        let csrf = cookies
-            .iter()
-            .rev()
-            .find(|(n, _)| n == "csrftoken")
-            .map(|(_, v)| v.clone())
-            .filter(|v| !v.is_empty());
-        let mut jar: Vec<(String, String)> = Vec::new();
-        for (name, value) in cookies {
-            match jar.iter_mut().find(|(n, _)| *n == name) {
-                Some(slot) => slot.1 = value,
-                None => jar.push((name, value)),
-            }
+fn share_dead_end(first: Option<&str>, path: &str) -> Failure {
+    match first {
+        Some("accounts") => {
+            Failure::LoginRequired("the share link leads to Instagram's login page".into())
         }
-        let lsd = if home.response.is_success() {
-            lsd_token(&home.response.text())
-        } else {
-            None
-        };
-        Session {
-            cookie: mediaparse_sdk::cookies::join(&jar),
-            csrf,
-            lsd,
-        }
+        None => Failure::unavailable("the share link leads to Instagram's home page, not a post"),
+        Some(_) => Failure::unavailable(format!("the share link leads to {path}, not a post")),
     }
-}
-
-fn home_request() -> HttpRequest {
-    HttpRequest::get(HOME)
-        .header("User-Agent", CHROME_UA)
-        .header(
-            "Accept",
-            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-        )
-        .header("Accept-Language", "en-US,en;q=0.9")
-        .header("Sec-Fetch-Dest", "document")
-        .header("Sec-Fetch-Mode", "navigate")
-        .header("Sec-Fetch-Site", "none")
-        .header("Upgrade-Insecure-Requests", "1")
-        .cache_for(SESSION_TTL)
 }
 
 // ---------------------------------------------------------- strategy A
 
-fn graphql_body(lsd: &str, pk: u64, ctx: &Context) -> String {
-    let doc_id = ctx.config("doc_id").unwrap_or(DOC_ID);
-    let variables = format!("{{\"media_id\":\"{pk}\"}}");
-    url::form_urlencoded::Serializer::new(String::new())
-        .append_pair("lsd", lsd)
-        .append_pair("fb_api_caller_class", "RelayModern")
-        .append_pair("fb_api_req_friendly_name", FRIENDLY_NAME)
-        .append_pair("server_timestamps", "true")
-        .append_pair("variables", &variables)
-        .append_pair("doc_id", doc_id)
-        .finish()
-}
-
-fn graphql_request(
-    session: &Session,
-    lsd: &str,
-    body: String,
-    post_url: &str,
-    _ctx: &Context,
-) -> HttpRequest {
-    let mut request = HttpRequest::post(GRAPHQL, body)
-        .header("User-Agent", CHROME_UA)
-        .header("Accept", "*/*")
-        .header("Content-Type", "application/x-www-form-urlencoded")
-        .header("Origin", WWW)
-        .header("Referer", post_url)
-        .header("X-IG-App-ID", APP_ID)
-        .header("X-ASBD-ID", ASBD_ID)
-        .header("X-IG-WWW-Claim", "0")
-        .header("X-FB-Friendly-Name", FRIENDLY_NAME)
-        .header("X-FB-LSD", lsd)
-        .header("X-Requested-With", "XMLHttpRequest")
-        .header("Sec-Fetch-Dest", "empty")
-        .header("Sec-Fetch-Mode", "cors")
-        .header("Sec-Fetch-Site", "same-origin");
-    if let Some(csrf) = &session.csrf {
-        request = request.header("X-CSRFToken", csrf);
-    }
-    if !session.cookie.is_empty() {
-        request = request.header("Cookie", &session.cookie);
-    }
-    request
-}
-
-/// A JSON body, without Meta's `for (;;);` anti-hijack prefix.
-fn json_body(ex: &Exchange) -> Option<Value> {
-    let text = ex.response.text();
-    let text = text.trim_start();
-    let text = text.strip_prefix("for (;;);").unwrap_or(text);
-    serde_json::from_str(text).ok()
-}
-
-fn eval_graphql(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
+fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Post> {
     let status = ex.response.status;
     if status == 429 {
-        return Err(miss(Failure::RateLimited(
+        return miss(Failure::RateLimited(
             "Instagram is rate-limiting anonymous GraphQL".into(),
-        )));
+        ));
     }
     if status != 200 {
-        return Err(miss(Failure::upstream(format!(
+        return miss(Failure::upstream(format!(
             "the GraphQL query answered HTTP {status}"
-        ))));
+        )));
     }
     let Some(json) = json_body(ex) else {
-        return Err(miss(Failure::upstream(
+        return miss(Failure::upstream(
             "the GraphQL query answered something other than JSON (blocked without a browser fingerprint?)",
-        )));
+        ));
     };
     let Some(media) = json.pointer("/data/xig_polaris_media") else {
-        return Err(miss(Failure::changed(
+        return miss(Failure::changed(
             "the GraphQL answer has no data.xig_polaris_media",
-        )));
+        ));
     };
     if media.is_null() {
-        return Err(miss(Failure::upstream("the GraphQL answer names no post")));
+        return miss(Failure::upstream("the GraphQL answer names no post"));
     }
     match media.get("if_not_gated_logged_out") {
         Some(item) if item.is_object() => checked_v1(item, code),
-        Some(Value::Null) => Err(stop(Failure::LoginRequired(
+        Some(Value::Null) => stop(Failure::LoginRequired(
             "Instagram shows this post only to signed-in users".into(),
-        ))),
-        _ => Err(miss(Failure::changed(
+        )),
+        _ => miss(Failure::changed(
             "the GraphQL answer has no if_not_gated_logged_out member",
-        ))),
+        )),
     }
 }
 
-fn checked_v1(item: &Value, code: &str) -> std::result::Result<Post, Miss> {
+fn checked_v1(item: &Value, code: &str) -> Judged<Post> {
     match item.get("code").and_then(Value::as_str) {
-        Some(c) if c == code => Ok(Post::V1(item.clone())),
-        Some(other) => Err(miss(Failure::upstream(format!(
+        Some(c) if c == code => found(Post::V1(item.clone())),
+        Some(other) => miss(Failure::upstream(format!(
             "Instagram answered with another post ({other})"
-        )))),
-        None => Err(miss(Failure::changed("the media item has no code"))),
+        ))),
+        None => miss(Failure::changed("the media item has no code")),
     }
 }
 
-// ---------------------------------------------------------- strategy B
-
-fn page_request(url: &str, session: &Session) -> HttpRequest {
-    let mut request = HttpRequest::get(url)
-        .header("User-Agent", CHROME_UA)
-        .header(
-            "Accept",
-            "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
-        )
-        .header("Accept-Language", "en-US,en;q=0.9")
-        .header("Sec-Fetch-Dest", "document")
-        .header("Sec-Fetch-Mode", "navigate")
-        .header("Sec-Fetch-Site", "none");
-    if !session.cookie.is_empty() {
-        request = request.header("Cookie", &session.cookie);
-    }
-    request
-}
+// ---------------------------------------------------------- strategies B, C
 
 /// A page that bounced to the login page or the home page.
 fn login_wall(ex: &Exchange) -> Option<Failure> {
@@ -404,7 +183,7 @@ fn login_wall(ex: &Exchange) -> Option<Failure> {
     }
 }
 
-fn status_miss(ex: &Exchange, what: &str) -> Option<Miss> {
+fn status_miss(ex: &Exchange, what: &str) -> Option<Judged<Post>> {
     if let Some(f) = login_wall(ex) {
         return Some(miss(f));
     }
@@ -422,9 +201,9 @@ fn status_miss(ex: &Exchange, what: &str) -> Option<Miss> {
     }
 }
 
-fn eval_page(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
+fn eval_page(ex: &Exchange, code: &str) -> Judged<Post> {
     if let Some(m) = status_miss(ex, "post page") {
-        return Err(m);
+        return m;
     }
     let html = ex.response.text();
     for blob in data_sjs_blobs(&html) {
@@ -438,9 +217,9 @@ fn eval_page(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
             match media.get("if_not_gated_logged_out") {
                 Some(item) if item.is_object() => return checked_v1(item, code),
                 Some(Value::Null) => {
-                    return Err(stop(Failure::LoginRequired(
+                    return stop(Failure::LoginRequired(
                         "Instagram shows this post only to signed-in users".into(),
-                    )));
+                    ));
                 }
                 _ => {}
             }
@@ -455,15 +234,13 @@ fn eval_page(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
                 && (m.contains_key("image_versions2") || m.contains_key("carousel_media"))
         };
         if let Some(item) = find_object(&json, &pred) {
-            return Ok(Post::V1(item.clone()));
+            return found(Post::V1(item.clone()));
         }
     }
-    Err(miss(Failure::changed(
+    miss(Failure::changed(
         "the post page carries no media JSON for this post",
-    )))
+    ))
 }
-
-// ---------------------------------------------------------- strategy C
 
 fn embed_request(url: &str) -> HttpRequest {
     HttpRequest::get(url)
@@ -480,9 +257,9 @@ fn embed_request(url: &str) -> HttpRequest {
 
 const INIT_MARKER: &str = "\"init\",[],[";
 
-fn eval_embed(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
+fn eval_embed(ex: &Exchange, code: &str) -> Judged<Post> {
     if let Some(m) = status_miss(ex, "embed page") {
-        return Err(m);
+        return m;
     }
     let html = ex.response.text();
     let mut from = 0;
@@ -500,20 +277,18 @@ fn eval_embed(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
                 continue;
             };
             let Ok(context) = serde_json::from_str::<Value>(context) else {
-                return Err(miss(Failure::changed(
-                    "the embed page's contextJSON is not JSON",
-                )));
+                return miss(Failure::changed("the embed page's contextJSON is not JSON"));
             };
             if let Some(media) = context
                 .pointer("/gql_data/shortcode_media")
                 .filter(|m| m.is_object())
             {
                 return match media.get("shortcode").and_then(Value::as_str) {
-                    Some(c) if c == code => Ok(Post::Legacy(media.clone())),
-                    Some(other) => Err(miss(Failure::upstream(format!(
+                    Some(c) if c == code => found(Post::Legacy(media.clone())),
+                    Some(other) => miss(Failure::upstream(format!(
                         "the embed page shows another post ({other})"
-                    )))),
-                    None => Err(miss(Failure::changed("the embed media has no shortcode"))),
+                    ))),
+                    None => miss(Failure::changed("the embed media has no shortcode")),
                 };
             }
         }
@@ -522,7 +297,7 @@ fn eval_embed(ex: &Exchange, code: &str) -> std::result::Result<Post, Miss> {
 }
 
 /// The embed's HTML when its `contextJSON` is null: a single image only.
-fn embed_html_image(html: &str, code: &str) -> std::result::Result<Post, Miss> {
+fn embed_html_image(html: &str, code: &str) -> Judged<Post> {
     let mut kind = None;
     let mut media_id = None;
     let mut owner_id = None;
@@ -553,12 +328,12 @@ fn embed_html_image(html: &str, code: &str) -> std::result::Result<Post, Miss> {
     if html.contains("WatchOnInstagram")
         || matches!(kind.as_deref(), Some("GraphVideo" | "GraphSidecar"))
     {
-        return Err(miss(Failure::upstream(
+        return miss(Failure::upstream(
             "the embed page withholds this post's media (watch on Instagram)",
-        )));
+        ));
     }
     match image {
-        Some((url, width)) => Ok(Post::EmbedImage {
+        Some((url, width)) => found(Post::EmbedImage {
             code: code.into(),
             url,
             width,
@@ -566,7 +341,7 @@ fn embed_html_image(html: &str, code: &str) -> std::result::Result<Post, Miss> {
             owner_id,
             username,
         }),
-        None => Err(miss(Failure::changed("the embed page carries no media"))),
+        None => miss(Failure::changed("the embed page carries no media")),
     }
 }
 

@@ -4,26 +4,24 @@
 //! Polaris GraphQL; then the permalink page's `data-sjs` JSON; then the
 //! `/embed/captioned/` page. Share links are resolved by redirect first.
 
-mod detect;
 mod flow;
-mod post;
+mod map;
+mod urls;
 
-use mediaparse_sdk::{
-    Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target,
-};
+use mediaparse_sdk::{Context, Exchange, Extractor, Info, Result, Step, Target};
 
-pub use detect::{URL_HOSTS, post_code};
+pub use urls::{URL_HOSTS, post_code};
 
 pub struct Instagram;
 
 impl Extractor for Instagram {
     fn info() -> Info {
-        Info {
-            platform: detect::PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: vec!["*.instagram.com".into(), "*.instagr.am".into()],
-            api_hosts: vec!["www.instagram.com".into()],
-            url_shapes: [
+        Info::new(
+            urls::PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &["*.instagram.com", "*.instagr.am"],
+            &["www.instagram.com"],
+            &[
                 "/p/{code}",
                 "/reel/{code}",
                 "/reels/{code}",
@@ -36,31 +34,16 @@ impl Extractor for Instagram {
                 "/share/{id}",
                 "/share/{type}/{id}",
                 "m.instagram.com/p/{id}",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        }
+            ],
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {
-        detect::detect(input)
+        urls::detect(input)
     }
 
-    fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan> {
-        match flow::run(target, ctx, done)? {
-            flow::Step::Fetch(requests) => Ok(Plan::Fetch(requests)),
-            flow::Step::Found(_) => Ok(Plan::Ready),
-        }
-    }
-
-    fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
-        match flow::run(target, ctx, done)? {
-            flow::Step::Found(post) => post::map(&post),
-            flow::Step::Fetch(_) => Err(Failure::upstream(
-                "map was called before the post was fetched",
-            )),
-        }
+    fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+        flow::step(target, ctx, done)
     }
 }
 

@@ -3,29 +3,41 @@
 //! Kwai `/@{user}/video/{id}` and any of these with `photoId`/`photo_id`.
 
 use mediaparse_sdk::urls::{InputUrl, is_digits};
-use mediaparse_sdk::{Failure, Result, share};
+use mediaparse_sdk::{Failure, Result, Target, share};
+
+use crate::PLATFORM;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Link {
     /// A photo (post) id; `page` is a mobile share page URL to fetch when
     /// the input (or a redirect) named one.
     Photo { id: String, page: Option<String> },
-    /// A share token, resolved by redirect in `plan` (the URL to ask).
+    /// A share token, resolved by redirect in the flow (the URL to ask).
     Short { token: String, url: String },
 }
 
-pub fn input_url(input: &str) -> Result<InputUrl> {
-    let candidate = match share::first_url(input) {
-        Some(url) => url,
-        None => {
-            let trimmed = input.trim();
-            if trimmed.is_empty() || trimmed.contains(char::is_whitespace) {
-                return Err(Failure::unsupported("no Kuaishou URL in the input"));
-            }
-            trimmed.to_string()
+/// Recognise a caller's input: a photo, or a share token resolved in the flow.
+pub fn detect(input: &str) -> Result<Target> {
+    let (id, canonical_url) = match classify(&input_url(input)?)? {
+        Link::Photo { id, .. } => {
+            let canonical = canonical_photo(&id);
+            (id, canonical)
         }
+        Link::Short { token, url } => (token, url),
     };
-    InputUrl::parse(&candidate)
+    Ok(Target::new(PLATFORM, id, canonical_url, input))
+}
+
+/// The link to work from: the caller's input when it still classifies
+/// (it may name a share page), else the canonical URL.
+pub fn link_of(target: &Target) -> Result<Link> {
+    input_url(&target.input)
+        .and_then(|u| classify(&u))
+        .or_else(|_| classify(&InputUrl::parse(&target.canonical_url)?))
+}
+
+pub fn input_url(input: &str) -> Result<InputUrl> {
+    share::input_url(input, "Kuaishou")
 }
 
 /// Web ids are `3x` plus lowercase letters and digits; Kwai and some

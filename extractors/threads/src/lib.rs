@@ -6,54 +6,38 @@
 //! Barcelona GraphQL query. The requested shortcode is matched in the
 //! answer, never the first item of the thread.
 
-mod detect;
 mod flow;
-mod post;
+mod map;
+mod urls;
 
-use mediaparse_sdk::{
-    Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target,
-};
+use mediaparse_sdk::{Context, Exchange, Extractor, Info, Result, Step, Target};
 
-pub use detect::{URL_HOSTS, post_path};
+pub use urls::{URL_HOSTS, post_ref};
 
 pub struct Threads;
 
 impl Extractor for Threads {
     fn info() -> Info {
-        Info {
-            platform: detect::PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: vec!["*.threads.net".into(), "*.threads.com".into()],
-            api_hosts: vec!["www.threads.com".into()],
-            url_shapes: [
+        Info::new(
+            urls::PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &["*.threads.net", "*.threads.com"],
+            &["www.threads.com"],
+            &[
                 "/@{user}/post/{shortcode}",
                 "/@{user}/post/{shortcode}/media",
+                "/t/{shortcode}",
                 "/share/{code}",
-            ]
-            .iter()
-            .map(|s| s.to_string())
-            .collect(),
-        }
+            ],
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {
-        detect::detect(input)
+        urls::detect(input)
     }
 
-    fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan> {
-        match flow::run(target, ctx, done)? {
-            flow::Step::Fetch(requests) => Ok(Plan::Fetch(requests)),
-            flow::Step::Found(_) => Ok(Plan::Ready),
-        }
-    }
-
-    fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
-        match flow::run(target, ctx, done)? {
-            flow::Step::Found(post) => post::map(&post),
-            flow::Step::Fetch(_) => Err(Failure::upstream(
-                "map was called before the post was fetched",
-            )),
-        }
+    fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+        flow::step(target, ctx, done)
     }
 }
 

@@ -79,6 +79,22 @@ const ACCEPTED: &[(&str, &str, &str)] = &[
         "3387783161414050823",
         "https://www.threads.com/@lifeofmili/post/C8D0tYIImQH",
     ),
+    // legacy /t/{code} permalinks (2023 shares): a post without its author's name
+    (
+        "https://www.threads.net/t/CuXFPIeLLod",
+        "3141002295235099165",
+        "https://www.threads.com/t/CuXFPIeLLod",
+    ),
+    (
+        "https://threads.net/t/CuXFPIeLLod/?igshid=NTc4MTIwNjQ2YQ==",
+        "3141002295235099165",
+        "https://www.threads.com/t/CuXFPIeLLod",
+    ),
+    (
+        "https://www.threads.com/t/C8CTu0iswgv/",
+        "3387356650132408367",
+        "https://www.threads.com/t/C8CTu0iswgv",
+    ),
     // share links: the id is the share code until resolved (never decoded)
     (
         "https://www.threads.com/share/BAd-r4UCHz/",
@@ -130,6 +146,9 @@ const REJECTED: &[&str] = &[
     "https://www.threads.com/@zuck/post/abc",
     "https://www.threads.com/@zuck/post/DHV7vTivqWD/replies",
     "https://www.threads.com/share/",
+    "https://www.threads.com/t/",
+    "https://www.threads.com/t/abc",
+    "https://www.threads.com/t/CuXFPIeLLod/replies",
     "https://m.threads.com/@zuck/post/DHV7vTivqWD",
     "https://www.instagram.com/p/CAnqPB-Jzcj/",
     "barcelona://media?shortcode=DHV7vTivqWD",

@@ -4,16 +4,17 @@
 //! layout signal. Everything a real app randomises is derived from the
 //! install id and `now`, so a parse replays exactly.
 
+use mediaparse_sdk::encode::strict as encode;
 use mediaparse_sdk::serde_json::{Map, Value};
 use mediaparse_sdk::spec::fill_missing_members;
 use mediaparse_sdk::{
     Audio, Context, Exchange, Failure, Header, HttpRequest, HttpResponse, Image, Media,
-    MediaSource, Result, Video,
+    MediaSource, Result, Video, ids,
 };
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use crate::map::{audio_mime, lenient_f64, lenient_u32, nonempty, parse_url_key, scale, usable};
+use crate::map::{audio_mime, nonempty, parse_url_key, scale, usable};
 
 pub const HOST: &str = "api16-normal-c-useast1a.tiktokv.com";
 const PATH: &str = "/aweme/v1/multi/aweme/detail/";
@@ -141,19 +142,6 @@ impl AppInfo {
     }
 }
 
-/// Percent-encode a query value, keeping RFC 3986 unreserved characters.
-fn encode(value: &str) -> String {
-    let mut out = String::with_capacity(value.len());
-    for b in value.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 /// A 19-digit device id from the seed (yt-dlp draws a random one).
 fn derived_device_id(seed: &[u8; 32]) -> String {
     let mut n = u64::from_be_bytes([
@@ -230,11 +218,11 @@ struct Aweme {
 #[derive(Deserialize, Default)]
 #[serde(default)]
 struct AppVideo {
-    #[serde(deserialize_with = "lenient_f64")]
+    #[serde(deserialize_with = "ids::f64")]
     duration: f64,
-    #[serde(deserialize_with = "lenient_u32")]
+    #[serde(deserialize_with = "ids::u32")]
     width: u32,
-    #[serde(deserialize_with = "lenient_u32")]
+    #[serde(deserialize_with = "ids::u32")]
     height: u32,
     ratio: Option<String>,
     play_addr: Option<Addr>,
@@ -247,9 +235,9 @@ struct AppVideo {
 #[serde(default)]
 struct Addr {
     url_list: Option<Vec<Option<String>>>,
-    #[serde(deserialize_with = "lenient_u32")]
+    #[serde(deserialize_with = "ids::u32")]
     width: u32,
-    #[serde(deserialize_with = "lenient_u32")]
+    #[serde(deserialize_with = "ids::u32")]
     height: u32,
     url_key: Option<String>,
 }
@@ -305,15 +293,8 @@ pub fn media(aweme: &Value) -> Result<Media> {
         duration: video.duration / 1000.0,
         ..Media::default()
     };
-    let item = |url: &str, quality: &str, (width, height): (u32, u32)| Video {
-        url: url.to_string(),
-        quality: quality.to_string(),
-        mime_type: "video/mp4".into(),
-        width,
-        height,
-        has_audio: true,
-        source: MediaSource::Direct,
-        headers: headers.clone(),
+    let item = |url: &str, quality: &str, size: (u32, u32)| {
+        Video::mp4(url, quality, size, headers.clone())
     };
     match aweme.image_post_info {
         Some(post) => {

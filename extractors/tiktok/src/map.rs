@@ -3,8 +3,12 @@
 
 use mediaparse_sdk::serde_json::{Map, Value};
 use mediaparse_sdk::spec::fill_missing_members;
-use mediaparse_sdk::{Audio, Failure, Header, Image, Media, MediaSource, Result, Video};
-use serde::{Deserialize, Deserializer};
+use mediaparse_sdk::{
+    Audio, Exchange, Extraction, Failure, Header, Image, Media, MediaSource, Result, Video, ids, ua,
+};
+use serde::Deserialize;
+
+use crate::flow::{is_page, received_cookies};
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
@@ -19,11 +23,11 @@ struct Item {
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
 struct VideoInfo {
-    #[serde(deserialize_with = "lenient_f64")]
+    #[serde(deserialize_with = "ids::f64")]
     duration: f64,
-    #[serde(deserialize_with = "lenient_u32")]
+    #[serde(deserialize_with = "ids::u32")]
     width: u32,
-    #[serde(deserialize_with = "lenient_u32")]
+    #[serde(deserialize_with = "ids::u32")]
     height: u32,
     definition: Option<String>,
     ratio: Option<String>,
@@ -60,9 +64,9 @@ struct BitrateInfo {
 #[serde(rename_all = "PascalCase", default)]
 struct BitratePlayAddr {
     url_list: Option<Vec<Option<String>>>,
-    #[serde(deserialize_with = "lenient_u32")]
+    #[serde(deserialize_with = "ids::u32")]
     width: u32,
-    #[serde(deserialize_with = "lenient_u32")]
+    #[serde(deserialize_with = "ids::u32")]
     height: u32,
     url_key: Option<String>,
 }
@@ -79,9 +83,9 @@ struct ImagePost {
 struct PostImage {
     #[serde(rename = "imageURL")]
     image_url: Option<UrlList>,
-    #[serde(deserialize_with = "lenient_u32")]
+    #[serde(deserialize_with = "ids::u32")]
     image_width: u32,
-    #[serde(deserialize_with = "lenient_u32")]
+    #[serde(deserialize_with = "ids::u32")]
     image_height: u32,
 }
 
@@ -105,20 +109,6 @@ enum MusicUrl {
     Url(String),
     List(UrlList),
     Other(#[allow(dead_code)] serde::de::IgnoredAny),
-}
-
-/// Numbers as TikTok sends them: integers, floats or numeric strings.
-pub(crate) fn lenient_f64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<f64, D::Error> {
-    Ok(match Value::deserialize(d)? {
-        Value::Number(n) => n.as_f64().unwrap_or(0.0),
-        Value::String(s) => s.trim().parse().unwrap_or(0.0),
-        _ => 0.0,
-    })
-    .map(|v: f64| if v.is_finite() && v > 0.0 { v } else { 0.0 })
-}
-
-pub(crate) fn lenient_u32<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
-    lenient_f64(d).map(|v| if v < u32::MAX as f64 { v as u32 } else { 0 })
 }
 
 /// Map one `itemStruct` to the media object. `headers` go on every video and
@@ -195,15 +185,8 @@ pub(crate) fn audio_mime(url: &str) -> &'static str {
 /// `downloadAddr` is never emitted; `bytevc2` renditions (unplayable) and
 /// `/media-video-hvc1/` URLs (sometimes video-only or 404) are dropped.
 fn videos(video: &VideoInfo, headers: &[Header]) -> Vec<Video> {
-    let item = |url: &str, quality: &str, (width, height): (u32, u32)| Video {
-        url: url.to_string(),
-        quality: quality.to_string(),
-        mime_type: "video/mp4".into(),
-        width,
-        height,
-        has_audio: true,
-        source: MediaSource::Direct,
-        headers: headers.to_vec(),
+    let item = |url: &str, quality: &str, size: (u32, u32)| {
+        Video::mp4(url, quality, size, headers.to_vec())
     };
     let mut out = Vec::new();
     for rendition in video.bitrate_info.iter().flatten() {
@@ -395,6 +378,36 @@ pub fn platform_data(item: &Value) -> Value {
     }
     fill_missing_members("tiktok", &mut out);
     Value::Object(out)
+}
+
+/// Media and platform data of one `itemStruct`, with the download headers
+/// the page answers in `done` call for.
+pub fn extraction(item: &Value, done: &[Exchange]) -> Result<Extraction> {
+    Ok(Extraction {
+        media: media(item, &media_headers(done))?,
+        platform_data: platform_data(item),
+    })
+}
+
+/// The Referer media downloads need.
+const REFERER: &str = "https://www.tiktok.com/";
+
+/// What a caller needs to download the video and audio URLs (guide §7):
+/// the Referer, our User-Agent, and the anonymous `tt_chain_token` cookie
+/// the page handed out (the URLs carry `tk=tt_chain_token`).
+pub fn media_headers(done: &[Exchange]) -> Vec<Header> {
+    let pages: Vec<&Exchange> = done.iter().filter(|e| is_page(e)).collect();
+    let mut headers = vec![
+        Header::new("Referer", REFERER),
+        Header::new("User-Agent", ua::CHROME_139_WINDOWS),
+    ];
+    if let Some((_, token)) = received_cookies(&pages)
+        .into_iter()
+        .find(|(n, v)| n == "tt_chain_token" && !v.is_empty())
+    {
+        headers.push(Header::new("Cookie", format!("tt_chain_token={token}")));
+    }
+    headers
 }
 
 #[cfg(test)]

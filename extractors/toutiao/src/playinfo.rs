@@ -16,7 +16,7 @@ use serde_json::Value;
 pub fn download_headers() -> Vec<Header> {
     vec![
         Header::new("Referer", "https://www.toutiao.com/"),
-        Header::new("User-Agent", crate::DESKTOP_UA),
+        Header::new("User-Agent", mediaparse_sdk::ua::CHROME_130_WINDOWS),
     ]
 }
 

@@ -2,29 +2,37 @@
 //! mobile mirrors), and `/is/{code}` share links.
 
 use mediaparse_sdk::urls::{InputUrl, is_digits};
-use mediaparse_sdk::{Failure, Result, share};
+use mediaparse_sdk::{Failure, Result, Target, share};
+
+use crate::PLATFORM;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Link {
     /// A video by its group id (kept as a string).
     Video(String),
-    /// An `/is/{code}` share link, resolved by redirect in `plan`.
+    /// An `/is/{code}` share link, resolved by redirect in the flow.
     Short(String),
+}
+
+/// Recognise a caller's input: a video, or a share link resolved in the flow.
+pub fn detect(input: &str) -> Result<Target> {
+    let url = input_url(input)?;
+    let (id, canonical_url) = match classify(&url)? {
+        Link::Video(id) => {
+            let canonical = canonical_video(&id);
+            (id, canonical)
+        }
+        Link::Short(code) => {
+            let canonical = short_url(&code);
+            (code, canonical)
+        }
+    };
+    Ok(Target::new(PLATFORM, id, canonical_url, input))
 }
 
 /// The URL inside the caller's input.
 pub fn input_url(input: &str) -> Result<InputUrl> {
-    let candidate = match share::first_url(input) {
-        Some(url) => url,
-        None => {
-            let trimmed = input.trim();
-            if trimmed.is_empty() || trimmed.contains(char::is_whitespace) {
-                return Err(Failure::unsupported("no Toutiao URL in the input"));
-            }
-            trimmed.to_string()
-        }
-    };
-    InputUrl::parse(&candidate)
+    share::input_url(input, "Toutiao")
 }
 
 /// A group id: decimal, 15 digits or more (19 today).

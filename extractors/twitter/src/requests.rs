@@ -2,7 +2,8 @@
 //! `TweetResultByRestId` (guest or with the operator's session cookie),
 //! and the syndication fallback.
 
-use mediaparse_sdk::{Context, HttpRequest};
+use mediaparse_sdk::encode::strict as encode;
+use mediaparse_sdk::{Context, HttpRequest, ua};
 use serde_json::{Map, Value, json};
 
 use crate::token::syndication_token;
@@ -19,7 +20,6 @@ pub const BEARER: &str = "AAAAAAAAAAAAAAAAAAAAANRILgAAAAAAnNwIzUejRCOuH5E6I8xnZz
 /// `TweetResultByRestId` query id (FxEmbed's, 2026-08). Rotates: operator
 /// setting `query_id` overrides it, `features` / `field_toggles` the flags.
 pub const QUERY_ID: &str = "f2sagi1jweVHFkTUIHzmMQ";
-pub const USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/139.0.0.0 Safari/537.36";
 /// How long the host may reuse one guest token (other projects: 1–3 h).
 pub const GUEST_TOKEN_TTL: u32 = 3600;
 
@@ -85,19 +85,6 @@ const FEATURES: &[(&str, bool)] = &[
 
 const FIELD_TOGGLES: &str = r#"{"withArticleRichContentState":true,"withArticlePlainText":false,"withGrokAnalyze":false,"withDisallowedReplyControls":false}"#;
 
-/// Percent-encode everything but RFC 3986 unreserved characters.
-pub fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() * 2);
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
 fn bearer(ctx: &Context) -> String {
     format!("Bearer {}", ctx.config("bearer").unwrap_or(BEARER).trim())
 }
@@ -123,7 +110,7 @@ fn default_features() -> String {
 pub fn activate(ctx: &Context, fresh: bool) -> HttpRequest {
     HttpRequest::post(ACTIVATE_URL, Vec::new())
         .header("Authorization", bearer(ctx))
-        .header("User-Agent", USER_AGENT)
+        .header("User-Agent", ua::CHROME_139_WINDOWS)
         .cache_for(if fresh { 0 } else { GUEST_TOKEN_TTL })
 }
 
@@ -150,7 +137,7 @@ pub fn graphql_url(id: &str, ctx: &Context) -> String {
 fn graphql_common(id: &str, ctx: &Context) -> HttpRequest {
     HttpRequest::get(graphql_url(id, ctx))
         .header("Authorization", bearer(ctx))
-        .header("User-Agent", USER_AGENT)
+        .header("User-Agent", ua::CHROME_139_WINDOWS)
         .header("Content-Type", "application/json")
         .header("x-twitter-active-user", "yes")
         .header("x-twitter-client-language", "en")

@@ -11,16 +11,12 @@
 //! - `t.cn` short links and `mapp.api.weibo.cn/fx/` app pages are resolved
 //!   through their redirect first.
 
-pub mod link;
-pub mod status;
-pub mod upstream;
+pub mod base62;
+mod flow;
+pub mod map;
+pub mod urls;
 
-use mediaparse_sdk::{
-    Context, Exchange, Extraction, Extractor, Failure, Info, Plan, Result, Target,
-};
-
-use link::Link;
-use upstream::Decision;
+use mediaparse_sdk::{Context, Exchange, Extractor, Info, Result, Step, Target};
 
 pub const PLATFORM: &str = "weibo";
 
@@ -28,64 +24,43 @@ pub struct Weibo;
 
 impl Extractor for Weibo {
     fn info() -> Info {
-        Info {
-            platform: PLATFORM.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
-            url_hosts: vec!["*.weibo.com".into(), "*.weibo.cn".into(), "t.cn".into()],
-            api_hosts: vec![
-                "passport.weibo.com".into(),
-                "weibo.com".into(),
-                "m.weibo.cn".into(),
-                "h5.video.weibo.com".into(),
-                "t.cn".into(),
-                "mapp.api.weibo.cn".into(),
+        Info::new(
+            PLATFORM,
+            env!("CARGO_PKG_VERSION"),
+            &["*.weibo.com", "*.weibo.cn", "t.cn"],
+            &[
+                "passport.weibo.com",
+                "weibo.com",
+                "m.weibo.cn",
+                "h5.video.weibo.com",
+                "t.cn",
+                "mapp.api.weibo.cn",
             ],
-            url_shapes: vec![
-                "https://weibo.com/{uid}/{mid}".into(),
-                "https://weibo.com/{uid}/{mblogid}".into(),
-                "https://m.weibo.cn/status/{id}".into(),
-                "https://m.weibo.cn/detail/{id}".into(),
-                "https://weibo.com/tv/show/1034:{object_id}".into(),
-                "https://video.weibo.com/show?fid=1034:{object_id}".into(),
-                "https://h5.video.weibo.com/show/1034:{object_id}".into(),
-                "https://weibo.com/{uid}?layerid={mid}".into(),
-                "https://weibo.com/u/{uid}?layerid={mid}".into(),
-                "https://t.cn/{code}".into(),
-                "https://mapp.api.weibo.cn/fx/{hash}.html".into(),
-                "share text containing one of these URLs".into(),
+            &[
+                "https://weibo.com/{uid}/{mid}",
+                "https://weibo.com/{uid}/{mblogid}",
+                "https://m.weibo.cn/status/{id}",
+                "https://m.weibo.cn/detail/{id}",
+                "https://weibo.com/tv/show/1034:{object_id}",
+                "https://video.weibo.com/show?fid=1034:{object_id}",
+                "https://h5.video.weibo.com/show/1034:{object_id}",
+                "https://weibo.com/{uid}?layerid={mid}",
+                "https://weibo.com/u/{uid}?layerid={mid}",
+                "https://t.cn/{code}",
+                "https://mapp.api.weibo.cn/fx/{hash}.html",
+                "share text containing one of these URLs",
             ],
-        }
+        )
     }
 
     fn detect(input: &str) -> Result<Target> {
-        let (id, canonical_url) = link::parse_input(input)?.target();
-        Ok(Target {
-            platform: PLATFORM.into(),
-            id,
-            canonical_url,
-            input: input.into(),
-        })
+        let (id, canonical_url) = urls::parse_input(input)?.target();
+        Ok(Target::new(PLATFORM, id, canonical_url, input))
     }
 
-    fn plan(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Plan> {
-        Ok(match upstream::decide(&start(target)?, ctx, done)? {
-            Decision::Fetch(request) => Plan::one(request),
-            _ => Plan::Ready,
-        })
+    fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+        flow::step(target, ctx, done)
     }
-
-    fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
-        match upstream::decide(&start(target)?, ctx, done)? {
-            Decision::Fetch(_) => Err(Failure::changed("map called before the post was fetched")),
-            Decision::Status(status) => status::extract_status(&status),
-            Decision::Component { play, oid } => status::extract_component(&play, &oid)?
-                .ok_or_else(|| Failure::changed("the video component lost its media")),
-        }
-    }
-}
-
-fn start(target: &Target) -> Result<Link> {
-    link::parse_url(&target.canonical_url)
 }
 
 mediaparse_sdk::export_extractor!(Weibo);

@@ -4,7 +4,7 @@
 use mediaparse_sdk::serde_json::Value;
 use mediaparse_sdk::{Failure, HttpResponse, Result, html, jsobj};
 
-use crate::link::NoteRef;
+use crate::urls::NoteRef;
 
 /// What a fetched note page holds, before its state is parsed.
 #[derive(Debug, PartialEq, Eq)]

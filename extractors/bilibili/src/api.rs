@@ -1,0 +1,358 @@
+//! Upstream requests and how their answers are judged.
+
+use mediaparse_sdk::serde_json::{Map, Value};
+use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
+use serde::Deserialize;
+
+use crate::wbi;
+
+pub const VIEW: &str = "https://api.bilibili.com/x/web-interface/view?";
+pub const NAV: &str = "https://api.bilibili.com/x/web-interface/nav";
+pub const WBI_PLAYURL: &str = "https://api.bilibili.com/x/player/wbi/playurl?";
+pub const LEGACY_PLAYURL: &str = "https://api.bilibili.com/x/player/playurl?";
+pub const VIDEO_PAGE: &str = "https://www.bilibili.com/video/";
+pub const PGC_SECTION: &str = "https://api.bilibili.com/pgc/web/season/section?";
+pub const PGC_SEASON: &str = "https://api.bilibili.com/pgc/view/web/season?";
+pub const PGC_PLAYURL_V2: &str = "https://api.bilibili.com/pgc/player/web/v2/playurl?";
+pub const PGC_PLAYURL_OLD: &str = "https://api.bilibili.com/pgc/player/web/playurl?";
+pub const PUGV_SEASON: &str = "https://api.bilibili.com/pugv/view/web/season?";
+pub const PUGV_PLAYURL: &str = "https://api.bilibili.com/pugv/player/web/playurl?";
+
+/// A desktop browser; the API and the stream CDNs want a non-empty UA.
+pub const USER_AGENT: &str = mediaparse_sdk::ua::CHROME_131_WINDOWS;
+pub const REFERER: &str = "https://www.bilibili.com/";
+pub const ORIGIN: &str = "https://www.bilibili.com";
+/// cobalt fetches the video page with this UA (fewer risk-control pages).
+pub const PAGE_USER_AGENT: &str =
+    "facebookexternalhit/1.1 (+http://www.facebook.com/externalhit_uatext.php)";
+
+/// How long the host may reuse a `nav` answer (the WBI keys rotate about daily).
+pub const NAV_CACHE_SECONDS: u32 = 1800;
+
+/// `fnval` asking for every DASH option (HDR, 4K, Dolby, 8K, AV1).
+pub const FNVAL_DASH: &str = "4048";
+
+/// Fixed stand-ins for the browser fingerprint parameters other clients
+/// randomise (`dm_img_str`/`dm_cover_img_str` are base64 of a WebGL version
+/// and renderer string without the last two characters).
+const DM_IMG_STR: &str = "V2ViR0wgMS4wIChPcGVuR0wgRVMgMi4wIENocm9taXVtKQ";
+const DM_COVER_IMG_STR: &str = "QU5HTEUgKEludGVsLCBJbnRlbChSKSBVSEQgR3JhcGhpY3MgNjIwIERpcmVjdDNEMTEgdnNfNV8wIHBzXzVfMCwgRDNEMTEpR29vZ2xlIEluYy4gKEludGVsKQ";
+const DM_IMG_INTER: &str = r#"{"ds":[],"wh":[0,0,0],"of":[0,0,0]}"#;
+const WEB_LOCATION: &str = "1315873";
+
+/// An API request with the headers every Bilibili API call wants.
+pub fn api_get(url: impl Into<String>) -> HttpRequest {
+    HttpRequest::get(url)
+        .header("User-Agent", USER_AGENT)
+        .header("Referer", REFERER)
+        .header("Origin", ORIGIN)
+}
+
+/// Attach the operator's optional session cookie (qualities above the guest limit).
+pub fn with_operator_cookie(request: HttpRequest, ctx: &Context) -> HttpRequest {
+    match ctx.config("cookie") {
+        Some(cookie) => request.header("Cookie", cookie.trim()),
+        None => request,
+    }
+}
+
+pub fn view_request(bvid: &str) -> HttpRequest {
+    api_get(format!("{VIEW}bvid={bvid}"))
+}
+
+pub fn nav_request(cache_seconds: u32) -> HttpRequest {
+    api_get(NAV).cache_for(cache_seconds)
+}
+
+/// The WBI-signed playurl request of the primary strategy.
+pub fn wbi_playurl_request(bvid: &str, cid: &str, keys: &wbi::Keys, ctx: &Context) -> HttpRequest {
+    let mut params: Vec<(&str, String)> = vec![
+        ("bvid", bvid.into()),
+        ("cid", cid.into()),
+        ("fnval", FNVAL_DASH.into()),
+        ("fnver", "0".into()),
+        ("fourk", "1".into()),
+        ("otype", "json".into()),
+        ("dm_img_list", "[]".into()),
+        ("dm_img_str", DM_IMG_STR.into()),
+        ("dm_cover_img_str", DM_COVER_IMG_STR.into()),
+        ("dm_img_inter", DM_IMG_INTER.into()),
+        ("web_location", WEB_LOCATION.into()),
+    ];
+    if ctx.config("cookie").is_none() {
+        // Guests get 720P/1080P with it (yt-dlp #10554).
+        params.push(("try_look", "1".into()));
+    }
+    let query = wbi::signed_query(&params, keys, ctx.now_unix_ms / 1000);
+    with_operator_cookie(api_get(format!("{WBI_PLAYURL}{query}")), ctx)
+}
+
+/// Fallback a: the video page, for `window.__playinfo__`.
+pub fn page_request(bvid: &str, page: u32, ctx: &Context) -> HttpRequest {
+    let request = HttpRequest::get(format!("{VIDEO_PAGE}{bvid}/?p={page}"))
+        .header("User-Agent", PAGE_USER_AGENT)
+        .header("Referer", REFERER);
+    with_operator_cookie(request, ctx)
+}
+
+/// Fallback b: the legacy unsigned playurl in its `platform=html5` form, a
+/// single H.264 MP4 with the audio muxed in.
+pub fn html5_playurl_request(aid: &str, bvid: &str, cid: &str, ctx: &Context) -> HttpRequest {
+    with_operator_cookie(
+        api_get(format!(
+            "{LEGACY_PLAYURL}avid={aid}&bvid={bvid}&cid={cid}&qn=80&fnval=1&fnver=0&fourk=1&platform=html5&high_quality=1&otype=json"
+        )),
+        ctx,
+    )
+}
+
+pub fn pgc_section_request(season: u64) -> HttpRequest {
+    api_get(format!("{PGC_SECTION}season_id={season}"))
+}
+
+pub fn pgc_season_request(ep: u64) -> HttpRequest {
+    api_get(format!("{PGC_SEASON}ep_id={ep}"))
+}
+
+pub fn pgc_playurl_v2_request(ep: u64, ctx: &Context) -> HttpRequest {
+    with_operator_cookie(
+        api_get(format!(
+            "{PGC_PLAYURL_V2}ep_id={ep}&fnval={FNVAL_DASH}&fnver=0&fourk=1&support_multi_audio=true&from_client=BROWSER"
+        )),
+        ctx,
+    )
+}
+
+pub fn pgc_playurl_old_request(ep: u64, cid: Option<&str>, ctx: &Context) -> HttpRequest {
+    let cid = cid.map(|c| format!("&cid={c}")).unwrap_or_default();
+    with_operator_cookie(
+        api_get(format!(
+            "{PGC_PLAYURL_OLD}ep_id={ep}{cid}&fnval={FNVAL_DASH}&fnver=0&fourk=1"
+        )),
+        ctx,
+    )
+}
+
+pub fn pugv_season_request(by: &str, id: u64) -> HttpRequest {
+    api_get(format!("{PUGV_SEASON}{by}={id}"))
+}
+
+pub fn pugv_playurl_request(aid: &str, cid: &str, ep: &str, ctx: &Context) -> HttpRequest {
+    with_operator_cookie(
+        api_get(format!(
+            "{PUGV_PLAYURL}avid={aid}&cid={cid}&ep_id={ep}&fnval={FNVAL_DASH}&fnver=0&fourk=1"
+        )),
+        ctx,
+    )
+}
+
+/// Every exchange whose URL starts with `prefix`, oldest first.
+pub fn answers<'a>(done: &'a [Exchange], prefix: &str) -> Vec<&'a Exchange> {
+    done.iter()
+        .filter(|e| e.request.url.starts_with(prefix))
+        .collect()
+}
+
+/// The common `{code, message, data|result}` envelope.
+#[derive(Debug, Default, Deserialize)]
+pub struct Envelope {
+    #[serde(default)]
+    pub code: i64,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default)]
+    pub data: Option<Value>,
+    #[serde(default)]
+    pub result: Option<Value>,
+}
+
+/// Risk-control codes: wrong or missing WBI / fingerprint, or a rate limit.
+pub fn is_risk_code(code: i64) -> bool {
+    matches!(code, -352 | -351 | -401 | -412 | -509 | -799)
+}
+
+/// Codes that say the post itself cannot be shown.
+pub fn unavailable_reason(code: i64) -> Option<&'static str> {
+    Some(match code {
+        -404 => "the video does not exist or was deleted",
+        62002 => "the video is hidden (invisible)",
+        62004 => "the video is under review",
+        62012 => "the video is visible to its uploader only",
+        -400 => "the video id was rejected",
+        -403 => "access to the video is forbidden",
+        -10403 => "premium-only or region-restricted content",
+        87007 | 87008 => "paid (charge-only) content",
+        _ => return None,
+    })
+}
+
+/// Parse an API answer's envelope, mapping transport-level failures.
+pub fn envelope(exchange: &Exchange, what: &str) -> Result<Envelope, Outcome> {
+    let response = &exchange.response;
+    if response.status == 412 || response.status == 429 {
+        return Err(Outcome::Retry {
+            risk: true,
+            message: format!("{what}: HTTP {} (risk control)", response.status),
+        });
+    }
+    if !response.is_success() {
+        return Err(Outcome::Retry {
+            risk: false,
+            message: format!("{what}: HTTP {}", response.status),
+        });
+    }
+    response.json::<Envelope>().map_err(|e| Outcome::Retry {
+        risk: false,
+        message: format!("{what}: not the JSON envelope we know ({e})"),
+    })
+}
+
+/// The verdict on a play-URL answer.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Streams found: the play-URL object (`data`, or pgc `video_info`).
+    Streams(Map<String, Value>),
+    /// A final answer about the post (unavailable, login wall).
+    Fatal(Failure),
+    /// Try the next strategy; `risk` when it was risk control.
+    Retry { risk: bool, message: String },
+}
+
+/// Judge a play-URL envelope whose object sits in `data` (ugc, pugv) or in
+/// `result` / `result.video_info` (pgc).
+pub fn judge_playurl(env: Envelope, what: &str, ctx: &Context) -> Outcome {
+    let code = env.code;
+    if code != 0 {
+        let message = format!("{what}: code {code} {}", env.message);
+        if is_risk_code(code) {
+            return Outcome::Retry {
+                risk: true,
+                message,
+            };
+        }
+        if code == -101 {
+            return Outcome::Fatal(if ctx.config("cookie").is_some() {
+                Failure::upstream(format!(
+                    "{what}: the configured session was rejected (code -101)"
+                ))
+            } else {
+                Failure::LoginRequired(format!("{what}: Bilibili asks for a signed-in session"))
+            });
+        }
+        if let Some(reason) = unavailable_reason(code) {
+            return Outcome::Fatal(Failure::unavailable(format!("{reason} ({message})")));
+        }
+        return Outcome::Retry {
+            risk: false,
+            message,
+        };
+    }
+    let (outer, object) = match (env.data, env.result) {
+        (Some(Value::Object(data)), _) => (None, data),
+        (_, Some(Value::Object(mut result))) => match result.remove("video_info") {
+            Some(Value::Object(info)) => (Some(result), info),
+            _ => (None, result),
+        },
+        _ => {
+            return Outcome::Retry {
+                risk: false,
+                message: format!("{what}: no data object"),
+            };
+        }
+    };
+    for level in outer.iter().chain(std::iter::once(&object)) {
+        if let Some(reason) = restriction(level) {
+            return Outcome::Fatal(Failure::unavailable(format!("{what}: {reason}")));
+        }
+    }
+    if has_streams(&object) {
+        Outcome::Streams(object)
+    } else {
+        Outcome::Retry {
+            risk: false,
+            message: format!("{what}: neither DASH streams nor durl in the answer"),
+        }
+    }
+}
+
+/// Region blocks and preview-only answers (paid content).
+fn restriction(object: &Map<String, Value>) -> Option<&'static str> {
+    let blocked = object
+        .get("plugins")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .any(|p| {
+            p.get("name").and_then(Value::as_str) == Some("AreaLimitPanel")
+                && p.pointer("/config/is_block").and_then(Value::as_bool) == Some(true)
+        });
+    if blocked {
+        return Some("not available in this region");
+    }
+    let preview = object.get("is_preview").and_then(Value::as_i64) == Some(1)
+        || object
+            .get("play_check")
+            .and_then(|c| c.get("play_detail"))
+            .and_then(Value::as_str)
+            == Some("PLAY_PREVIEW")
+        || object.get("play_video_type").and_then(Value::as_str) == Some("preview");
+    preview.then_some("only a preview is available (paid content)")
+}
+
+fn has_streams(object: &Map<String, Value>) -> bool {
+    let dash_videos = object
+        .get("dash")
+        .and_then(|d| d.get("video"))
+        .and_then(Value::as_array)
+        .is_some_and(|v| !v.is_empty());
+    let durl = object
+        .get("durl")
+        .and_then(Value::as_array)
+        .is_some_and(|v| !v.is_empty());
+    dash_videos || durl
+}
+
+/// Judge the video page: `window.__playinfo__` (same shape as playurl).
+pub fn judge_page(exchange: &Exchange, ctx: &Context) -> Outcome {
+    let response = &exchange.response;
+    if response.status == 412 || response.status == 429 {
+        return Outcome::Retry {
+            risk: true,
+            message: format!("video page: HTTP {} (risk control)", response.status),
+        };
+    }
+    if response.status == 404 {
+        return Outcome::Fatal(Failure::unavailable("the video page does not exist"));
+    }
+    if !response.is_success() {
+        return Outcome::Retry {
+            risk: false,
+            message: format!("video page: HTTP {}", response.status),
+        };
+    }
+    let html = response.text();
+    if let Some(json) = mediaparse_sdk::html::assigned_value(&html, "window.__playinfo__") {
+        return match serde_json::from_str::<Envelope>(json) {
+            Ok(env) => judge_playurl(env, "__playinfo__", ctx),
+            Err(e) => Outcome::Retry {
+                risk: false,
+                message: format!("__playinfo__ is not the JSON we know ({e})"),
+            },
+        };
+    }
+    if html.contains("_riskdata_") || html.contains("v_voucher") {
+        return Outcome::Retry {
+            risk: true,
+            message: "video page: risk-control page (v_voucher)".into(),
+        };
+    }
+    Outcome::Retry {
+        risk: false,
+        message: "video page: no window.__playinfo__".into(),
+    }
+}
+
+/// A JSON number or string id as a string (`85440373`, `"85440373"`).
+pub fn id_string(value: Option<&Value>) -> Option<String> {
+    mediaparse_sdk::ids::id_text(value?).filter(|s| !s.is_empty())
+}

@@ -1,0 +1,466 @@
+//! Play-URL objects → the media object and platform data.
+
+use mediaparse_sdk::serde_json::{Map, Value};
+use mediaparse_sdk::{Audio, Failure, Header, Media, MediaSource, Result, Video, spec};
+use serde::Deserialize;
+
+use crate::api::{REFERER, USER_AGENT};
+use mediaparse_sdk::urls::https;
+
+/// What the metadata request (view / season) told us about the post.
+#[derive(Clone, Debug, Default)]
+pub struct Meta {
+    pub title: String,
+    pub thumbnail: String,
+    /// Seconds, when the play URL has no length.
+    pub duration: f64,
+    /// For `durl` answers, which carry no dimensions.
+    pub width: u32,
+    pub height: u32,
+    /// Listed `title` and `pic` of platform data.
+    pub pd_title: String,
+    pub pd_pic: String,
+    /// Public members kept beside the play-URL object (`bvid`, `aid`, …).
+    pub extras: Map<String, Value>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Stream {
+    #[serde(default)]
+    id: u64,
+    #[serde(default, rename = "baseUrl")]
+    base_url_camel: Option<String>,
+    #[serde(default, rename = "base_url")]
+    base_url_snake: Option<String>,
+    #[serde(default, rename = "backupUrl")]
+    backup_url_camel: Option<Vec<String>>,
+    #[serde(default, rename = "backup_url")]
+    backup_url_snake: Option<Vec<String>>,
+    #[serde(default)]
+    bandwidth: Option<u64>,
+    #[serde(default, rename = "mimeType")]
+    mime_type_camel: Option<String>,
+    #[serde(default, rename = "mime_type")]
+    mime_type_snake: Option<String>,
+    #[serde(default)]
+    codecs: Option<String>,
+    #[serde(default)]
+    codecid: Option<u64>,
+    #[serde(default)]
+    width: Option<u64>,
+    #[serde(default)]
+    height: Option<u64>,
+}
+
+impl Stream {
+    /// The primary URL, then each backup, in source order.
+    fn urls(&self) -> Vec<String> {
+        let primary = self
+            .base_url_camel
+            .iter()
+            .chain(&self.base_url_snake)
+            .next();
+        let backups = self
+            .backup_url_camel
+            .as_ref()
+            .or(self.backup_url_snake.as_ref());
+        primary
+            .into_iter()
+            .chain(backups.into_iter().flatten())
+            .filter(|u| !u.is_empty())
+            .map(|u| https(u))
+            .collect()
+    }
+
+    fn mime(&self, default: &str) -> String {
+        let base = self
+            .mime_type_camel
+            .iter()
+            .chain(&self.mime_type_snake)
+            .find(|m| !m.is_empty())
+            .map(String::as_str)
+            .unwrap_or(default);
+        match self.codecs.as_deref().filter(|c| !c.is_empty()) {
+            Some(codecs) => format!("{base}; codecs=\"{codecs}\""),
+            None => base.to_string(),
+        }
+    }
+
+    /// `avc1`, `hev1`, `av01`, … (the codec family of `codecs`).
+    fn codec_family(&self) -> Option<String> {
+        if let Some(family) = self
+            .codecs
+            .as_deref()
+            .and_then(|c| c.split('.').next())
+            .filter(|f| !f.is_empty())
+        {
+            return Some(family.to_string());
+        }
+        Some(
+            match self.codecid? {
+                7 => "avc1",
+                12 => "hev1",
+                13 => "av01",
+                _ => return None,
+            }
+            .to_string(),
+        )
+    }
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Dash {
+    #[serde(default)]
+    duration: Option<f64>,
+    #[serde(default)]
+    video: Option<Vec<Stream>>,
+    #[serde(default)]
+    audio: Option<Vec<Stream>>,
+    #[serde(default)]
+    dolby: Option<Dolby>,
+    #[serde(default)]
+    flac: Option<Flac>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Dolby {
+    #[serde(default)]
+    audio: Option<Vec<Stream>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Flac {
+    #[serde(default)]
+    audio: Option<Stream>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Segment {
+    #[serde(default)]
+    url: String,
+    #[serde(default)]
+    backup_url: Option<Vec<String>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Format {
+    #[serde(default)]
+    quality: Option<u64>,
+    #[serde(default)]
+    new_description: Option<String>,
+    #[serde(default)]
+    display_desc: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+}
+
+/// Quality labels of a play-URL object.
+struct Labels {
+    formats: Vec<Format>,
+    accept: Vec<(u64, String)>,
+}
+
+impl Labels {
+    fn of(object: &Map<String, Value>) -> Labels {
+        let formats = object
+            .get("support_formats")
+            .or_else(|| object.get("supportFormats"))
+            .and_then(|v| Vec::<Format>::deserialize(v).ok())
+            .unwrap_or_default();
+        let qualities = object
+            .get("accept_quality")
+            .and_then(|v| Vec::<u64>::deserialize(v).ok())
+            .unwrap_or_default();
+        let descriptions = object
+            .get("accept_description")
+            .and_then(|v| Vec::<String>::deserialize(v).ok())
+            .unwrap_or_default();
+        Labels {
+            formats,
+            accept: qualities.into_iter().zip(descriptions).collect(),
+        }
+    }
+
+    /// `support_formats[].new_description` (else `display_desc`, `description`),
+    /// else `accept_description`, else the documented `qn` name.
+    fn label(&self, qn: u64) -> String {
+        let from_formats = self
+            .formats
+            .iter()
+            .filter(|f| f.quality == Some(qn))
+            .flat_map(|f| [&f.new_description, &f.display_desc, &f.description])
+            .flatten()
+            .find(|d| !d.trim().is_empty());
+        if let Some(label) = from_formats {
+            return label.trim().to_string();
+        }
+        if let Some((_, d)) = self.accept.iter().find(|(q, d)| *q == qn && !d.is_empty()) {
+            return d.clone();
+        }
+        qn_name(qn)
+            .map(str::to_string)
+            .unwrap_or_else(|| qn.to_string())
+    }
+}
+
+/// Documented `qn` values.
+fn qn_name(qn: u64) -> Option<&'static str> {
+    Some(match qn {
+        6 => "240P",
+        16 => "360P",
+        32 => "480P",
+        64 => "720P",
+        74 => "720P60",
+        80 => "1080P",
+        100 => "智能修复",
+        112 => "1080P+",
+        116 => "1080P60",
+        120 => "4K",
+        125 => "HDR",
+        126 => "Dolby Vision",
+        127 => "8K",
+        129 => "HDR Vivid",
+        _ => return None,
+    })
+}
+
+fn audio_label(id: u64, bandwidth: u64) -> String {
+    match id {
+        30216 => "64K".into(),
+        30232 => "132K".into(),
+        30280 => "192K".into(),
+        30250 => "Dolby".into(),
+        30251 => "Hi-Res".into(),
+        _ if bandwidth > 0 => format!("{}K", bandwidth / 1000),
+        _ => id.to_string(),
+    }
+}
+
+/// Headers a caller needs to download Bilibili streams (anti-hotlinking).
+pub fn download_headers() -> Vec<Header> {
+    vec![
+        Header::new("Referer", REFERER),
+        Header::new("User-Agent", USER_AGENT),
+    ]
+}
+
+fn clamp(n: u64) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// The media object of one play-URL object.
+pub fn build(object: &Map<String, Value>, meta: &Meta) -> Result<Media> {
+    let labels = Labels::of(object);
+    let headers = download_headers();
+    let mut media = Media {
+        title: meta.title.clone(),
+        thumbnail: meta.thumbnail.clone(),
+        duration: meta.duration,
+        ..Media::default()
+    };
+    let timelength = object
+        .get("timelength")
+        .and_then(Value::as_f64)
+        .unwrap_or(0.0);
+    let dash = match object.get("dash").filter(|d| d.is_object()) {
+        Some(d) => Some(
+            Dash::deserialize(d)
+                .map_err(|e| Failure::changed(format!("unexpected DASH object: {e}")))?,
+        ),
+        None => None,
+    };
+    if timelength > 0.0 {
+        media.duration = timelength / 1000.0;
+    } else if let Some(seconds) = dash.as_ref().and_then(|d| d.duration).filter(|d| *d > 0.0) {
+        media.duration = seconds;
+    }
+    if let Some(dash) = dash.filter(|d| d.video.as_ref().is_some_and(|v| !v.is_empty())) {
+        for stream in dash.video.iter().flatten() {
+            let mut quality = labels.label(stream.id);
+            if let Some(codec) = stream.codec_family() {
+                quality = format!("{quality} {codec}");
+            }
+            for url in stream.urls() {
+                media.videos.push(Video {
+                    url,
+                    quality: quality.clone(),
+                    mime_type: stream.mime("video/mp4"),
+                    width: clamp(stream.width.unwrap_or(0)),
+                    height: clamp(stream.height.unwrap_or(0)),
+                    has_audio: false,
+                    source: MediaSource::Dash,
+                    headers: headers.clone(),
+                });
+            }
+        }
+        let audios = dash
+            .audio
+            .iter()
+            .flatten()
+            .chain(dash.dolby.iter().flat_map(|d| d.audio.iter().flatten()))
+            .chain(dash.flac.iter().flat_map(|f| f.audio.iter()));
+        for stream in audios {
+            let bandwidth = stream.bandwidth.unwrap_or(0);
+            for url in stream.urls() {
+                media.audios.push(Audio {
+                    url,
+                    quality: audio_label(stream.id, bandwidth),
+                    mime_type: stream.mime("audio/mp4"),
+                    bitrate: clamp(bandwidth),
+                    source: MediaSource::Dash,
+                    headers: headers.clone(),
+                });
+            }
+        }
+        return Ok(media);
+    }
+    let segments = match object.get("durl").filter(|d| !d.is_null()) {
+        Some(d) => Vec::<Segment>::deserialize(d)
+            .map_err(|e| Failure::changed(format!("unexpected durl list: {e}")))?,
+        None => Vec::new(),
+    };
+    let qn = object.get("quality").and_then(Value::as_u64).unwrap_or(0);
+    let format = object.get("format").and_then(Value::as_str).unwrap_or("");
+    let quality = labels.label(qn);
+    for segment in &segments {
+        let urls = std::iter::once(&segment.url).chain(segment.backup_url.iter().flatten());
+        for url in urls.filter(|u| !u.is_empty()) {
+            media.videos.push(Video {
+                url: https(url),
+                quality: quality.clone(),
+                mime_type: durl_mime(url, format).into(),
+                width: meta.width,
+                height: meta.height,
+                has_audio: true,
+                source: MediaSource::Direct,
+                headers: headers.clone(),
+            });
+        }
+    }
+    Ok(media)
+}
+
+/// `durl` items are FLV or MP4: the file extension says which, else `format`.
+fn durl_mime(url: &str, format: &str) -> &'static str {
+    let path = url.split('?').next().unwrap_or(url).to_ascii_lowercase();
+    if path.ends_with(".mp4") {
+        "video/mp4"
+    } else if path.ends_with(".flv") || format.starts_with("flv") || format.starts_with("hdflv") {
+        "video/x-flv"
+    } else {
+        "video/mp4"
+    }
+}
+
+/// platformData: the play-URL object with the listed `title`/`pic`, the
+/// metadata extras, `support_formats` under its listed name, and empty
+/// values for listed members the answer lacks (`dash` for a durl answer).
+pub fn platform_data(object: &Map<String, Value>, meta: &Meta) -> Value {
+    let mut data = object.clone();
+    for (k, v) in &meta.extras {
+        data.entry(k.clone()).or_insert_with(|| v.clone());
+    }
+    data.insert("title".into(), Value::String(meta.pd_title.clone()));
+    data.insert("pic".into(), Value::String(meta.pd_pic.clone()));
+    if !data.get("support_formats").is_some_and(Value::is_array) {
+        let formats = data.get("supportFormats").filter(|v| v.is_array()).cloned();
+        data.insert(
+            "support_formats".into(),
+            formats.unwrap_or(Value::Array(vec![])),
+        );
+    }
+    if !data.get("dash").is_some_and(Value::is_object) {
+        data.remove("dash");
+    }
+    for (key, kind) in spec::listed_members("bilibili") {
+        if data.get(*key).is_some_and(|v| !kind.accepts(v)) {
+            data.remove(*key);
+        }
+    }
+    spec::fill_missing_members("bilibili", &mut data);
+    Value::Object(data)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mediaparse_sdk::serde_json::json;
+
+    fn object(v: Value) -> Map<String, Value> {
+        match v {
+            Value::Object(m) => m,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn dash_items_backups_labels_and_audio_order() {
+        let o = object(json!({
+            "quality": 80, "format": "flv", "timelength": 1500,
+            "support_formats": [{"quality": 80, "new_description": "1080P 高清", "display_desc": "1080P"}],
+            "dash": {
+                "duration": 2,
+                "video": [{"id": 80, "baseUrl": "https://a/v.m4s", "base_url": "https://a/v.m4s",
+                           "backupUrl": ["https://b/v.m4s"], "backup_url": ["https://b/v.m4s"],
+                           "bandwidth": 10, "mimeType": "video/mp4", "codecs": "hev1.1.6.L150.90",
+                           "width": 1920, "height": 1080, "codecid": 12}],
+                "audio": null,
+                "dolby": {"type": 1, "audio": [{"id": 30250, "base_url": "http://c/d.m4s", "backup_url": null,
+                          "bandwidth": 448000, "mime_type": "audio/mp4", "codecs": "ec-3"}]},
+                "flac": {"display": true, "audio": {"id": 30251, "baseUrl": "https://c/f.m4s", "backupUrl": null,
+                          "bandwidth": 900000, "mimeType": "audio/mp4", "codecs": "fLaC"}}
+            }
+        }));
+        let m = build(&o, &Meta::default()).unwrap_or_default();
+        assert_eq!(m.duration, 1.5);
+        assert_eq!(m.videos.len(), 2);
+        assert_eq!(m.videos[0].url, "https://a/v.m4s");
+        assert_eq!(m.videos[1].url, "https://b/v.m4s");
+        assert_eq!(m.videos[0].quality, "1080P 高清 hev1");
+        assert_eq!(
+            m.videos[0].mime_type,
+            "video/mp4; codecs=\"hev1.1.6.L150.90\""
+        );
+        assert!(!m.videos[0].has_audio);
+        let qualities: Vec<&str> = m.audios.iter().map(|a| a.quality.as_str()).collect();
+        assert_eq!(qualities, ["Dolby", "Hi-Res"]);
+        assert_eq!(m.audios[0].url, "https://c/d.m4s");
+        assert_eq!(m.audios[1].bitrate, 900000);
+    }
+
+    #[test]
+    fn durl_mime_and_labels() {
+        assert_eq!(durl_mime("https://x/a.mp4?e=1", "mp4"), "video/mp4");
+        assert_eq!(durl_mime("https://x/a.flv?e=1", "mp4"), "video/x-flv");
+        assert_eq!(durl_mime("https://x/a", "flv480"), "video/x-flv");
+        let labels = Labels::of(&object(json!({
+            "accept_quality": [116, 16], "accept_description": ["高清 1080P60", "流畅 360P"],
+            "supportFormats": [{"quality": 16, "description": "流畅 360P"}]
+        })));
+        assert_eq!(labels.label(116), "高清 1080P60");
+        assert_eq!(labels.label(16), "流畅 360P");
+        assert_eq!(labels.label(127), "8K");
+        assert_eq!(labels.label(9999), "9999");
+    }
+
+    #[test]
+    fn platform_data_keeps_members_and_fills_listed_ones() {
+        let o = object(json!({"quality": 16, "format": "flv360", "timelength": 1,
+            "supportFormats": [{"quality": 16}], "durl": []}));
+        let meta = Meta {
+            pd_title: "t".into(),
+            pd_pic: "https://p".into(),
+            extras: object(json!({"aid": "1", "quality": "ignored"})),
+            ..Meta::default()
+        };
+        let pd = platform_data(&o, &meta);
+        assert!(
+            spec::check_platform_data("bilibili", &pd).is_empty(),
+            "{pd}"
+        );
+        assert_eq!(pd["dash"], json!({}));
+        assert_eq!(pd["support_formats"], json!([{"quality": 16}]));
+        assert_eq!(pd["quality"], json!(16));
+        assert_eq!(pd["aid"], json!("1"));
+    }
+}

@@ -1,0 +1,298 @@
+//! Reading Douyin's answers: each strategy's answer as a cascade attempt
+//! (the aweme object, or why it has none), then the media object and
+//! platform data of an aweme (typed view in `aweme`) or of a direct URL.
+
+use mediaparse_sdk::cascade::Attempt;
+use mediaparse_sdk::html::assigned_value;
+use mediaparse_sdk::spec::{fill_missing_members, listed_members};
+use mediaparse_sdk::{
+    Audio, Extraction, Failure, HttpResponse, Image, Media, MediaSource, Result, Video,
+};
+use serde_json::{Map, Value};
+
+use crate::urls::{DirectKind, Link};
+use crate::{PLATFORM, aweme};
+
+fn anti_bot() -> Failure {
+    Failure::RateLimited("Douyin answered with an anti-bot challenge".into())
+}
+
+fn no_post() -> Failure {
+    Failure::unavailable("Douyin returned no post for this id (deleted or hidden)")
+}
+
+/// A 2xx share page with nothing in it: the page is worth one retry.
+pub fn is_empty_frame(response: &HttpResponse) -> bool {
+    response.is_success() && response.text().trim().is_empty()
+}
+
+/// Markers of ByteDance's anti-bot pages (WAF proof-of-work, JSVMP).
+fn is_anti_bot(text: &str) -> bool {
+    [
+        "waf-jschallenge",
+        "_wafchallengeid",
+        "byted_acrawler",
+        "__ac_nonce",
+    ]
+    .iter()
+    .any(|m| text.contains(m))
+}
+
+fn is_blocked_page(text: &str) -> bool {
+    text.contains("抱歉出错了") || text.contains("请尝试在抖音内观看")
+}
+
+/// Common HTTP-level signals; `None` when the body should be read.
+fn http_miss(response: &HttpResponse) -> Option<Failure> {
+    if matches!(response.status, 429 | 403) {
+        return Some(anti_bot());
+    }
+    if !response.is_success() {
+        return Some(Failure::upstream(format!(
+            "Douyin answered HTTP {}",
+            response.status
+        )));
+    }
+    None
+}
+
+/// `{"aweme_details":[…]}`: the first item, or why there is none.
+pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Value>> {
+    if let Some(miss) = http_miss(response) {
+        return Ok(Attempt::Missed(miss));
+    }
+    let text = response.text();
+    if is_anti_bot(&text) {
+        return Ok(Attempt::Missed(anti_bot()));
+    }
+    let Ok(body) = serde_json::from_str::<Value>(&text) else {
+        if is_blocked_page(&text) {
+            return Ok(Attempt::Missed(Failure::upstream(
+                "Douyin shows this post only in its app",
+            )));
+        }
+        return Ok(Attempt::Missed(Failure::changed(
+            "slidesinfo did not answer JSON",
+        )));
+    };
+    check_filters(&body)?;
+    match body.get("aweme_details") {
+        Some(Value::Array(items)) => Ok(match items.first() {
+            Some(item @ Value::Object(_)) => Attempt::Got(item.clone()),
+            Some(_) => Attempt::Missed(Failure::changed("slidesinfo item is not an object")),
+            None => Attempt::Missed(no_post()),
+        }),
+        Some(Value::Null) => Ok(Attempt::Missed(no_post())),
+        _ => Ok(Attempt::Missed(Failure::changed(
+            "slidesinfo answer has no aweme_details",
+        ))),
+    }
+}
+
+/// `window._ROUTER_DATA = {"loaderData":{"video_(id)/page":{"videoInfoRes":…}}}`.
+pub fn read_share_page(response: &HttpResponse) -> Result<Attempt<Value>> {
+    if let Some(miss) = http_miss(response) {
+        return Ok(Attempt::Missed(miss));
+    }
+    let text = response.text();
+    if is_empty_frame(response) {
+        return Ok(Attempt::Missed(Failure::changed(
+            "the share page came back empty",
+        )));
+    }
+    if is_anti_bot(&text) {
+        return Ok(Attempt::Missed(anti_bot()));
+    }
+    let Some(raw) = assigned_value(&text, "window._ROUTER_DATA") else {
+        if is_blocked_page(&text) {
+            return Ok(Attempt::Missed(Failure::upstream(
+                "Douyin shows this post only in its app",
+            )));
+        }
+        return Ok(Attempt::Missed(Failure::changed(
+            "the share page has no _ROUTER_DATA",
+        )));
+    };
+    let data = serde_json::from_str::<Value>(raw)
+        .or_else(|_| mediaparse_sdk::jsobj::parse(raw))
+        .map_err(|e| Failure::changed(format!("_ROUTER_DATA is not JSON: {e}")))?;
+    let info = data
+        .get("loaderData")
+        .and_then(Value::as_object)
+        .and_then(|pages| pages.values().find_map(|page| page.get("videoInfoRes")));
+    let Some(info) = info else {
+        // Since 2026-08 the page often loads the post client side.
+        return Ok(Attempt::Missed(Failure::changed(
+            "the share page carries no videoInfoRes",
+        )));
+    };
+    check_filters(info)?;
+    match info.get("item_list").and_then(Value::as_array) {
+        Some(items) => Ok(match items.first() {
+            Some(item @ Value::Object(_)) => Attempt::Got(item.clone()),
+            _ => Attempt::Missed(no_post()),
+        }),
+        None => Ok(Attempt::Missed(Failure::changed(
+            "videoInfoRes has no item_list",
+        ))),
+    }
+}
+
+/// `{"aweme_detail":{…}}`, or `null` with `status_code`/`filter_detail`.
+pub fn read_web_api(response: &HttpResponse) -> Result<Attempt<Value>> {
+    if let Some(miss) = http_miss(response) {
+        return Ok(Attempt::Missed(miss));
+    }
+    let text = response.text();
+    if text.trim().is_empty() {
+        return Ok(Attempt::Missed(Failure::LoginRequired(
+            "the web API needs a fresh browser cookie (operator setting `cookie`)".into(),
+        )));
+    }
+    if is_anti_bot(&text) {
+        return Ok(Attempt::Missed(anti_bot()));
+    }
+    let body: Value = serde_json::from_str(&text)
+        .map_err(|e| Failure::changed(format!("the web API did not answer JSON: {e}")))?;
+    match body.get("aweme_detail") {
+        Some(item @ Value::Object(_)) => Ok(Attempt::Got(item.clone())),
+        Some(Value::Null) | None => {
+            let filter = body
+                .get("filter_detail")
+                .and_then(|f| f.get("filter_reason").or_else(|| f.get("detail_msg")))
+                .and_then(Value::as_str)
+                .or_else(|| body.get("status_msg").and_then(Value::as_str))
+                .unwrap_or("filtered");
+            Err(Failure::unavailable(format!(
+                "Douyin filtered this post ({filter})"
+            )))
+        }
+        Some(_) => Ok(Attempt::Missed(Failure::changed(
+            "aweme_detail is not an object",
+        ))),
+    }
+}
+
+/// `filter_list[]` entries say why a post is hidden: private, friends
+/// only, deleted. Each is final.
+pub fn check_filters(container: &Value) -> Result<()> {
+    let Some(filters) = container.get("filter_list").and_then(Value::as_array) else {
+        return Ok(());
+    };
+    let Some(filter) = filters.first() else {
+        return Ok(());
+    };
+    let field = |name: &str| {
+        filter
+            .get(name)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_string()
+    };
+    let reason = field("filter_reason");
+    let message = [field("detail_msg"), field("notice")].join(" ");
+    let lower = reason.to_ascii_lowercase();
+    let has_items = container
+        .get("item_list")
+        .or_else(|| container.get("aweme_details"))
+        .and_then(Value::as_array)
+        .is_some_and(|items| !items.is_empty());
+    if has_items {
+        return Ok(());
+    }
+    if ["self_see", "private", "friend"]
+        .iter()
+        .any(|k| lower.contains(k))
+    {
+        return Err(Failure::unavailable(format!(
+            "the post is private or visible to friends only ({reason})"
+        )));
+    }
+    if message.contains("删除") || message.contains("不存在") {
+        return Err(Failure::unavailable(format!(
+            "the post was deleted ({})",
+            message.trim()
+        )));
+    }
+    Err(Failure::unavailable(format!(
+        "Douyin filtered this post ({reason})"
+    )))
+}
+
+/// Map an aweme object: media plus the object itself as platform data.
+pub fn post_extraction(mut object: Value) -> Result<Extraction> {
+    let aweme = aweme::Aweme::deserialize_from(&object)?;
+    let media = aweme.to_media();
+    mediaparse_sdk::bigints::stringify_large_integers(&mut object);
+    let Value::Object(mut data) = object else {
+        return Err(Failure::changed("the aweme is not an object"));
+    };
+    // A listed member the upstream sent as `null` is its type's empty value.
+    for (name, _) in listed_members(PLATFORM) {
+        if data.get(*name).is_some_and(Value::is_null) {
+            data.remove(*name);
+        }
+    }
+    fill_missing_members(PLATFORM, &mut data);
+    Ok(Extraction {
+        media,
+        platform_data: Value::Object(data),
+    })
+}
+
+/// Path D: the URL itself is the media; no aweme object exists.
+pub fn direct_extraction(link: &Link) -> Extraction {
+    let Link::Direct { url, kind, .. } = link else {
+        return Extraction {
+            media: Media::default(),
+            platform_data: Value::Object(Map::new()),
+        };
+    };
+    let headers = aweme::download_headers();
+    let mut media = Media::default();
+    match kind {
+        DirectKind::Video => media
+            .videos
+            .push(Video::mp4(url, "direct", (0, 0), headers)),
+        DirectKind::Image => media.images.push(Image {
+            url: url.clone(),
+            width: 0,
+            height: 0,
+        }),
+        DirectKind::Audio => media.audios.push(Audio {
+            url: url.clone(),
+            quality: "direct".into(),
+            mime_type: "audio/mpeg".into(),
+            bitrate: 0,
+            source: MediaSource::Direct,
+            headers,
+        }),
+    }
+    let mut data = Map::new();
+    data.insert("media_url".into(), Value::String(url.clone()));
+    data.insert("media_type".into(), Value::String(kind.as_str().into()));
+    fill_missing_members(PLATFORM, &mut data);
+    Extraction {
+        media,
+        platform_data: Value::Object(data),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn filters_map_to_unavailable() {
+        let private: Value = serde_json::json!({"item_list":[],"filter_list":[{"aweme_id":"1","filter_reason":"self_see","detail_msg":"","notice":""}]});
+        assert_eq!(
+            check_filters(&private).unwrap_err().code(),
+            "content_unavailable"
+        );
+        let friends: Value =
+            serde_json::json!({"item_list":[],"filter_list":[{"filter_reason":"friend_see"}]});
+        assert!(check_filters(&friends).is_err());
+        let none: Value = serde_json::json!({"item_list":[{"aweme_id":"1"}],"filter_list":[]});
+        assert!(check_filters(&none).is_ok());
+    }
+}
