@@ -14,7 +14,7 @@ use std::path::Path;
 use crate::Result;
 
 /// Modules allowed to name `AppState`: the HTTP layer and the binary's wiring.
-const APP_STATE_ALLOWED: &[&str] = &["http", "main", "serve"];
+const APP_STATE_ALLOWED: &[&str] = &["http", "main"];
 
 pub type Graph = BTreeMap<String, BTreeSet<String>>;
 

@@ -16,7 +16,7 @@ use crate::billing::{self, Bill, Funds};
 use crate::config::{OperatorConfig, PlatformLimits};
 pub use crate::core::ParseLimits;
 use crate::core::{Clock, ErrorCode, Secrets, sanitize};
-use crate::fetch::{FetchError, Fetcher};
+use crate::fetch::{FetchError, Upstream};
 use crate::registry::{LoadedExtractor, Registry, RuntimeError, Session};
 use crate::store::{Charge, KeyRecord, Store, StoreError};
 
@@ -24,7 +24,8 @@ use crate::store::{Charge, KeyRecord, Store, StoreError};
 pub struct Services {
     pub store: Store,
     pub registry: Arc<Registry>,
-    pub fetcher: Arc<Fetcher>,
+    /// The upstream requests ([`crate::fetch::Fetcher`] in the service).
+    pub fetcher: Arc<dyn Upstream>,
     pub limits: ParseLimits,
     /// The operator configuration in force (hot-reloaded).
     pub config: Arc<ArcSwap<OperatorConfig>>,
@@ -233,7 +234,7 @@ async fn parse_routed(
     let (mut media, mut platform_data) = tokio::time::timeout(
         limits.parse_timeout,
         extract(
-            &services.fetcher,
+            services.fetcher.as_ref(),
             &services.limits,
             &ext,
             &outbound,
@@ -324,7 +325,7 @@ pub struct Outbound<'a> {
 
 /// The plan/fetch rounds and the map call (also `mediaparse record`).
 pub async fn extract(
-    fetcher: &Fetcher,
+    fetcher: &dyn Upstream,
     limits: &ParseLimits,
     ext: &LoadedExtractor,
     outbound: &Outbound<'_>,
@@ -355,7 +356,7 @@ pub async fn extract(
                 }
                 let platform = ext.platform();
                 let answers = futures::future::join_all(requests.iter().map(|r| {
-                    fetcher.fetch_with(
+                    fetcher.fetch(
                         platform,
                         &ext.info.api_hosts,
                         r,
@@ -474,3 +475,6 @@ pub async fn store_call<T: Send + 'static>(
     let store = store.clone();
     Ok(blocking(move || f(&store)).await??)
 }
+
+#[cfg(test)]
+mod tests;
