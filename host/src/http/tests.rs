@@ -1,7 +1,8 @@
 //! The HTTP layer in-process: `router(state).oneshot(request)` against a
 //! real SQLite store in a temporary folder and an empty registry (no
-//! component is needed for what the handlers decide themselves). Every
-//! error answer is checked against its row of the error table.
+//! component is needed for what the handlers decide themselves; the `304`
+//! answer uses the test guest). Every error answer is checked against its
+//! row of the error table.
 
 use std::sync::{Arc, OnceLock};
 
@@ -43,11 +44,15 @@ struct Harness {
 }
 
 fn harness(admin_token: Option<&str>) -> Harness {
+    harness_with(admin_token, Arc::new(Registry::new(runtime())))
+}
+
+fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
     let dir = tempfile::tempdir().expect("tempdir");
     let store = Store::open(&dir.path().join("t.db")).expect("store");
     let services = Arc::new(Services {
         store: store.clone(),
-        registry: Arc::new(Registry::new(runtime())),
+        registry,
         fetcher: Arc::new(Fetcher::new(None, FetchLimits::default()).expect("fetcher")),
         limits: ParseLimits::default(),
         config: Arc::new(ArcSwap::from_pointee(OperatorConfig::default())),
@@ -362,4 +367,21 @@ async fn rate_limited_keys_get_429_with_retry_after() {
     limited.assert_error(ErrorCode::RateLimited);
     assert!(limited.retry_after);
     assert_eq!(limited.credits.as_deref(), Some("0"));
+}
+
+#[tokio::test]
+async fn a_parse_without_media_is_200_code_304_at_no_cost() {
+    let h = harness_with(None, crate::parse::tests::registry());
+    let token = h.key(None, 5);
+    let answer = h
+        .send(parse(
+            Some(&token),
+            r#"{"url":"https://tiktok.mptest.example/empty"}"#,
+        ))
+        .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert_eq!(answer.body["code"], "304");
+    assert_eq!(answer.body["data"], Value::Null);
+    assert_eq!(answer.credits.as_deref(), Some("0"));
+    assert_eq!(h.store.balance("acme").expect("balance"), 5);
 }

@@ -477,4 +477,4 @@ pub async fn store_call<T: Send + 'static>(
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

@@ -35,8 +35,9 @@ fn test_guest() -> PathBuf {
     path
 }
 
-/// One registry holding the test guest as `tiktok`, compiled once.
-fn registry() -> Arc<Registry> {
+/// One registry holding the test guest as `tiktok`, compiled once (the
+/// HTTP layer's tests use it too).
+pub(crate) fn registry() -> Arc<Registry> {
     static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
     REGISTRY
         .get_or_init(|| {
@@ -161,6 +162,19 @@ async fn a_parse_with_media_is_charged_once_with_one_ledger_row() {
     assert_eq!(parsed.platform_data["body"], "fake body");
     assert_eq!(w.fetches(), 1);
     assert_eq!(w.books(), (5 - parsed.charged, 1));
+}
+
+#[tokio::test]
+async fn a_parse_without_media_is_not_charged() {
+    let w = world("", Ok(200));
+    let key = w.key(None, 5);
+    let parsed = w
+        .parse(&key, "https://tiktok.mptest.example/empty")
+        .await
+        .expect("parsed");
+    assert!(parsed.media.is_empty());
+    assert_eq!(parsed.charged, 0);
+    assert_eq!(w.books(), (5, 0));
 }
 
 #[tokio::test]
