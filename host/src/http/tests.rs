@@ -237,22 +237,25 @@ async fn unknown_platform_path_is_404_and_known_platform_without_extractor_is_50
 }
 
 #[tokio::test]
-async fn capabilities_are_public_and_list_every_platform_with_its_price() {
-    let h = harness(None);
+async fn capabilities_are_public_and_price_every_platform_as_billing_does() {
+    let h = harness_with(None, crate::parse::tests::registry());
     let answer = h
         .send(request(Method::GET, "/api/v1/capabilities", None, None))
         .await;
     assert_eq!(answer.status, StatusCode::OK);
     let data = &answer.body["data"];
     let platforms = data["platforms"].as_array().expect("platforms");
-    assert_eq!(platforms.len(), mediaparse_sdk::spec::PLATFORMS.len());
-    let youtube = platforms
+    let tiktok = platforms
         .iter()
-        .find(|p| p["id"] == "youtube")
-        .expect("youtube");
-    assert_eq!(youtube["credits"], 3);
-    assert_eq!(youtube["enabled"], false, "no component is loaded");
-    assert_eq!(data["billing"]["prices"]["xiaohongshu"], 10);
+        .find(|p| p["id"] == "tiktok")
+        .expect("the loaded platform is listed");
+    assert_eq!(tiktok["enabled"], true);
+    assert_eq!(tiktok["extractorVersion"], "1.0.0");
+    for p in platforms {
+        let id = p["id"].as_str().expect("id");
+        assert!(p["credits"].as_i64().is_some_and(|c| c > 0), "{p}");
+        assert_eq!(data["billing"]["prices"][id], p["credits"], "{id}");
+    }
 }
 
 #[tokio::test]
