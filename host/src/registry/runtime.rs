@@ -14,7 +14,7 @@ use wasmtime::{
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::convert;
-use crate::config::Secrets;
+use crate::core::Secrets;
 use mediaparse_sdk as sdk;
 
 pub(super) mod bindings {

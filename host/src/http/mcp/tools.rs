@@ -11,7 +11,6 @@
 use std::sync::{Arc, LazyLock};
 use std::time::Instant;
 
-use axum::http::StatusCode;
 use axum::http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
@@ -22,9 +21,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 
-use crate::api::envelope::ApiError;
-use crate::pipeline;
-use crate::state::AppState;
+use crate::http::envelope::ApiError;
+use crate::http::state::AppState;
+use crate::parse;
 use crate::store::KeyRecord;
 
 #[derive(Clone)]
@@ -49,7 +48,7 @@ fn object(value: Value) -> Arc<JsonObject> {
 
 /// The media schemas of the OpenAPI document, as one self-contained JSON Schema.
 fn output_schema() -> Value {
-    let doc = serde_json::to_value(crate::openapi::public_document()).unwrap_or_default();
+    let doc = serde_json::to_value(crate::http::openapi::public_document()).unwrap_or_default();
     let schemas = &doc["components"]["schemas"];
     let mut defs = serde_json::Map::new();
     for name in [
@@ -150,9 +149,9 @@ impl ServerHandler for MediaparseMcp {
         let parts = context.extensions.get::<Parts>();
         let key = parts.and_then(|p| p.extensions.get::<KeyRecord>()).cloned();
         let request_id = parts
-            .and_then(|p| p.extensions.get::<crate::api::RequestId>())
+            .and_then(|p| p.extensions.get::<crate::http::RequestId>())
             .map(|r| r.0.clone())
-            .unwrap_or_else(|| crate::auth::new_id("req"));
+            .unwrap_or_else(|| crate::core::ids::new_id("req"));
         let Some(key) = key else {
             // The HTTP layer authenticates every request; reaching here is a wiring bug.
             return Err(ErrorData::internal_error(
@@ -164,7 +163,7 @@ impl ServerHandler for MediaparseMcp {
         let result = match request.name.as_ref() {
             "parse_media" => self.parse_media(&key, &arguments, &request_id).await,
             "get_capabilities" => {
-                let data = crate::api::capabilities_data(&self.state);
+                let data = crate::http::capabilities_data(&self.state);
                 let mut meta = JsonObject::new();
                 meta.insert("creditsCharged".into(), 0.into());
                 meta.insert("requestId".into(), request_id.into());
@@ -191,8 +190,14 @@ impl MediaparseMcp {
         let started = Instant::now();
         let outcome = async {
             let (url, platform) = read_arguments(arguments)?;
-            let parsed =
-                pipeline::parse(&self.state, key, &url, platform.as_deref(), request_id).await?;
+            let parsed = parse::parse(
+                &self.state.services,
+                key,
+                &url,
+                platform.as_deref(),
+                request_id,
+            )
+            .await?;
             Ok::<_, ApiError>((parsed, platform.is_some()))
         }
         .await;
@@ -220,12 +225,12 @@ impl MediaparseMcp {
             }
             Err(e) => {
                 tracing::info!(
-                    code = e.code,
-                    status = e.status.as_u16(),
+                    code = e.wire(),
+                    status = e.code.status(),
                     elapsed_ms,
                     "mcp parse failed"
                 );
-                let mut envelope = json!({"status": e.status.as_u16(), "data": null, "msg": e.msg, "code": e.code});
+                let mut envelope = e.envelope();
                 if let Some(secs) = e.retry_after {
                     envelope["retryAfter"] = secs.into();
                 }
@@ -261,8 +266,7 @@ fn read_arguments(arguments: &JsonObject) -> Result<(String, Option<String>), Ap
         }
         Some(other) => {
             return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                "unknown_platform",
+                crate::core::ErrorCode::UnknownPlatform,
                 format!("{other} is not a platform id"),
             ));
         }

@@ -15,7 +15,7 @@ mod errors;
 mod platforms;
 mod schemas;
 
-pub use errors::{ERRORS, ErrorCode};
+pub use errors::ERRORS;
 
 use std::sync::{Arc, LazyLock};
 
@@ -26,7 +26,7 @@ use utoipa::OpenApi as _;
 use utoipa::openapi::{OpenApi, RefOr, Schema};
 use utoipa_swagger_ui::{SwaggerUi, Url};
 
-use crate::state::AppState;
+use super::state::AppState;
 
 /// Version of the interface description (SPEC.md "Versioning").
 pub const API_VERSION: &str = "1.0.0";
@@ -392,8 +392,8 @@ fn parse_operation(route: Route<'_>) -> Value {
     for status in errors::statuses(templated) {
         let description = errors::ERRORS
             .iter()
-            .filter(|c| c.status == status && (templated || c.scope == errors::Scope::Parse))
-            .map(|c| format!("`{}`", c.code))
+            .filter(|c| c.status == status && errors::documented(c, templated))
+            .map(|c| format!("`{}`", c.wire))
             .collect::<Vec<_>>()
             .join(", ");
         responses.insert(

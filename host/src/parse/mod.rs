@@ -1,0 +1,229 @@
+//! One parse, end to end (DESIGN.md §2): route the input to an extractor
+//! (`route.rs`), check the platform switch and the key's permission, detect,
+//! pre-check the balance, run the plan/fetch rounds and map (`rounds.rs`),
+//! validate, sanitize and redact (`redact.rs`), and charge only a result
+//! that holds media. Errors and their codes: `error.rs`.
+
+mod error;
+mod redact;
+mod rounds;
+mod route;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arc_swap::ArcSwap;
+use mediaparse_sdk as sdk;
+use serde_json::Value;
+
+use crate::auth;
+use crate::billing::{self, Bill, Funds};
+use crate::config::OperatorConfig;
+use crate::core::Clock;
+pub use crate::core::ParseLimits;
+use crate::fetch::Upstream;
+use crate::registry::Registry;
+use crate::store::{Charge, KeyRecord, Store, StoreError};
+pub use error::ParseError;
+use redact::redact_media;
+use rounds::call;
+pub use rounds::{Outbound, extract};
+pub use route::route;
+
+/// What a parse needs, named: the layers below it, never the HTTP state.
+pub struct Services {
+    pub store: Store,
+    pub registry: Arc<Registry>,
+    /// The upstream requests ([`crate::fetch::Fetcher`] in the service).
+    pub fetcher: Arc<dyn Upstream>,
+    pub limits: ParseLimits,
+    /// The operator configuration in force (hot-reloaded).
+    pub config: Arc<ArcSwap<OperatorConfig>>,
+    pub clock: Clock,
+}
+
+/// A successful parse (possibly without media: SPEC code 304).
+pub struct Parsed {
+    pub platform: String,
+    pub media: sdk::Media,
+    pub platform_data: Value,
+    /// Credits taken (0 when there was no media).
+    pub charged: i64,
+}
+
+/// Parse `input` for the caller holding `key`. `path_platform` is the
+/// platform endpoint's path segment (already checked to be a platform id).
+/// Counted in the metrics; configured secrets never leave in an error.
+pub async fn parse(
+    services: &Services,
+    key: &KeyRecord,
+    input: &str,
+    path_platform: Option<&str>,
+    request_id: &str,
+) -> Result<Parsed, ParseError> {
+    let started = Instant::now();
+    let mut routed: Option<String> = None;
+    let result = parse_routed(services, key, input, path_platform, request_id, &mut routed).await;
+    let unavailable = match &result {
+        Err(ParseError::ExtractorUnavailable(p)) => Some(p.as_str()),
+        _ => None,
+    };
+    let platform = routed
+        .as_deref()
+        .or(unavailable)
+        .or(path_platform)
+        .unwrap_or("unknown")
+        .to_string();
+    let secrets = services.config.load().secrets(&platform);
+    let result = result.map_err(|e| e.redact(&secrets));
+    let (outcome, charged) = match &result {
+        Ok(p) if p.media.is_empty() => ("no_media", 0),
+        Ok(p) => ("ok", p.charged),
+        Err(e) => (e.outcome(), 0),
+    };
+    crate::metrics::global().parse(&platform, outcome, started.elapsed().as_secs_f64(), charged);
+    result
+}
+
+/// The checks in order — input size, route, platform switch, permission —
+/// all before an instance exists; then detect, the balance pre-check, the
+/// rounds, and the charge of a result that holds media.
+async fn parse_routed(
+    services: &Services,
+    key: &KeyRecord,
+    input: &str,
+    path_platform: Option<&str>,
+    request_id: &str,
+    routed: &mut Option<String>,
+) -> Result<Parsed, ParseError> {
+    if input.len() > services.limits.max_input_bytes {
+        return Err(ParseError::Unsupported(format!(
+            "input longer than {} bytes",
+            services.limits.max_input_bytes
+        )));
+    }
+    let ext = route(&services.registry, input, path_platform)?;
+    let platform = ext.platform().to_string();
+    *routed = Some(platform.clone());
+    // One snapshot of the configuration for the whole parse.
+    let config = services.config.load_full();
+    if !config.enabled(&platform) {
+        return Err(ParseError::ExtractorUnavailable(platform));
+    }
+    auth::check_platform(key, &platform)?;
+    let limits = config.limits_for(&platform);
+    let secrets = config.secrets(&platform);
+    let mut session = blocking({
+        let registry = services.registry.clone();
+        let (ext, sandbox, secrets) = (ext.clone(), limits.sandbox.clone(), secrets.clone());
+        move || registry.session_with(&ext, &sandbox, secrets)
+    })
+    .await??;
+
+    let owned_input = input.to_string();
+    let (s, detected) = call(session, move |s| s.detect(&owned_input)).await?;
+    session = s;
+    let mut target = detected?.map_err(ParseError::Failure)?;
+    if target.platform != platform {
+        return Err(ParseError::ExtractorFailed(format!(
+            "{platform} extractor detected platform {:?}",
+            target.platform
+        )));
+    }
+    target.input = input.to_string();
+
+    let price = billing::price(&platform);
+    let funds = store_call(&services.store, {
+        let account = key.account_id.clone();
+        move |store| billing::precheck(store, &account, price)
+    })
+    .await?;
+    if let Funds::Short { balance } = funds {
+        return Err(ParseError::InsufficientCredits {
+            platform,
+            price,
+            balance,
+        });
+    }
+
+    let ctx = sdk::Context {
+        now_unix_ms: services.clock.parse_now_ms(),
+        config: config.extractor_config(&platform),
+    };
+    let outbound = Outbound {
+        limits: &limits,
+        proxy: config.proxy(&platform),
+    };
+    let (mut media, mut platform_data) = tokio::time::timeout(
+        limits.parse_timeout,
+        extract(
+            services.fetcher.as_ref(),
+            &services.limits,
+            &ext,
+            &outbound,
+            session,
+            target,
+            ctx,
+        ),
+    )
+    .await
+    .map_err(|_| ParseError::UpstreamTimeout)??;
+    redact_media(&secrets, &mut media);
+    secrets.redact_json(&mut platform_data);
+
+    if media.is_empty() {
+        return Ok(Parsed {
+            platform,
+            media,
+            platform_data,
+            charged: 0,
+        });
+    }
+    let bill = Bill {
+        account: key.account_id.clone(),
+        key_id: key.id.clone(),
+        platform: platform.clone(),
+        price,
+        request_id: request_id.to_string(),
+    };
+    let charge = store_call(&services.store, move |store| {
+        billing::charge(store, &bill, crate::core::clock::unix_now_s())
+    })
+    .await?;
+    match charge {
+        Charge::Charged { .. } => Ok(Parsed {
+            platform,
+            media,
+            platform_data,
+            charged: price,
+        }),
+        Charge::InsufficientCredits { balance } => Err(ParseError::InsufficientCredits {
+            platform,
+            price,
+            balance,
+        }),
+    }
+}
+
+/// Run blocking work (guest calls, SQLite) off the async workers, inside
+/// the request's span so its log lines keep the request id.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, ParseError> {
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(f))
+        .await
+        .map_err(|e| ParseError::Internal(format!("worker failed: {e}")))
+}
+
+/// Run a store call on a blocking thread.
+pub async fn store_call<T: Send + 'static>(
+    store: &Store,
+    f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
+) -> Result<T, ParseError> {
+    let store = store.clone();
+    Ok(blocking(move || f(&store)).await??)
+}
+
+#[cfg(test)]
+pub(crate) mod tests;
