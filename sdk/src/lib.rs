@@ -138,7 +138,9 @@ pub trait Extractor {
 /// Use it once, at the end of the extractor's `lib.rs` (see the crate
 /// example). Natively (tests, the replay harness) it expands to nothing;
 /// for `wasm32` it implements the WIT world's exports by converting
-/// between the generated bindings and the SDK's types.
+/// between the generated bindings and the SDK's types, and embeds the
+/// crate's `platform.toml` (beside its `Cargo.toml`), from which
+/// [`spec::fill_missing_members`] learns the listed members.
 #[macro_export]
 macro_rules! export_extractor {
     ($ty:ty) => {
@@ -165,6 +167,10 @@ macro_rules! export_extractor {
                     $crate::guest::bindings::Plan,
                     $crate::guest::bindings::Failure,
                 > {
+                    $crate::spec::embed_platform_toml(::core::include_str!(::core::concat!(
+                        ::core::env!("CARGO_MANIFEST_DIR"),
+                        "/platform.toml"
+                    )));
                     $crate::guest::plan::<$ty>(target, ctx, done)
                 }
                 fn map(
@@ -175,6 +181,10 @@ macro_rules! export_extractor {
                     $crate::guest::bindings::Extraction,
                     $crate::guest::bindings::Failure,
                 > {
+                    $crate::spec::embed_platform_toml(::core::include_str!(::core::concat!(
+                        ::core::env!("CARGO_MANIFEST_DIR"),
+                        "/platform.toml"
+                    )));
                     $crate::guest::map::<$ty>(target, ctx, done)
                 }
             }

@@ -1,199 +1,137 @@
-//! Facts of SPEC.md that both the host and extractor tests check against.
+//! Facts of SPEC.md that both the host and extractor tests check against:
+//! the per-platform ones come from each extractor's `platform.toml`.
+
+use std::sync::Mutex;
 
 use serde_json::Value;
 
-/// The platform identifiers the service loads, exactly as SPEC.md spells
-/// them (`cargo xtask new-extractor` appends a new platform's id here).
-pub const PLATFORMS: &[&str] = &[
-    "tiktok",
-    "douyin",
-    "toutiao",
-    "youtube",
-    "twitter",
-    "instagram",
-    "threads",
-    "xiaohongshu",
-    "bilibili",
-    "kuaishou",
-    "weibo",
-];
+pub use mediaparse_catalogue::{Kind, Manifest};
 
-/// JSON types SPEC.md uses for listed platformData members.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// A JSON string.
-    String,
-    /// A JSON number.
-    Number,
-    /// A JSON object.
-    Object,
-    /// A JSON array.
-    Array,
-    /// `toutiao.video_play_info`: an object, or the older JSON-string form.
-    ObjectOrString,
+/// The `platform.toml` of every platform this process knows: registered
+/// ones, plus (parsed on first use) the text `export_extractor!` embeds in a
+/// component and, natively, `$CARGO_MANIFEST_DIR/platform.toml` of the crate
+/// under test. The SDK itself names no platform.
+struct Known {
+    manifests: Vec<Entry>,
+    embedded: Option<&'static str>,
+    embedded_taken: bool,
+    looked_in_manifest_dir: bool,
+    /// Why an embedded or found file was refused (reported by the checks).
+    refused: Vec<String>,
 }
 
-impl Kind {
-    /// Does this JSON value have this type?
-    ///
-    /// ```
-    /// use mediaparse_sdk::spec::Kind;
-    /// assert!(Kind::String.accepts(&serde_json::json!("7305827432509082913")));
-    /// assert!(!Kind::Number.accepts(&serde_json::json!("1")));
-    /// ```
-    pub fn accepts(self, v: &Value) -> bool {
-        match self {
-            Kind::String => v.is_string(),
-            Kind::Number => v.is_number(),
-            Kind::Object => v.is_object(),
-            Kind::Array => v.is_array(),
-            Kind::ObjectOrString => v.is_object() || v.is_string(),
+struct Entry {
+    manifest: &'static Manifest,
+    listed: &'static [(&'static str, Kind)],
+}
+
+static KNOWN: Mutex<Known> = Mutex::new(Known {
+    manifests: Vec::new(),
+    embedded: None,
+    embedded_taken: false,
+    looked_in_manifest_dir: false,
+    refused: Vec::new(),
+});
+
+fn known() -> std::sync::MutexGuard<'static, Known> {
+    KNOWN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Known {
+    /// Leaked once per platform: a process knows a handful.
+    fn add(&mut self, manifest: Manifest) {
+        if self.manifests.iter().any(|e| e.manifest.id == manifest.id) {
+            return;
+        }
+        let manifest: &'static Manifest = Box::leak(Box::new(manifest));
+        let listed: Vec<(&'static str, Kind)> = manifest
+            .members
+            .iter()
+            .map(|m| (m.name.as_str(), m.kind))
+            .collect();
+        self.manifests.push(Entry {
+            manifest,
+            listed: Box::leak(listed.into_boxed_slice()),
+        });
+    }
+
+    fn find(&mut self, platform: &str) -> Option<&Entry> {
+        if let Some(text) = self.embedded.take() {
+            self.embedded_taken = true;
+            match Manifest::parse(text) {
+                Ok(m) => self.add(m),
+                Err(e) => self.refused.push(format!("embedded platform.toml: {e}")),
+            }
+        }
+        // Natively only: a component's environment is the host's business.
+        let native = cfg!(not(target_arch = "wasm32"));
+        if native
+            && !self.looked_in_manifest_dir
+            && !self.manifests.iter().any(|e| e.manifest.id == platform)
+        {
+            self.looked_in_manifest_dir = true;
+            if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
+                let path = std::path::Path::new(&dir).join("platform.toml");
+                if path.is_file() {
+                    match Manifest::load(&path) {
+                        Ok(m) => self.add(m),
+                        Err(e) => self.refused.push(e.to_string()),
+                    }
+                }
+            }
+        }
+        self.manifests.iter().find(|e| e.manifest.id == platform)
+    }
+}
+
+/// Make a platform known to this process (tools and tests that run several
+/// extractors natively register their `platform.toml`s).
+pub fn register(manifest: Manifest) {
+    known().add(manifest);
+}
+
+/// The component's own `platform.toml` text; `export_extractor!` passes it
+/// (`include_str!` in the extractor crate). Parsed on first use.
+#[doc(hidden)]
+pub fn embed_platform_toml(text: &'static str) {
+    let mut known = known();
+    if !known.embedded_taken {
+        known.embedded.get_or_insert(text);
+    }
+}
+
+/// The `platform.toml` of `platform`, if this process knows it.
+pub fn manifest(platform: &str) -> Option<&'static Manifest> {
+    known().find(platform).map(|e| e.manifest)
+}
+
+/// Listed stable members of `data.platformData` of `platform`, from its
+/// `platform.toml` (empty for a platform this process does not know).
+pub fn listed_members(platform: &str) -> &'static [(&'static str, Kind)] {
+    known().find(platform).map_or(&[], |e| e.listed)
+}
+
+/// Problems with a platformData object against the listed members in the
+/// platform's `platform.toml`; not knowing the platform is a problem too.
+pub fn check_platform_data(platform: &str, data: &Value) -> Vec<String> {
+    let mut known = known();
+    match known.find(platform) {
+        Some(e) => e.manifest.check_platform_data(data),
+        None => {
+            let mut problems = vec![format!(
+                "no platform.toml for {platform:?} (registered, embedded or in $CARGO_MANIFEST_DIR)"
+            )];
+            problems.extend(known.refused.iter().cloned());
+            problems
         }
     }
-}
-
-/// Listed stable members of `data.platformData` per platform (SPEC.md).
-/// Douyin's `media_url`/`media_type` are conditional and not listed here.
-pub fn listed_members(platform: &str) -> &'static [(&'static str, Kind)] {
-    use Kind::*;
-    match platform {
-        "tiktok" => &[
-            ("aweme_id", String),
-            ("desc", String),
-            ("author", Object),
-            ("video", Object),
-            ("images", Array),
-            ("statistics", Object),
-        ],
-        "douyin" => &[
-            ("aweme_id", String),
-            ("desc", String),
-            ("author", Object),
-            ("video", Object),
-            ("images", Array),
-            ("music", Object),
-            ("statistics", Object),
-        ],
-        "toutiao" => &[
-            ("group_id", String),
-            ("item_id", String),
-            ("title", String),
-            ("abstract", String),
-            ("poster_url", String),
-            ("video_duration", Number),
-            ("video_play_info", ObjectOrString),
-        ],
-        "youtube" => &[
-            ("videoDetails", Object),
-            ("streamingData", Object),
-            ("playabilityStatus", Object),
-            ("microformat", Object),
-            ("captions", Object),
-        ],
-        "twitter" => &[
-            ("id_str", String),
-            ("text", String),
-            ("full_text", String),
-            ("user", Object),
-            ("media", Object),
-            ("metrics", Object),
-        ],
-        "instagram" => &[
-            ("id", String),
-            ("code", String),
-            ("caption", Object),
-            ("user", Object),
-            ("video_versions", Array),
-            ("image_versions", Object),
-            ("carousel_media", Array),
-            ("taken_at", Number),
-        ],
-        "threads" => &[
-            ("id", String),
-            ("code", String),
-            ("text", String),
-            ("user", Object),
-            ("images", Array),
-            ("image_versions2", Object),
-            ("video_versions", Array),
-            ("carousel_media", Array),
-            ("text_post_app_info", Object),
-        ],
-        "xiaohongshu" => &[
-            ("note_id", String),
-            ("title", String),
-            ("desc", String),
-            ("type", String),
-            ("user", Object),
-            ("images_list", Array),
-            ("video_info_v2", Object),
-            ("interact_info", Object),
-            ("native_voice_info", Object),
-        ],
-        "bilibili" => &[
-            ("title", String),
-            ("pic", String),
-            ("timelength", Number),
-            ("dash", Object),
-            ("support_formats", Array),
-            ("quality", Number),
-            ("format", String),
-        ],
-        "kuaishou" => &[
-            ("photoId", String),
-            ("caption", String),
-            ("author", Object),
-            ("mainMvUrls", Array),
-            ("manifest", Object),
-            ("coverUrls", Array),
-            ("duration", Number),
-            ("width", Number),
-            ("height", Number),
-        ],
-        "weibo" => &[
-            ("id", String),
-            ("mid", String),
-            ("mblogid", String),
-            ("text_raw", String),
-            ("user", Object),
-            ("pics", Array),
-            ("page_info", Object),
-            ("video_details_url", String),
-        ],
-        _ => &[],
-    }
-}
-
-/// Problems with a platformData object against SPEC.md's listed members.
-pub fn check_platform_data(platform: &str, data: &Value) -> Vec<String> {
-    let Some(object) = data.as_object() else {
-        return vec!["platformData is not an object".into()];
-    };
-    listed_members(platform)
-        .iter()
-        .filter_map(|(name, kind)| match object.get(*name) {
-            None => Some(format!("listed member `{name}` is missing")),
-            Some(v) if !kind.accepts(v) => {
-                Some(format!("listed member `{name}` should be {kind:?}, is {v}"))
-            }
-            Some(_) => None,
-        })
-        .collect()
 }
 
 /// Fill listed members the fetched shape could not supply with the empty
 /// value of their type (never invented data).
 pub fn fill_missing_members(platform: &str, data: &mut serde_json::Map<String, Value>) {
-    for (name, kind) in listed_members(platform) {
-        if !data.contains_key(*name) {
-            let empty = match kind {
-                Kind::String => Value::String(String::new()),
-                Kind::Number => Value::from(0),
-                Kind::Object | Kind::ObjectOrString => Value::Object(Default::default()),
-                Kind::Array => Value::Array(vec![]),
-            };
-            data.insert((*name).to_string(), empty);
-        }
+    if let Some(e) = known().find(platform) {
+        e.manifest.fill_missing_members(data);
     }
 }
 

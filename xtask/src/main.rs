@@ -1,7 +1,7 @@
 //! `cargo xtask <command>`: the project's workflow in one place, std only so
 //! it builds in a second.
 //!
-//! - `build-extractors`  every `extractors/<platform>` crate → `target/extractors/<platform>.wasm`
+//! - `build-extractors`  every `extractors/<platform>` crate → `target/extractors/<platform>.wasm` + `<platform>.toml`
 //! - `serve [ARGS…]`     build, then `mediaparse serve` on the embedded defaults
 //! - `test [ARGS…]`      build the components, the test guests and the host once, then `cargo test --workspace`
 //! - `demo`              a fake upstream loaded with every fixture, the service pointed at it, a key, a curl line
@@ -134,16 +134,40 @@ fn build_extractors() -> Result<Vec<PathBuf>> {
             .join(WASM_TARGET)
             .join(GUEST_PROFILE)
             .join(format!("mediaparse_extractor_{p}.wasm"));
+        let manifest = platform_toml(p)?;
+        // Write to a temporary name and rename, so a running service never
+        // reads half a file; the manifest first, so the wasm's arrival finds it.
+        install(&manifest, &out_dir.join(format!("{p}.toml")))?;
         let to = out_dir.join(format!("{p}.wasm"));
-        // Write to a temporary name and rename, so a running service never reads half a file.
-        let tmp = out_dir.join(format!(".{p}.wasm.tmp"));
-        std::fs::copy(&from, &tmp).map_err(|e| format!("copying {}: {e}", from.display()))?;
-        std::fs::rename(&tmp, &to).map_err(|e| e.to_string())?;
+        install(&from, &to)?;
         let size = std::fs::metadata(&to).map(|m| m.len()).unwrap_or(0);
         eprintln!("  {p:<12} {:>8} bytes  {}", size, to.display());
         built.push(to);
     }
     Ok(built)
+}
+
+/// `extractors/<p>/platform.toml`, checked (a broken one fails the build,
+/// not the service's reload).
+fn platform_toml(platform: &str) -> Result<PathBuf> {
+    let path = root().join("extractors").join(platform).join("platform.toml");
+    let manifest = mediaparse_catalogue::Manifest::load(&path).map_err(|e| e.to_string())?;
+    if manifest.id != platform {
+        return Err(format!(
+            "{}: id {:?} differs from the folder's name",
+            path.display(),
+            manifest.id
+        ));
+    }
+    Ok(path)
+}
+
+/// Copy `from` to `to` through a hidden temporary name and a rename.
+fn install(from: &Path, to: &Path) -> Result {
+    let name = to.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let tmp = to.with_file_name(format!(".{name}.tmp"));
+    std::fs::copy(from, &tmp).map_err(|e| format!("copying {}: {e}", from.display()))?;
+    std::fs::rename(&tmp, to).map_err(|e| e.to_string())
 }
 
 /// Test-only components (`tests/guests/<name>`) → `target/test-guests/<name>.wasm`.
@@ -257,7 +281,8 @@ const TEMPLATE_DIR: &str = "xtask/template";
 
 /// A platform id: lower-case ASCII letters and digits, starting with a letter.
 fn valid_name(name: &str) -> bool {
-    (2..=32).contains(&name.len())
+    // At most 16 bytes: mediaparse_catalogue::is_platform_id.
+    (2..=16).contains(&name.len())
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()
@@ -310,30 +335,10 @@ fn render_template(name: &str, dest: &Path) -> Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-/// Add `name` to the SDK's list of platform ids the service accepts
-/// (`sdk/src/spec.rs`, `PLATFORMS`); returns false when it is already there.
-fn register_platform(spec_rs: &str, name: &str) -> Result<Option<String>> {
-    let start = spec_rs
-        .find("pub const PLATFORMS")
-        .ok_or("sdk/src/spec.rs has no `pub const PLATFORMS`")?;
-    let end = start
-        + spec_rs[start..]
-            .find("];")
-            .ok_or("sdk/src/spec.rs: PLATFORMS is not closed by `];`")?;
-    if spec_rs[start..end].contains(&format!("\"{name}\"")) {
-        return Ok(None);
-    }
-    let mut out = String::with_capacity(spec_rs.len() + name.len() + 8);
-    out.push_str(&spec_rs[..end]);
-    out.push_str(&format!("    \"{name}\",\n"));
-    out.push_str(&spec_rs[end..]);
-    Ok(Some(out))
-}
-
 fn new_extractor(name: &str) -> Result {
     if !valid_name(name) {
         return Err(format!(
-            "{name:?} is not a platform id: use 2-32 lower-case letters and digits, starting with a letter"
+            "{name:?} is not a platform id: use 2-16 lower-case letters and digits, starting with a letter"
         ));
     }
     let dest = root().join("extractors").join(name);
@@ -347,18 +352,10 @@ fn new_extractor(name: &str) -> Result {
             f.strip_prefix(root()).unwrap_or(f).display()
         );
     }
-    let spec_path = root().join("sdk/src/spec.rs");
-    let spec = std::fs::read_to_string(&spec_path).map_err(|e| e.to_string())?;
-    if let Some(updated) = register_platform(&spec, name)? {
-        std::fs::write(&spec_path, updated).map_err(|e| e.to_string())?;
-        eprintln!(
-            "  added \"{name}\" to sdk/src/spec.rs PLATFORMS, the platform ids the service loads \
-             (SPEC.md lists eleven: a new platform is a SPEC change, say so in the pull request)"
-        );
-    }
     eprintln!(
         "\nextractors/{name} is a workspace member and on the build list already (both take every \
-         extractors/* folder).\nNext: cargo test -p mediaparse-extractor-{name}, then \
+         extractors/* folder); its platform.toml (id, name, price, listed members) is what the \
+         service learns about it, no host or SDK change needed.\nNext: cargo test -p mediaparse-extractor-{name}, then \
          docs/writing-an-extractor.md."
     );
     Ok(())
@@ -385,6 +382,11 @@ fn check_template(host_bin: &Path) -> Result {
                 format!(
                     "mediaparse-sdk = {{ path = {:?} }}",
                     sdk.display().to_string()
+                )
+            } else if l.starts_with("mediaparse-catalogue") {
+                format!(
+                    "mediaparse-catalogue = {{ path = {:?} }}",
+                    root().join("catalogue").display().to_string()
                 )
             } else {
                 l.to_string()
@@ -473,22 +475,19 @@ mod tests {
     }
 
     #[test]
-    fn registering_a_platform_adds_one_line_once() {
-        let spec =
-            "pub const PLATFORMS: &[&str] = &[\n    \"tiktok\",\n];\nconst OTHER: &[&str] = &[];\n";
-        let added = register_platform(spec, "streamable").unwrap().unwrap();
-        assert_eq!(
-            added,
-            "pub const PLATFORMS: &[&str] = &[\n    \"tiktok\",\n    \"streamable\",\n];\nconst OTHER: &[&str] = &[];\n"
-        );
-        assert_eq!(register_platform(&added, "streamable").unwrap(), None);
-        assert_eq!(register_platform(spec, "tiktok").unwrap(), None);
+    fn the_template_renders_a_valid_platform_toml() {
+        let dir = std::env::temp_dir().join(format!("xtask-render-{}", std::process::id()));
+        render_template("streamable", &dir).unwrap();
+        let m = mediaparse_catalogue::Manifest::load(&dir.join("platform.toml"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let m = m.unwrap();
+        assert_eq!((m.id.as_str(), m.name.as_str()), ("streamable", "Streamable"));
     }
 
     #[test]
-    fn the_real_spec_list_can_take_a_new_platform() {
-        let spec = std::fs::read_to_string(root().join("sdk/src/spec.rs")).unwrap();
-        let added = register_platform(&spec, "streamable").unwrap().unwrap();
-        assert!(added.contains("    \"weibo\",\n    \"streamable\",\n];"));
+    fn every_extractor_has_its_platform_toml() {
+        for p in platforms().unwrap() {
+            platform_toml(&p).unwrap();
+        }
     }
 }
