@@ -118,17 +118,42 @@ mod tests {
         assert_eq!(
             c.ids(),
             [
-                "tiktok", "douyin", "toutiao", "youtube", "twitter", "instagram", "threads",
-                "xiaohongshu", "bilibili", "kuaishou", "weibo"
+                "tiktok",
+                "douyin",
+                "toutiao",
+                "youtube",
+                "twitter",
+                "instagram",
+                "threads",
+                "xiaohongshu",
+                "bilibili",
+                "kuaishou",
+                "weibo"
             ]
         );
         let price = |id: &str| c.get(id).unwrap().price;
         assert_eq!(
-            [price("youtube"), price("threads"), price("kuaishou"), price("xiaohongshu")],
+            [
+                price("youtube"),
+                price("threads"),
+                price("kuaishou"),
+                price("xiaohongshu")
+            ],
             [3, 2, 2, 10]
         );
-        let ones = ["tiktok", "douyin", "toutiao", "twitter", "instagram", "bilibili", "weibo"];
+        let ones = [
+            "tiktok",
+            "douyin",
+            "toutiao",
+            "twitter",
+            "instagram",
+            "bilibili",
+            "weibo",
+        ];
         assert!(ones.iter().all(|id| price(id) == 1));
-        assert!(c.iter().all(|m| !m.members.is_empty() && !m.media_hosts.is_empty()));
+        assert!(
+            c.iter()
+                .all(|m| !m.members.is_empty() && !m.media_hosts.is_empty())
+        );
     }
 }

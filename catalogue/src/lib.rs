@@ -17,10 +17,14 @@
 //! assert_eq!(problems, ["listed member `id` should be String, is 7"]);
 //! ```
 
+#[cfg(feature = "parse")]
 mod catalogue;
+#[cfg(feature = "parse")]
 mod manifest;
 mod members;
 
+#[cfg(feature = "parse")]
 pub use catalogue::Catalogue;
+#[cfg(feature = "parse")]
 pub use manifest::{Manifest, ManifestError, Member, OptionalMember, is_platform_id};
-pub use members::Kind;
+pub use members::{Kind, check_members, fill_members};

@@ -124,9 +124,9 @@ impl Manifest {
     pub fn parse(text: &str) -> Result<Manifest, ManifestError> {
         let manifest: Manifest = toml::from_str(text).map_err(|e| ManifestError::Syntax {
             path: None,
-            line: e
-                .span()
-                .map_or(1, |s| text[..s.start.min(text.len())].matches('\n').count() + 1),
+            line: e.span().map_or(1, |s| {
+                text[..s.start.min(text.len())].matches('\n').count() + 1
+            }),
             message: e.message().trim().to_string(),
         })?;
         manifest.check()?;
@@ -246,14 +246,30 @@ mod tests {
     fn bad_values_name_the_field() {
         let cases = [
             (GOOD.replace("\"demo\"", "\"De mo\""), "id: "),
-            (GOOD.replace("price = 3", "price = -1"), "price: -1 is negative"),
-            (GOOD.replace("https://demo.example/p/1", "demo/p/1"), "example_url: "),
+            (
+                GOOD.replace("price = 3", "price = -1"),
+                "price: -1 is negative",
+            ),
+            (
+                GOOD.replace("https://demo.example/p/1", "demo/p/1"),
+                "example_url: ",
+            ),
             (GOOD.replace("img.demo.example", "img/x"), "media_hosts: "),
-            (GOOD.replace("name = \"n\"", "name = \"id\""), "members: `id` is listed twice"),
-            (GOOD.replace("name = \"Demo\"", "name = \" \""), "name: is empty"),
+            (
+                GOOD.replace("name = \"n\"", "name = \"id\""),
+                "members: `id` is listed twice",
+            ),
+            (
+                GOOD.replace("name = \"Demo\"", "name = \" \""),
+                "name: is empty",
+            ),
         ];
         for (text, expected) in cases {
-            assert!(error(&text).starts_with(expected), "{expected}: {}", error(&text));
+            assert!(
+                error(&text).starts_with(expected),
+                "{expected}: {}",
+                error(&text)
+            );
         }
     }
 

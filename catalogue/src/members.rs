@@ -1,15 +1,13 @@
 //! Listed `platformData` members: their JSON types, the check of an object
 //! against them and the empty values that fill what a fetch could not supply.
 
-use serde::Deserialize;
 use serde_json::{Map, Value};
-
-use crate::Manifest;
 
 /// JSON types SPEC.md uses for listed platformData members
 /// (`type = "…"` in `platform.toml`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "parse", derive(serde::Deserialize))]
+#[cfg_attr(feature = "parse", serde(rename_all = "snake_case"))]
 pub enum Kind {
     /// A JSON string (`"string"`).
     String,
@@ -41,6 +39,29 @@ impl Kind {
         }
     }
 
+    /// The type named as in `platform.toml` (`"string"`, `"object_or_string"`, …).
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Some(match name {
+            "string" => Kind::String,
+            "number" => Kind::Number,
+            "object" => Kind::Object,
+            "array" => Kind::Array,
+            "object_or_string" => Kind::ObjectOrString,
+            _ => return None,
+        })
+    }
+
+    /// The name `platform.toml` uses for this type.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::String => "string",
+            Kind::Number => "number",
+            Kind::Object => "object",
+            Kind::Array => "array",
+            Kind::ObjectOrString => "object_or_string",
+        }
+    }
+
     /// The empty value of this type: what a member the fetched shape could
     /// not supply is filled with (never invented data).
     pub fn empty(self) -> Value {
@@ -53,40 +74,76 @@ impl Kind {
     }
 }
 
-impl Manifest {
-    /// Problems with a platformData object against the listed members
-    /// (empty when it conforms).
-    pub fn check_platform_data(&self, data: &Value) -> Vec<String> {
-        let Some(object) = data.as_object() else {
-            return vec!["platformData is not an object".into()];
-        };
-        self.members
-            .iter()
-            .filter_map(|m| match object.get(&m.name) {
-                None => Some(format!("listed member `{}` is missing", m.name)),
-                Some(v) if !m.kind.accepts(v) => Some(format!(
-                    "listed member `{}` should be {:?}, is {v}",
-                    m.name, m.kind
-                )),
-                Some(_) => None,
-            })
-            .collect()
-    }
-
-    /// Fill listed members absent from `data` with the empty value of their type.
-    pub fn fill_missing_members(&self, data: &mut Map<String, Value>) {
-        for m in &self.members {
-            if !data.contains_key(&m.name) {
-                data.insert(m.name.clone(), m.kind.empty());
+/// Problems with a platformData object against listed members (empty
+/// when it conforms).
+pub fn check_members<'a>(
+    members: impl IntoIterator<Item = (&'a str, Kind)>,
+    data: &Value,
+) -> Vec<String> {
+    let Some(object) = data.as_object() else {
+        return vec!["platformData is not an object".into()];
+    };
+    members
+        .into_iter()
+        .filter_map(|(name, kind)| match object.get(name) {
+            None => Some(format!("listed member `{name}` is missing")),
+            Some(v) if !kind.accepts(v) => {
+                Some(format!("listed member `{name}` should be {kind:?}, is {v}"))
             }
+            Some(_) => None,
+        })
+        .collect()
+}
+
+/// Fill listed members absent from `data` with the empty value of their type.
+pub fn fill_members<'a>(
+    members: impl IntoIterator<Item = (&'a str, Kind)>,
+    data: &mut Map<String, Value>,
+) {
+    for (name, kind) in members {
+        if !data.contains_key(name) {
+            data.insert(name.to_string(), kind.empty());
         }
     }
 }
 
-#[cfg(test)]
+#[cfg(feature = "parse")]
+impl crate::Manifest {
+    /// The listed members as `(name, type)` pairs.
+    pub fn listed(&self) -> impl Iterator<Item = (&str, Kind)> {
+        self.members.iter().map(|m| (m.name.as_str(), m.kind))
+    }
+
+    /// Problems with a platformData object against the listed members.
+    pub fn check_platform_data(&self, data: &Value) -> Vec<String> {
+        check_members(self.listed(), data)
+    }
+
+    /// Fill listed members absent from `data` with the empty value of their type.
+    pub fn fill_missing_members(&self, data: &mut Map<String, Value>) {
+        fill_members(self.listed(), data)
+    }
+}
+
+#[cfg(all(test, feature = "parse"))]
 mod tests {
     use super::*;
+    use crate::Manifest;
     use serde_json::json;
+
+    #[test]
+    fn kind_names_round_trip() {
+        for k in [
+            Kind::String,
+            Kind::Number,
+            Kind::Object,
+            Kind::Array,
+            Kind::ObjectOrString,
+        ] {
+            assert_eq!(Kind::from_name(k.name()), Some(k));
+        }
+        assert_eq!(Kind::from_name("integer"), None);
+    }
 
     fn manifest() -> Manifest {
         Manifest::parse(
@@ -132,6 +189,9 @@ mod tests {
     fn filling_adds_only_absent_members_with_empty_values() {
         let mut data = json!({"id": "9"}).as_object().unwrap().clone();
         manifest().fill_missing_members(&mut data);
-        assert_eq!(Value::Object(data), json!({"id": "9", "views": 0, "play": {}}));
+        assert_eq!(
+            Value::Object(data),
+            json!({"id": "9", "views": 0, "play": {}})
+        );
     }
 }

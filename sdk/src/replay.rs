@@ -567,17 +567,26 @@ mod tests {
 
     #[test]
     fn listed_members_come_from_the_platform_toml() {
-        let c = case(vec![exchange("https://a.example/page", "https://cdn.example/1.jpg")]);
+        let c = case(vec![exchange(
+            "https://a.example/page",
+            "https://cdn.example/1.jpg",
+        )]);
         let mut outcome = run::<OnePage>(&c).unwrap();
         let ex = outcome.result.as_mut().unwrap();
         ex.platform_data = serde_json::json!({"page": 1});
         let report = compare(&c, &outcome).unwrap_err();
-        assert!(report.contains("listed member `page` should be String"), "{report}");
+        assert!(
+            report.contains("listed member `page` should be String"),
+            "{report}"
+        );
         if let Some(t) = outcome.target.as_mut() {
             t.platform = "unknown".into();
         }
         let report = compare(&c, &outcome).unwrap_err();
-        assert!(report.contains("no platform.toml for \"unknown\""), "{report}");
+        assert!(
+            report.contains("no platform.toml for \"unknown\""),
+            "{report}"
+        );
     }
 
     #[test]

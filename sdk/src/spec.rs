@@ -5,110 +5,110 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 
-pub use mediaparse_catalogue::{Kind, Manifest};
+pub use mediaparse_catalogue::Kind;
+#[cfg(not(target_arch = "wasm32"))]
+pub use mediaparse_catalogue::Manifest;
 
-/// The `platform.toml` of every platform this process knows: registered
-/// ones, plus (parsed on first use) the text `export_extractor!` embeds in a
-/// component and, natively, `$CARGO_MANIFEST_DIR/platform.toml` of the crate
-/// under test. The SDK itself names no platform.
+/// The listed members of every platform this process knows: the one
+/// `export_extractor!` compiles into a component, and natively the
+/// registered ones plus `$CARGO_MANIFEST_DIR/platform.toml` of the crate
+/// under test (read on first use). The SDK itself names no platform.
 struct Known {
-    manifests: Vec<Entry>,
-    embedded: Option<&'static str>,
-    embedded_taken: bool,
+    platforms: Vec<Platform>,
+    #[cfg(not(target_arch = "wasm32"))]
     looked_in_manifest_dir: bool,
-    /// Why an embedded or found file was refused (reported by the checks).
+    /// Why a `platform.toml` found at run time was refused (the checks report it).
     refused: Vec<String>,
 }
 
-struct Entry {
-    manifest: &'static Manifest,
+struct Platform {
+    id: &'static str,
     listed: &'static [(&'static str, Kind)],
 }
 
 static KNOWN: Mutex<Known> = Mutex::new(Known {
-    manifests: Vec::new(),
-    embedded: None,
-    embedded_taken: false,
+    platforms: Vec::new(),
+    #[cfg(not(target_arch = "wasm32"))]
     looked_in_manifest_dir: false,
     refused: Vec::new(),
 });
 
 fn known() -> std::sync::MutexGuard<'static, Known> {
-    KNOWN.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    KNOWN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl Known {
-    /// Leaked once per platform: a process knows a handful.
-    fn add(&mut self, manifest: Manifest) {
-        if self.manifests.iter().any(|e| e.manifest.id == manifest.id) {
-            return;
+    fn add(&mut self, id: &'static str, listed: &'static [(&'static str, Kind)]) {
+        if !self.platforms.iter().any(|p| p.id == id) {
+            self.platforms.push(Platform { id, listed });
         }
-        let manifest: &'static Manifest = Box::leak(Box::new(manifest));
-        let listed: Vec<(&'static str, Kind)> = manifest
-            .members
-            .iter()
-            .map(|m| (m.name.as_str(), m.kind))
-            .collect();
-        self.manifests.push(Entry {
-            manifest,
-            listed: Box::leak(listed.into_boxed_slice()),
-        });
     }
 
-    fn find(&mut self, platform: &str) -> Option<&Entry> {
-        if let Some(text) = self.embedded.take() {
-            self.embedded_taken = true;
-            match Manifest::parse(text) {
-                Ok(m) => self.add(m),
-                Err(e) => self.refused.push(format!("embedded platform.toml: {e}")),
-            }
-        }
-        // Natively only: a component's environment is the host's business.
-        let native = cfg!(not(target_arch = "wasm32"));
-        if native
-            && !self.looked_in_manifest_dir
-            && !self.manifests.iter().any(|e| e.manifest.id == platform)
-        {
+    fn find(&mut self, platform: &str) -> Option<&Platform> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if !self.looked_in_manifest_dir && !self.platforms.iter().any(|p| p.id == platform) {
             self.looked_in_manifest_dir = true;
             if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
                 let path = std::path::Path::new(&dir).join("platform.toml");
                 if path.is_file() {
                     match Manifest::load(&path) {
-                        Ok(m) => self.add(m),
+                        Ok(m) => {
+                            let (id, listed) = leak(m);
+                            self.add(id, listed);
+                        }
                         Err(e) => self.refused.push(e.to_string()),
                     }
                 }
             }
         }
-        self.manifests.iter().find(|e| e.manifest.id == platform)
+        self.platforms.iter().find(|p| p.id == platform)
     }
 }
 
-/// Make a platform known to this process (tools and tests that run several
-/// extractors natively register their `platform.toml`s).
+/// Make a platform known to this process: tools and tests that run several
+/// extractors natively register their `platform.toml`s. Leaked once per
+/// platform (a process knows a handful).
+#[cfg(not(target_arch = "wasm32"))]
 pub fn register(manifest: Manifest) {
-    known().add(manifest);
+    let (id, listed) = leak(manifest);
+    known().add(id, listed);
 }
 
-/// The component's own `platform.toml` text; `export_extractor!` passes it
-/// (`include_str!` in the extractor crate). Parsed on first use.
+#[cfg(not(target_arch = "wasm32"))]
+fn leak(manifest: Manifest) -> (&'static str, &'static [(&'static str, Kind)]) {
+    let listed: Vec<(&'static str, Kind)> = manifest
+        .members
+        .into_iter()
+        .map(|m| (&*String::leak(m.name), m.kind))
+        .collect();
+    (
+        String::leak(manifest.id),
+        Box::leak(listed.into_boxed_slice()),
+    )
+}
+
+/// The component's own platform id and listed members, as
+/// `export_extractor!` compiles them in from its `platform.toml`
+/// (`mediaparse_catalogue_macros::embedded_platform!`).
 #[doc(hidden)]
-pub fn embed_platform_toml(text: &'static str) {
+pub fn embed_platform((id, members): (&'static str, &'static [(&'static str, &'static str)])) {
     let mut known = known();
-    if !known.embedded_taken {
-        known.embedded.get_or_insert(text);
+    if known.platforms.iter().any(|p| p.id == id) {
+        return;
     }
-}
-
-/// The `platform.toml` of `platform`, if this process knows it.
-pub fn manifest(platform: &str) -> Option<&'static Manifest> {
-    known().find(platform).map(|e| e.manifest)
+    let listed: Vec<(&'static str, Kind)> = members
+        .iter()
+        .filter_map(|(name, kind)| Kind::from_name(kind).map(|k| (*name, k)))
+        .collect();
+    known.add(id, Box::leak(listed.into_boxed_slice()));
 }
 
 /// Listed stable members of `data.platformData` of `platform`, from its
 /// `platform.toml` (empty for a platform this process does not know).
 pub fn listed_members(platform: &str) -> &'static [(&'static str, Kind)] {
-    known().find(platform).map_or(&[], |e| e.listed)
+    known().find(platform).map_or(&[], |p| p.listed)
 }
 
 /// Problems with a platformData object against the listed members in the
@@ -116,10 +116,10 @@ pub fn listed_members(platform: &str) -> &'static [(&'static str, Kind)] {
 pub fn check_platform_data(platform: &str, data: &Value) -> Vec<String> {
     let mut known = known();
     match known.find(platform) {
-        Some(e) => e.manifest.check_platform_data(data),
+        Some(p) => mediaparse_catalogue::check_members(p.listed.iter().copied(), data),
         None => {
             let mut problems = vec![format!(
-                "no platform.toml for {platform:?} (registered, embedded or in $CARGO_MANIFEST_DIR)"
+                "no platform.toml for {platform:?} (registered, compiled in, or in $CARGO_MANIFEST_DIR)"
             )];
             problems.extend(known.refused.iter().cloned());
             problems
@@ -130,8 +130,8 @@ pub fn check_platform_data(platform: &str, data: &Value) -> Vec<String> {
 /// Fill listed members the fetched shape could not supply with the empty
 /// value of their type (never invented data).
 pub fn fill_missing_members(platform: &str, data: &mut serde_json::Map<String, Value>) {
-    if let Some(e) = known().find(platform) {
-        e.manifest.fill_missing_members(data);
+    if let Some(p) = known().find(platform) {
+        mediaparse_catalogue::fill_members(p.listed.iter().copied(), data);
     }
 }
 

@@ -399,9 +399,10 @@ fn request_bodies_never_panic_or_500() {
         .pool_max_idle_per_host(0)
         .build()
         .unwrap();
-    let mut segments: Vec<String> = mediaparse_sdk::spec::PLATFORMS
-        .iter()
-        .map(|p| p.to_string())
+    let mut segments: Vec<String> = paths::bundled_catalogue()
+        .ids()
+        .into_iter()
+        .map(String::from)
         .collect();
     segments.extend(["TikTok", "nope", "%2e%2e", "x%00y"].map(String::from));
     let strategy = (

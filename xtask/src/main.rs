@@ -150,7 +150,10 @@ fn build_extractors() -> Result<Vec<PathBuf>> {
 /// `extractors/<p>/platform.toml`, checked (a broken one fails the build,
 /// not the service's reload).
 fn platform_toml(platform: &str) -> Result<PathBuf> {
-    let path = root().join("extractors").join(platform).join("platform.toml");
+    let path = root()
+        .join("extractors")
+        .join(platform)
+        .join("platform.toml");
     let manifest = mediaparse_catalogue::Manifest::load(&path).map_err(|e| e.to_string())?;
     if manifest.id != platform {
         return Err(format!(
@@ -248,7 +251,9 @@ fn test(args: &[String]) -> Result {
     c.args(["test", "--workspace"]).args(args);
     c.env("MEDIAPARSE_BIN", bin)
         .env("MEDIAPARSE_EXTRACTORS", extractors_out())
-        .env("MEDIAPARSE_TEST_GUESTS", guests);
+        .env("MEDIAPARSE_TEST_GUESTS", guests)
+        .env("MEDIAPARSE_TEMPLATE_WASM", template_wasm())
+        .env("MEDIAPARSE_TEMPLATE_TOML", template_toml());
     run(c)
 }
 
@@ -361,33 +366,51 @@ fn new_extractor(name: &str) -> Result {
     Ok(())
 }
 
+/// The platform id the template is rendered as by [`check_template`].
+const TEMPLATE_CHECK: &str = "templatecheck";
+
+/// Where [`check_template`] renders the template.
+fn template_check_dir() -> PathBuf {
+    root().join("target").join("template-check")
+}
+
+/// The template's example component as [`check_template`] builds it (the
+/// drop-in test installs it into a running service).
+fn template_wasm() -> PathBuf {
+    root()
+        .join("target")
+        .join(WASM_TARGET)
+        .join(GUEST_PROFILE)
+        .join(format!("mediaparse_extractor_{TEMPLATE_CHECK}.wasm"))
+}
+
+/// Its `platform.toml`.
+fn template_toml() -> PathBuf {
+    template_check_dir()
+        .join("extractors")
+        .join(TEMPLATE_CHECK)
+        .join("platform.toml")
+}
+
 /// CI guard: the template must render, pass its own tests, build as a wasm
 /// component and replay its fixture through the host. It is rendered as the
 /// only member of a scratch workspace in `target/template-check/` sharing
 /// this target directory, so it costs one small crate per run.
 fn check_template(host_bin: &Path) -> Result {
-    const NAME: &str = "templatecheck";
-    let dir = root().join("target").join("template-check");
+    const NAME: &str = TEMPLATE_CHECK;
+    let dir = template_check_dir();
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| e.to_string())?;
     }
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).map_err(|e| e.to_string())?;
-    let sdk = root().join("sdk");
     let manifest: String = manifest
         .lines()
         .map(|l| {
             if l.starts_with("members") {
                 "members = [\"extractors/*\"]".to_string()
-            } else if l.starts_with("mediaparse-sdk") {
-                format!(
-                    "mediaparse-sdk = {{ path = {:?} }}",
-                    sdk.display().to_string()
-                )
-            } else if l.starts_with("mediaparse-catalogue") {
-                format!(
-                    "mediaparse-catalogue = {{ path = {:?} }}",
-                    root().join("catalogue").display().to_string()
-                )
+            } else if l.starts_with("mediaparse-") && l.contains("path = \"") {
+                // Workspace path dependencies (the SDK, the catalogue): absolute.
+                l.replacen("path = \"", &format!("path = \"{}/", root().display()), 1)
             } else {
                 l.to_string()
             }
@@ -418,11 +441,7 @@ fn check_template(host_bin: &Path) -> Result {
         "--profile",
         GUEST_PROFILE,
     ]))?;
-    let wasm = root()
-        .join("target")
-        .join(WASM_TARGET)
-        .join(GUEST_PROFILE)
-        .join(format!("mediaparse_extractor_{NAME}.wasm"));
+    let wasm = template_wasm();
     let mut replay = Command::new(host_bin);
     replay
         .arg("replay")
@@ -481,7 +500,10 @@ mod tests {
         let m = mediaparse_catalogue::Manifest::load(&dir.join("platform.toml"));
         std::fs::remove_dir_all(&dir).unwrap();
         let m = m.unwrap();
-        assert_eq!((m.id.as_str(), m.name.as_str()), ("streamable", "Streamable"));
+        assert_eq!(
+            (m.id.as_str(), m.name.as_str()),
+            ("streamable", "Streamable")
+        );
     }
 
     #[test]

@@ -27,13 +27,15 @@ pub fn tiktok_urls() -> Vec<String> {
     urls
 }
 
-/// A folder holding only `tiktok.wasm` (a link), so a service starts fast.
+/// A folder holding only `tiktok.wasm` and its `tiktok.toml` (links), so a service starts fast.
 pub fn tiktok_only() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let src = paths::extractors_dir().join("tiktok.wasm");
-    let dst = dir.path().join("tiktok.wasm");
-    if std::os::unix::fs::symlink(&src, &dst).is_err() {
-        std::fs::copy(&src, &dst).unwrap();
+    for file in ["tiktok.toml", "tiktok.wasm"] {
+        let src = paths::extractors_dir().join(file);
+        let dst = dir.path().join(file);
+        if std::os::unix::fs::symlink(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst).unwrap();
+        }
     }
     let path = dir.path().to_path_buf();
     (dir, path)
