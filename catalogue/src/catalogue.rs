@@ -46,10 +46,30 @@ impl Catalogue {
         Ok(catalogue)
     }
 
+    /// Every valid `<id>.toml` in an installed extractors folder (beside the
+    /// `<id>.wasm` files): what a tool without the running service's
+    /// registry (the CLI) knows. Invalid files are skipped; the service's
+    /// registry reports them.
+    pub fn from_installed_dir(dir: &Path) -> Catalogue {
+        let mut catalogue = Catalogue::new();
+        for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            let path = entry.path();
+            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+            if path.extension().is_some_and(|e| e == "toml") && !stem.starts_with('.') {
+                if let Ok(m) = Manifest::load(&path).map(|m| (m.id == stem).then_some(m)) {
+                    if let Some(m) = m {
+                        catalogue.insert(m);
+                    }
+                }
+            }
+        }
+        catalogue
+    }
+
     /// Add or replace a platform; returns the one it replaced.
-    pub fn insert(&mut self, manifest: Manifest) -> Option<Arc<Manifest>> {
-        self.platforms
-            .insert(manifest.id.clone(), Arc::new(manifest))
+    pub fn insert(&mut self, manifest: impl Into<Arc<Manifest>>) -> Option<Arc<Manifest>> {
+        let manifest = manifest.into();
+        self.platforms.insert(manifest.id.clone(), manifest)
     }
 
     pub fn remove(&mut self, id: &str) -> Option<Arc<Manifest>> {

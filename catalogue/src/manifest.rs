@@ -15,6 +15,7 @@ use crate::Kind;
 /// order = 1                     # position in listings; absent: after every numbered one, by id
 /// example_url = "https://…"     # a public post URL (OpenAPI examples)
 /// media_hosts = ["*.tiktokcdn.com"]   # hosts of the media URLs it hands out
+/// share_text = false            # accepts copied share text holding a URL
 /// members = [{ name = "aweme_id", type = "string" }]   # listed platformData members
 /// optional_members = [{ name = "x", type = "string", description = "…" }]
 /// ```
@@ -35,6 +36,9 @@ pub struct Manifest {
     /// Hosts of the media URLs this platform hands out (`*.` prefix: any subdomain).
     #[serde(default)]
     pub media_hosts: Vec<String>,
+    /// Does `detect` accept copied share text holding a URL (documented per platform)?
+    #[serde(default)]
+    pub share_text: bool,
     /// Listed, stable `platformData` members, in documentation order.
     #[serde(default)]
     pub members: Vec<Member>,
@@ -212,6 +216,7 @@ mod tests {
         order = 2
         example_url = "https://demo.example/p/1"
         media_hosts = ["*.cdn.demo.example", "img.demo.example"]
+        share_text = true
         members = [{ name = "id", type = "string" }, { name = "n", type = "number" }]
         optional_members = [{ name = "u", type = "string", description = "Sometimes." }]
     "#;
@@ -227,6 +232,7 @@ mod tests {
         assert_eq!(m.members[1].kind, Kind::Number);
         assert_eq!(m.optional_members[0].name, "u");
         assert_eq!(m.media_hosts.len(), 2);
+        assert!(m.share_text);
     }
 
     #[test]

@@ -206,7 +206,7 @@ async fn parse_routed(
     target.input = input.to_string();
 
     auth::check_platform(key, &platform)?;
-    let price = billing::price(&platform);
+    let price = billing::price(&ext.manifest, &config);
     let balance = store_call(state, {
         let account = key.account_id.clone();
         move |store| store.balance(&account)

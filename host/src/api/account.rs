@@ -62,9 +62,11 @@ async fn answer(
     .filter()?;
     let store = state.store.clone();
     let auth_now = state.auth_now();
+    let catalogue = state.registry.known();
+    let known: Vec<String> = catalogue.ids().into_iter().map(String::from).collect();
     let (balance, usage) = tokio::task::spawn_blocking(move || {
         let balance = store.balance(&filter.account.clone().unwrap_or_default());
-        let usage = operator::usage(&store, &filter);
+        let usage = operator::usage(&store, &filter, &known);
         (balance, usage)
     })
     .await
@@ -77,7 +79,7 @@ async fn answer(
         "balance": balance,
         "key": operator::key_view(&key, auth_now),
         "usage": usage,
-        "prices": crate::billing::price_table(),
+        "prices": crate::billing::price_table(&catalogue, &state.config.load()),
     });
     Ok((
         StatusCode::OK,

@@ -81,16 +81,19 @@ async fn capabilities(
 /// `data` of the capabilities answer (also the MCP `get_capabilities` result).
 pub fn capabilities_data(state: &AppState) -> serde_json::Value {
     let config = state.config.load();
-    let platforms: Vec<_> = mediaparse_sdk::spec::PLATFORMS
+    // The loaded platforms, and removed ones as unavailable (the catalogue).
+    let catalogue = state.registry.known();
+    let platforms: Vec<_> = catalogue
         .iter()
-        .map(|p| {
+        .map(|m| {
+            let p = m.id.as_str();
             let ext = state.registry.get(p);
             json!({
                 "id": p,
                 "enabled": ext.is_some() && config.enabled(p),
                 "extractorVersion": ext.as_ref().map(|e| e.info.version.clone()),
                 "urlShapes": ext.as_ref().map(|e| e.info.url_shapes.clone()).unwrap_or_default(),
-                "credits": crate::billing::price(p),
+                "credits": crate::billing::price(m, &config),
             })
         })
         .collect();
@@ -100,7 +103,7 @@ pub fn capabilities_data(state: &AppState) -> serde_json::Value {
         "billing": {
             "unit": "credit",
             "chargedWhen": "a parse returns at least one image, video or audio URL; failures and no-media results cost 0",
-            "prices": crate::billing::price_table(),
+            "prices": crate::billing::price_table(&catalogue, &config),
         },
         "platformDataVersion": "1",
     })

@@ -50,7 +50,7 @@ async fn run(
             .rate_limits
             .check(&key, state.config.load().limits.rate_limit_per_minute)?;
         if let Some(p) = &path_platform
-            && !mediaparse_sdk::spec::PLATFORMS.contains(&p.as_str())
+            && !state.registry.knows(p)
         {
             return Err(ApiError::new(
                 StatusCode::NOT_FOUND,
