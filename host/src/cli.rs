@@ -251,11 +251,11 @@ fn detect(input: &str, json: bool, dir: &Path) -> anyhow::Result<i32> {
     registry
         .load_dir(dir)
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", dir.display()))?;
-    let detected = crate::pipeline::route(&registry, input, None).and_then(|ext| {
+    let detected = crate::parse::route(&registry, input, None).and_then(|ext| {
         let mut session = registry.session(&ext)?;
         session
             .detect(input)?
-            .map_err(crate::pipeline::ParseError::Failure)
+            .map_err(crate::parse::ParseError::Failure)
     });
     match detected {
         Ok(t) => {
@@ -270,11 +270,11 @@ fn detect(input: &str, json: bool, dir: &Path) -> anyhow::Result<i32> {
             Ok(0)
         }
         Err(e) => {
-            let err = crate::api::envelope::ApiError::from(e);
+            let err = crate::http::envelope::ApiError::from(e);
             if json {
-                println!("{}", json!({"code": err.code, "msg": err.msg}));
+                println!("{}", json!({"code": err.wire(), "msg": err.msg}));
             } else {
-                println!("error {}: {}", err.code, err.msg);
+                println!("error {}: {}", err.wire(), err.msg);
             }
             Ok(2)
         }

@@ -1,6 +1,6 @@
 use clap::Parser;
 use mediaparse::cli::{Cli, Command};
-use mediaparse::server::{ServeOptions, serve};
+use mediaparse::http::server::{ServeOptions, serve};
 
 fn main() {
     let cli = Cli::parse();

@@ -6,6 +6,9 @@
 use serde::Serialize;
 
 use crate::auth;
+use crate::core::ErrorCode;
+pub use crate::core::clock::rfc3339;
+use crate::core::ids::new_id;
 use crate::store::{
     AccountSummary, CreditChange, KeyEdit, KeyRecord, Store, StoreError, Usage, UsageFilter,
 };
@@ -26,6 +29,19 @@ impl From<StoreError> for OperatorError {
             StoreError::NotFound(what, id) => OperatorError::NotFound(what, id),
             StoreError::Invalid(m) => OperatorError::Invalid(m),
             e @ StoreError::Sqlite(_) => OperatorError::Store(e),
+        }
+    }
+}
+
+impl OperatorError {
+    /// This error's row in the error table.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            OperatorError::NotFound("key", _) => ErrorCode::KeyNotFound,
+            OperatorError::NotFound("account", _) => ErrorCode::AccountNotFound,
+            OperatorError::NotFound(..) => ErrorCode::NotFound,
+            OperatorError::Invalid(_) => ErrorCode::InvalidRequest,
+            OperatorError::Store(_) => ErrorCode::Internal,
         }
     }
 }
@@ -97,13 +113,6 @@ pub fn platforms_json(platforms: &Option<Vec<String>>) -> serde_json::Value {
     }
 }
 
-/// Unix seconds as `2026-11-22T03:04:05Z`.
-pub fn rfc3339(unix_s: i64) -> String {
-    chrono::DateTime::from_timestamp(unix_s, 0)
-        .map(|t| t.format("%Y-%m-%dT%H:%M:%SZ").to_string())
-        .unwrap_or_else(|| unix_s.to_string())
-}
-
 pub fn validate_name(name: &str) -> Result<String> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > 100 || name.chars().any(char::is_control) {
@@ -130,7 +139,7 @@ pub fn parse_rate_limit(value: &str) -> Result<Option<u32>> {
 pub fn create_key(store: &Store, spec: KeySpec, now: i64) -> Result<IssuedKey> {
     let token = auth::mint_token();
     let key = KeyRecord {
-        id: auth::new_id("key"),
+        id: new_id("key"),
         account_id: spec.account,
         name: validate_name(&spec.name)?,
         token_prefix: auth::display_prefix(&token),

@@ -19,8 +19,14 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 use sha2::{Digest, Sha256};
 
 use crate::config::OperatorConfig;
-use crate::registry::is_platform_file;
-use crate::state::AppState;
+use crate::registry::{Registry, is_platform_file};
+
+/// What the watcher swaps: the loaded components and the configuration.
+pub struct Watched {
+    pub registry: Arc<Registry>,
+    pub config: Arc<ArcSwap<OperatorConfig>>,
+    pub config_source: Arc<ConfigSource>,
+}
 
 /// Quiet time after the last event before a reload.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -122,7 +128,7 @@ fn digest(text: &str) -> String {
 }
 
 /// Start the watcher thread. It lives as long as the process.
-pub fn spawn(state: Arc<AppState>, extractors_dir: &Path) -> anyhow::Result<()> {
+pub fn spawn(state: Watched, extractors_dir: &Path) -> anyhow::Result<()> {
     let (tx, rx) = channel::<notify::Result<Event>>();
     let mut watcher = notify::recommended_watcher(tx)?;
     let extractors_dir = std::fs::canonicalize(extractors_dir)?;
@@ -184,7 +190,7 @@ fn relevant(kind: &EventKind) -> bool {
 }
 
 fn apply(
-    state: &AppState,
+    state: &Watched,
     extractors_dir: &Path,
     config_dir: Option<&Path>,
     paths: BTreeSet<PathBuf>,

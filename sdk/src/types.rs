@@ -369,17 +369,6 @@ impl Failure {
         }
     }
 
-    /// The HTTP status of the error envelope.
-    pub fn http_status(&self) -> u16 {
-        match self {
-            Failure::UnsupportedUrl(_) => 400,
-            Failure::Unavailable(_) => 404,
-            Failure::LoginRequired(_) => 422,
-            Failure::RateLimited(_) => 503,
-            Failure::UpstreamChanged(_) | Failure::UpstreamError(_) => 502,
-        }
-    }
-
     /// The variant's name as in the WIT (`unsupported-url`, ...).
     pub fn kind(&self) -> &'static str {
         match self {
@@ -409,7 +398,7 @@ impl Failure {
     /// ```
     /// use mediaparse_sdk::Failure;
     /// let f = Failure::unsupported("profiles are not posts");
-    /// assert_eq!((f.http_status(), f.code(), f.kind()), (400, "302", "unsupported-url"));
+    /// assert_eq!((f.code(), f.kind()), ("302", "unsupported-url"));
     /// ```
     pub fn unsupported(message: impl Into<String>) -> Self {
         Failure::UnsupportedUrl(message.into())

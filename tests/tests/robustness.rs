@@ -522,7 +522,7 @@ fn detect_never_traps_on_any_platform() {
         });
         let result = runner.run(&strategy, |input| {
             // Routing is native host code: it must not panic either.
-            let _ = mediaparse::pipeline::route(&registry, &input, Some(&platform));
+            let _ = mediaparse::parse::route(&registry, &input, Some(&platform));
             let mut session = registry
                 .session(&ext)
                 .map_err(|e| TestCaseError::fail(e.to_string()))?;

@@ -8,6 +8,9 @@
 //! - `new-extractor NAME` a new `extractors/NAME` crate from `xtask/template/`
 //! - `fake-upstream [ARGS…]` the tests' fake upstream as a server (see tests/src/bin/mediaparse-fake-upstream.rs)
 //! - `bench [--quick]`   release host + components, then the benchmark table (and `target/bench/bench.json`)
+//! - `layers`            the host's module graph; fails on an import cycle or `AppState` below the HTTP layer
+
+mod layers;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -32,9 +35,10 @@ fn main() -> ExitCode {
         },
         "fake-upstream" => fake_upstream(&rest),
         "bench" => bench(&rest),
+        "layers" => layers::run(&root()),
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | new-extractor NAME | fake-upstream [ARGS] | bench [--quick] [--json PATH]>"
+                "usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | new-extractor NAME | fake-upstream [ARGS] | bench [--quick] [--json PATH] | layers>"
             );
             return if cmd == "help" {
                 ExitCode::SUCCESS

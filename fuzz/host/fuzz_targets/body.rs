@@ -6,7 +6,7 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    if let Ok(input) = mediaparse::api::body::parse_input(data) {
+    if let Ok(input) = mediaparse::http::body::parse_input(data) {
         assert!(input.len() <= data.len());
     }
 });

@@ -1,10 +1,14 @@
-//! API keys: token minting and hashing, bearer authentication, expiry and
-//! platform permissions. Tokens are shown once and stored only as SHA-256.
+//! API keys: token minting and hashing, bearer authentication, expiry,
+//! platform permissions and per-key rate limits. Tokens are shown once and
+//! stored only as SHA-256.
+
+pub mod ratelimit;
 
 use base64::Engine as _;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 
+use crate::core::ErrorCode;
 use crate::store::{KeyRecord, Store, StoreError};
 
 /// Every customer token starts with this, so leaked tokens are recognisable.
@@ -26,6 +30,19 @@ pub enum AuthError {
     Store(#[from] StoreError),
 }
 
+impl AuthError {
+    /// This error's row in the error table.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            AuthError::MissingToken => ErrorCode::MissingToken,
+            AuthError::InvalidToken => ErrorCode::InvalidToken,
+            AuthError::TokenExpired => ErrorCode::TokenExpired,
+            AuthError::PlatformNotAllowed(_) => ErrorCode::PlatformNotAllowed,
+            AuthError::Store(_) => ErrorCode::Internal,
+        }
+    }
+}
+
 /// A fresh random token: the prefix plus 32 random bytes, base64url.
 pub fn mint_token() -> String {
     let mut bytes = [0u8; 32];
@@ -42,13 +59,6 @@ pub fn hash_token(token: &str) -> Vec<u8> {
 
 pub fn display_prefix(token: &str) -> String {
     token.chars().take(DISPLAY_PREFIX_LEN).collect()
-}
-
-/// A short random identifier with a readable prefix (`key_3f9a…`).
-pub fn new_id(prefix: &str) -> String {
-    let mut bytes = [0u8; 6];
-    rand::rng().fill_bytes(&mut bytes);
-    format!("{prefix}_{}", hex::encode(bytes))
 }
 
 /// The bearer token of an `Authorization` header value.
@@ -71,6 +81,16 @@ pub fn bearer(header: Option<&str>) -> Result<&str, AuthError> {
     } else {
         Ok(token)
     }
+}
+
+/// The key of an `Authorization` header value, checked for expiry at
+/// `now_unix_s` (blocking: it reads the store).
+pub fn authenticate_header(
+    store: &Store,
+    header: Option<&str>,
+    now_unix_s: i64,
+) -> Result<KeyRecord, AuthError> {
+    authenticate(store, bearer(header)?, now_unix_s)
 }
 
 /// Look a token up and check its expiry at `now_unix_s`.

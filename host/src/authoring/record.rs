@@ -19,7 +19,7 @@ use super::replay::{ComponentChoice, component_for, replay_loaded};
 use super::scrub::Scrubber;
 use crate::config::OperatorConfig;
 use crate::fetch::{FetchLimits, Fetcher, Hop, HopLog, UpstreamOverride};
-use crate::pipeline::{self, ParseError, ParseLimits};
+use crate::parse::{self, ParseError, ParseLimits};
 
 /// What to record, and where.
 pub struct RecordOptions {
@@ -100,13 +100,13 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
             let limits = ParseLimits::default();
             let platform_limits =
                 crate::config::OperatorConfig::default().limits_for(ext.platform());
-            let outbound = pipeline::Outbound {
+            let outbound = parse::Outbound {
                 limits: &platform_limits,
                 proxy: None,
             };
             let extracted = tokio::time::timeout(
                 platform_limits.parse_timeout,
-                pipeline::extract(
+                parse::extract(
                     &fetcher,
                     &limits,
                     &ext,
@@ -327,7 +327,7 @@ fn constraint(h: &Header, scrub: &Scrubber) -> Header {
             .and_then(|pair| pair.split_once('='))
             .map(|(n, _)| format!("{}=", n.trim()))
             .unwrap_or_default()
-    } else if name == "authorization" || crate::sanitize::is_sensitive(&name) {
+    } else if name == "authorization" || crate::core::sanitize::is_sensitive(&name) {
         String::new()
     } else {
         scrub.text(&h.value)

@@ -102,7 +102,7 @@ pub fn component_for(
             registry
                 .load_dir(dir)
                 .map_err(|e| anyhow::anyhow!("reading {}: {e}", dir.display()))?;
-            crate::pipeline::route(&registry, &case.input, None).map_err(|e| {
+            crate::parse::route(&registry, &case.input, None).map_err(|e| {
                 anyhow::anyhow!(
                     "no component in {} for this case ({e}); pass --component FILE",
                     dir.display()

@@ -1,29 +1,69 @@
-//! Prices: the only source for charging and for
-//! `GET /api/v1/capabilities` `data.billing`. A platform's price is its
-//! `platform.toml` `price`, unless the operator configuration sets
-//! `[platforms.<id>] price`.
+//! Billing: the price (the only source for charging and for
+//! `GET /api/v1/capabilities` `data.billing`: a platform's `platform.toml`
+//! `price`, unless the operator configuration sets `[platforms.<id>] price`),
+//! the balance pre-check before
+//! any upstream request, and the charge — one conditional debit with its
+//! ledger row — after a parse that returned media.
 
 use mediaparse_catalogue::{Catalogue, Manifest};
 
-use crate::config::OperatorConfig;
+use crate::store::{Charge, Store, StoreResult};
 
-/// Credits one successful parse (at least one media URL) of `manifest`'s platform costs.
-pub fn price(manifest: &Manifest, config: &OperatorConfig) -> i64 {
-    config
-        .platforms
-        .get(&manifest.id)
-        .and_then(|p| p.price)
-        .unwrap_or(manifest.price)
+/// Whether an account can pay for one parse.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Funds {
+    Covered,
+    Short { balance: i64 },
+}
+
+/// The pre-check: does `account`'s balance cover `price`? (Blocking: reads the store.)
+pub fn precheck(store: &Store, account: &str, price: i64) -> StoreResult<Funds> {
+    let balance = store.balance(account)?;
+    Ok(if balance < price {
+        Funds::Short { balance }
+    } else {
+        Funds::Covered
+    })
+}
+
+/// What one successful parse is billed for.
+#[derive(Clone, Debug)]
+pub struct Bill {
+    pub account: String,
+    pub key_id: String,
+    pub platform: String,
+    pub price: i64,
+    pub request_id: String,
+}
+
+/// Take the price and write the ledger row, or nothing if the balance no
+/// longer covers it (a concurrent parse spent it). Blocking.
+pub fn charge(store: &Store, bill: &Bill, now_unix_s: i64) -> StoreResult<Charge> {
+    store.charge(
+        &bill.account,
+        &bill.key_id,
+        &bill.platform,
+        bill.price,
+        &bill.request_id,
+        now_unix_s,
+    )
+}
+
+/// Credits one successful parse (at least one media URL) of `manifest`'s
+/// platform costs: the operator's override (`[platforms.<id>] price`,
+/// `OperatorConfig::price_override`) or the file's price.
+pub fn price(manifest: &Manifest, override_price: Option<i64>) -> i64 {
+    override_price.unwrap_or(manifest.price)
 }
 
 /// `{platform: credits}` for every platform of `catalogue`, in listing order.
 pub fn price_table(
     catalogue: &Catalogue,
-    config: &OperatorConfig,
+    override_price: impl Fn(&str) -> Option<i64>,
 ) -> serde_json::Map<String, serde_json::Value> {
     catalogue
         .iter()
-        .map(|m| (m.id.clone(), price(m, config).into()))
+        .map(|m| (m.id.clone(), price(m, override_price(&m.id)).into()))
         .collect()
 }
 
@@ -40,7 +80,7 @@ mod tests {
 
     #[test]
     fn spec_prices() {
-        let t = price_table(&bundled(), &OperatorConfig::default());
+        let t = price_table(&bundled(), |_| None);
         assert_eq!(t["youtube"], 3);
         assert_eq!(t["threads"], 2);
         assert_eq!(t["kuaishou"], 2);
@@ -51,8 +91,7 @@ mod tests {
 
     #[test]
     fn the_operator_overrides_a_price() {
-        let config = OperatorConfig::parse("[platforms.youtube]\nprice = 5\n").unwrap();
-        let t = price_table(&bundled(), &config);
+        let t = price_table(&bundled(), |id| (id == "youtube").then_some(5));
         assert_eq!((t["youtube"].clone(), t["threads"].clone()), (5.into(), 2.into()));
     }
 }

@@ -25,7 +25,7 @@ use sha2::{Digest, Sha256};
 pub use cache::CompiledCache;
 pub use runtime::{Runtime, RuntimeError, SandboxLimits, Session};
 
-use crate::config::Secrets;
+use crate::core::Secrets;
 
 /// A compiled, checked, ready-to-instantiate extractor.
 pub struct LoadedExtractor {

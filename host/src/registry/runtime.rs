@@ -13,7 +13,7 @@ use wasmtime::{
 use wasmtime_wasi::{WasiCtx, WasiCtxBuilder, WasiCtxView, WasiView};
 
 use super::convert;
-use crate::config::Secrets;
+use crate::core::Secrets;
 use mediaparse_sdk as sdk;
 
 pub(super) mod bindings {

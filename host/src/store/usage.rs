@@ -55,7 +55,7 @@ pub struct UsageEntry {
 }
 
 fn as_rfc3339<S: serde::Serializer>(t: &i64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&crate::operator::rfc3339(*t))
+    s.serialize_str(&crate::core::clock::rfc3339(*t))
 }
 
 impl UsageFilter {

@@ -3,41 +3,32 @@
 //! validate and sanitize, and charge only a result that holds media.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mediaparse_sdk as sdk;
 use mediaparse_sdk::urls::InputUrl;
 use serde_json::Value;
 
+use arc_swap::ArcSwap;
+
 use crate::auth::{self, AuthError};
-use crate::billing;
-use crate::config::{PlatformLimits, Secrets};
+use crate::billing::{self, Bill, Funds};
+use crate::config::{OperatorConfig, PlatformLimits};
+pub use crate::core::ParseLimits;
+use crate::core::{Clock, ErrorCode, Secrets, sanitize};
 use crate::fetch::{FetchError, Fetcher};
 use crate::registry::{LoadedExtractor, Registry, RuntimeError, Session};
-use crate::sanitize;
-use crate::state::AppState;
-use crate::store::{Charge, KeyRecord, StoreError};
+use crate::store::{Charge, KeyRecord, Store, StoreError};
 
-/// Bounds on one parse.
-#[derive(Clone, Debug)]
-pub struct ParseLimits {
-    pub max_rounds: usize,
-    pub max_requests_per_round: usize,
-    /// Wall time for the whole parse, all rounds included.
-    pub deadline: Duration,
-    /// Longest accepted input (URL or share text), in bytes.
-    pub max_input_bytes: usize,
-}
-
-impl Default for ParseLimits {
-    fn default() -> Self {
-        ParseLimits {
-            max_rounds: 8,
-            max_requests_per_round: 16,
-            deadline: Duration::from_secs(30),
-            max_input_bytes: 4096,
-        }
-    }
+/// What a parse needs, named: the layers below it, never the HTTP state.
+pub struct Services {
+    pub store: Store,
+    pub registry: Arc<Registry>,
+    pub fetcher: Arc<Fetcher>,
+    pub limits: ParseLimits,
+    /// The operator configuration in force (hot-reloaded).
+    pub config: Arc<ArcSwap<OperatorConfig>>,
+    pub clock: Clock,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -67,19 +58,27 @@ pub enum ParseError {
 }
 
 impl ParseError {
+    /// This error's row in the error table.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ParseError::Unsupported(_) => ErrorCode::UnsupportedUrl,
+            ParseError::Auth(a) => a.code(),
+            ParseError::InsufficientCredits { .. } => ErrorCode::InsufficientCredits,
+            ParseError::Failure(f) => ErrorCode::of_failure(f),
+            ParseError::ExtractorUnavailable(_) => ErrorCode::ExtractorUnavailable,
+            ParseError::ExtractorFailed(_) => ErrorCode::ExtractorFailed,
+            ParseError::UpstreamTimeout => ErrorCode::UpstreamTimeout,
+            ParseError::Upstream(_) => ErrorCode::UpstreamError,
+            ParseError::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
     /// The outcome label of `mediaparse_parses_total` (the envelope's code).
     pub fn outcome(&self) -> &'static str {
         match self {
-            ParseError::Unsupported(_) => "302",
             ParseError::Auth(AuthError::PlatformNotAllowed(_)) => "platform_not_allowed",
             ParseError::Auth(_) => "auth",
-            ParseError::InsufficientCredits { .. } => "insufficient_credits",
-            ParseError::Failure(f) => f.code(),
-            ParseError::ExtractorUnavailable(_) => "extractor_unavailable",
-            ParseError::ExtractorFailed(_) => "extractor_failed",
-            ParseError::UpstreamTimeout => "upstream_timeout",
-            ParseError::Upstream(_) => "upstream_error",
-            ParseError::Internal(_) => "internal_error",
+            other => other.code().as_str(),
         }
     }
 
@@ -132,7 +131,7 @@ pub struct Parsed {
 /// platform endpoint's path segment (already checked to be a platform id).
 /// Counted in the metrics; configured secrets never leave in an error.
 pub async fn parse(
-    state: &AppState,
+    services: &Services,
     key: &KeyRecord,
     input: &str,
     path_platform: Option<&str>,
@@ -140,7 +139,7 @@ pub async fn parse(
 ) -> Result<Parsed, ParseError> {
     let started = Instant::now();
     let mut routed: Option<String> = None;
-    let result = parse_routed(state, key, input, path_platform, request_id, &mut routed).await;
+    let result = parse_routed(services, key, input, path_platform, request_id, &mut routed).await;
     let unavailable = match &result {
         Err(ParseError::ExtractorUnavailable(p)) => Some(p.as_str()),
         _ => None,
@@ -151,7 +150,7 @@ pub async fn parse(
         .or(path_platform)
         .unwrap_or("unknown")
         .to_string();
-    let secrets = state.config.load().secrets(&platform);
+    let secrets = services.config.load().secrets(&platform);
     let result = result.map_err(|e| e.redact(&secrets));
     let (outcome, charged) = match &result {
         Ok(p) if p.media.is_empty() => ("no_media", 0),
@@ -162,32 +161,36 @@ pub async fn parse(
     result
 }
 
+/// The checks in order — input size, route, platform switch, permission —
+/// all before an instance exists; then detect, the balance pre-check, the
+/// rounds, and the charge of a result that holds media.
 async fn parse_routed(
-    state: &AppState,
+    services: &Services,
     key: &KeyRecord,
     input: &str,
     path_platform: Option<&str>,
     request_id: &str,
     routed: &mut Option<String>,
 ) -> Result<Parsed, ParseError> {
-    if input.len() > state.limits.max_input_bytes {
+    if input.len() > services.limits.max_input_bytes {
         return Err(ParseError::Unsupported(format!(
             "input longer than {} bytes",
-            state.limits.max_input_bytes
+            services.limits.max_input_bytes
         )));
     }
-    let ext = route(&state.registry, input, path_platform)?;
+    let ext = route(&services.registry, input, path_platform)?;
     let platform = ext.platform().to_string();
     *routed = Some(platform.clone());
     // One snapshot of the configuration for the whole parse.
-    let config = state.config.load_full();
+    let config = services.config.load_full();
     if !config.enabled(&platform) {
         return Err(ParseError::ExtractorUnavailable(platform));
     }
+    auth::check_platform(key, &platform)?;
     let limits = config.limits_for(&platform);
     let secrets = config.secrets(&platform);
     let mut session = blocking({
-        let registry = state.registry.clone();
+        let registry = services.registry.clone();
         let (ext, sandbox, secrets) = (ext.clone(), limits.sandbox.clone(), secrets.clone());
         move || registry.session_with(&ext, &sandbox, secrets)
     })
@@ -205,14 +208,13 @@ async fn parse_routed(
     }
     target.input = input.to_string();
 
-    auth::check_platform(key, &platform)?;
-    let price = billing::price(&ext.manifest, &config);
-    let balance = store_call(state, {
+    let price = billing::price(&ext.manifest, config.price_override(&platform));
+    let funds = store_call(&services.store, {
         let account = key.account_id.clone();
-        move |store| store.balance(&account)
+        move |store| billing::precheck(store, &account, price)
     })
     .await?;
-    if balance < price {
+    if let Funds::Short { balance } = funds {
         return Err(ParseError::InsufficientCredits {
             platform,
             price,
@@ -221,7 +223,7 @@ async fn parse_routed(
     }
 
     let ctx = sdk::Context {
-        now_unix_ms: state.now_unix_ms(),
+        now_unix_ms: services.clock.parse_now_ms(),
         config: config.extractor_config(&platform),
     };
     let outbound = Outbound {
@@ -231,8 +233,8 @@ async fn parse_routed(
     let (mut media, mut platform_data) = tokio::time::timeout(
         limits.parse_timeout,
         extract(
-            &state.fetcher,
-            &state.limits,
+            &services.fetcher,
+            &services.limits,
             &ext,
             &outbound,
             session,
@@ -253,23 +255,15 @@ async fn parse_routed(
             charged: 0,
         });
     }
-    let charge = store_call(state, {
-        let (account, key_id, platform, request_id) = (
-            key.account_id.clone(),
-            key.id.clone(),
-            platform.clone(),
-            request_id.to_string(),
-        );
-        move |store| {
-            store.charge(
-                &account,
-                &key_id,
-                &platform,
-                price,
-                &request_id,
-                chrono::Utc::now().timestamp(),
-            )
-        }
+    let bill = Bill {
+        account: key.account_id.clone(),
+        key_id: key.id.clone(),
+        platform: platform.clone(),
+        price,
+        request_id: request_id.to_string(),
+    };
+    let charge = store_call(&services.store, move |store| {
+        billing::charge(store, &bill, crate::core::clock::unix_now_s())
     })
     .await?;
     match charge {
@@ -472,10 +466,11 @@ async fn blocking<T: Send + 'static>(
         .map_err(|e| ParseError::Internal(format!("worker failed: {e}")))
 }
 
+/// Run a store call on a blocking thread.
 pub async fn store_call<T: Send + 'static>(
-    state: &AppState,
-    f: impl FnOnce(&crate::store::Store) -> Result<T, StoreError> + Send + 'static,
+    store: &Store,
+    f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
 ) -> Result<T, ParseError> {
-    let store = state.store.clone();
+    let store = store.clone();
     Ok(blocking(move || f(&store)).await??)
 }

@@ -8,17 +8,26 @@
 
 use std::sync::Arc;
 
+use axum::Router;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Query, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use serde::Deserialize;
 use serde_json::json;
 
 use super::admin_keys::UsageQuery;
-use super::envelope::{ApiError, CREDITS_HEADER};
+use super::envelope::{ApiError, credits_zero_unless_set, internal};
+use super::extract::ApiKey;
+use super::state::AppState;
 use crate::operator;
-use crate::state::AppState;
+
+pub fn router() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api/v1/account", get(view))
+        .layer(axum::middleware::map_response(credits_zero_unless_set))
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -29,27 +38,11 @@ pub struct ViewQuery {
     entries: Option<usize>,
 }
 
-pub async fn view(
+async fn view(
     State(state): State<Arc<AppState>>,
-    headers: HeaderMap,
-    q: Result<Query<ViewQuery>, QueryRejection>,
-) -> Response {
-    let mut response = match answer(&state, &headers, q).await {
-        Ok(r) => r,
-        Err(e) => e.into_response(),
-    };
-    response
-        .headers_mut()
-        .insert(CREDITS_HEADER, HeaderValue::from(0));
-    response
-}
-
-async fn answer(
-    state: &Arc<AppState>,
-    headers: &HeaderMap,
+    ApiKey(key): ApiKey,
     q: Result<Query<ViewQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let key = super::parse::authenticate(state, headers).await?;
     let Query(q) = q.map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))?;
     let filter = UsageQuery {
         account: Some(key.account_id.clone()),
@@ -60,9 +53,9 @@ async fn answer(
         key: None,
     }
     .filter()?;
-    let store = state.store.clone();
+    let store = state.services.store.clone();
     let auth_now = state.auth_now();
-    let catalogue = state.registry.known();
+    let catalogue = state.services.registry.known();
     let known: Vec<String> = catalogue.ids().into_iter().map(String::from).collect();
     let (balance, usage) = tokio::task::spawn_blocking(move || {
         let balance = store.balance(&filter.account.clone().unwrap_or_default());
@@ -70,16 +63,18 @@ async fn answer(
         (balance, usage)
     })
     .await
-    .map_err(super::envelope::internal)?;
+    .map_err(internal)?;
     // An account row exists for every key (created with it).
-    let balance = balance.map_err(super::envelope::internal)?;
+    let balance = balance.map_err(internal)?;
     let usage = usage?;
     let data = json!({
         "account": key.account_id,
         "balance": balance,
         "key": operator::key_view(&key, auth_now),
         "usage": usage,
-        "prices": crate::billing::price_table(&catalogue, &state.config.load()),
+        "prices": crate::billing::price_table(&catalogue, |id| {
+            state.services.config.load().price_override(id)
+        }),
     });
     Ok((
         StatusCode::OK,

@@ -1,38 +1,20 @@
 //! The parse request body: a JSON object with `url` and/or its alias `link`,
 //! nothing else. Both present with different values, neither, wrong types,
-//! or unknown members are `400 invalid_request`; over the cap is `413`.
+//! or unknown members are `400 invalid_request` (read by [`super::extract::JsonBody`]).
 
-use axum::body::Body;
-use axum::http::{HeaderMap, StatusCode, header};
 use serde_json::Value;
 
 use super::envelope::ApiError;
+use super::extract::FromJson;
 
-/// Read and validate a parse body; returns the input to parse.
-pub async fn read_parse_body(
-    headers: &HeaderMap,
-    body: Body,
-    max_bytes: usize,
-) -> Result<String, ApiError> {
-    if let Some(ct) = headers.get(header::CONTENT_TYPE) {
-        let ct = ct.to_str().unwrap_or_default().to_ascii_lowercase();
-        let essence = ct.split(';').next().unwrap_or_default().trim();
-        if essence != "application/json" && !essence.ends_with("+json") {
-            return Err(ApiError::new(
-                StatusCode::UNSUPPORTED_MEDIA_TYPE,
-                "unsupported_media_type",
-                "Content-Type must be application/json",
-            ));
-        }
+/// The input of a parse: the trimmed `url` (or `link`).
+#[derive(Debug)]
+pub struct ParseInput(pub String);
+
+impl FromJson for ParseInput {
+    fn from_json(bytes: &[u8]) -> Result<Self, ApiError> {
+        parse_input(bytes).map(ParseInput)
     }
-    let bytes = axum::body::to_bytes(body, max_bytes).await.map_err(|_| {
-        ApiError::new(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            format!("request body larger than {max_bytes} bytes"),
-        )
-    })?;
-    parse_input(&bytes)
 }
 
 pub fn parse_input(bytes: &[u8]) -> Result<String, ApiError> {
@@ -89,7 +71,7 @@ mod tests {
     use super::parse_input;
 
     fn code(body: &str) -> Result<String, &'static str> {
-        parse_input(body.as_bytes()).map_err(|e| e.code)
+        parse_input(body.as_bytes()).map_err(|e| e.wire())
     }
 
     #[test]

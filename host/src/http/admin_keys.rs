@@ -1,5 +1,5 @@
 //! The admin HTTP API for keys, accounts, credits and usage, under
-//! `/api/v1/admin/`, every route behind [`super::admin::require_operator`].
+//! `/api/v1/admin/`, every route behind [`OperatorToken`].
 //! Bodies and answers use the same JSON as the CLI's `--json`, in the
 //! envelope `{"status","data","msg"}`; errors use the error envelope.
 //!
@@ -20,7 +20,6 @@
 use std::sync::Arc;
 
 use axum::Router;
-use axum::body::Bytes;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::StatusCode;
@@ -28,13 +27,14 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde::Deserialize;
-use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
-use super::envelope::ApiError;
+use super::envelope::{ApiError, internal};
+use super::extract::{JsonBody, OperatorToken, serde_body};
+use super::state::AppState;
 use crate::auth;
+use crate::core::ErrorCode;
 use crate::operator::{self, KeySpec, OperatorError};
-use crate::state::AppState;
 use crate::store::{KeyEdit, Store, UsageFilter};
 
 pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
@@ -55,17 +55,15 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route_layer(axum::middleware::from_fn_with_state(state, guard))
 }
 
-async fn guard(State(state): State<Arc<AppState>>, request: Request, next: Next) -> Response {
-    match super::admin::require_operator(&state, request.headers()) {
-        Ok(()) => next.run(request).await,
-        Err(e) => e.into_response(),
-    }
+/// The operator token before anything else of the request is read.
+async fn guard(_: OperatorToken, request: Request, next: Next) -> Response {
+    next.run(request).await
 }
 
 type Answer = Result<Response, ApiError>;
 
 fn ok(status: StatusCode, data: impl serde::Serialize) -> Answer {
-    let data = serde_json::to_value(data).map_err(super::envelope::internal)?;
+    let data = serde_json::to_value(data).map_err(internal)?;
     Ok((
         status,
         axum::Json(json!({"status": status.as_u16(), "data": data, "msg": "success"})),
@@ -78,17 +76,12 @@ async fn op<T: Send + 'static>(
     state: &AppState,
     f: impl FnOnce(&Store, i64) -> Result<T, OperatorError> + Send + 'static,
 ) -> Result<T, ApiError> {
-    let store = state.store.clone();
+    let store = state.services.store.clone();
     // The auth clock, so a key's `status` agrees with what a parse would see.
     let now = state.auth_now();
     Ok(tokio::task::spawn_blocking(move || f(&store, now))
         .await
-        .map_err(super::envelope::internal)??)
-}
-
-fn body<T: DeserializeOwned>(bytes: &Bytes) -> Result<T, ApiError> {
-    serde_json::from_slice(bytes)
-        .map_err(|e| ApiError::invalid_request(format!("invalid body: {e}")))
+        .map_err(internal)??)
 }
 
 fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
@@ -99,6 +92,7 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
 /// The platform ids the service knows (loaded, or removed while running).
 fn known_platforms(state: &AppState) -> Vec<String> {
     state
+        .services
         .registry
         .known()
         .ids()
@@ -170,8 +164,10 @@ struct CreateKey {
     rate_limit_per_minute: Option<u32>,
 }
 
-async fn create_key(State(state): State<Arc<AppState>>, bytes: Bytes) -> Answer {
-    let b: CreateKey = body(&bytes)?;
+async fn create_key(
+    State(state): State<Arc<AppState>>,
+    JsonBody(b): JsonBody<CreateKey>,
+) -> Answer {
     let spec = KeySpec {
         name: b.name,
         account: b.account.unwrap_or_else(|| "default".into()),
@@ -204,9 +200,8 @@ struct EditKey {
 async fn edit_key(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    bytes: Bytes,
+    JsonBody(b): JsonBody<EditKey>,
 ) -> Answer {
-    let b: EditKey = body(&bytes)?;
     let edit = KeyEdit {
         name: b.name,
         expires_on: b.expires_on.map(|e| expiry(e.as_deref())).transpose()?,
@@ -243,14 +238,15 @@ struct CreateAccount {
     id: String,
 }
 
-async fn create_account(State(state): State<Arc<AppState>>, bytes: Bytes) -> Answer {
-    let b: CreateAccount = body(&bytes)?;
+async fn create_account(
+    State(state): State<Arc<AppState>>,
+    JsonBody(b): JsonBody<CreateAccount>,
+) -> Answer {
     let id = b.id.clone();
     let created = op(&state, move |s, now| Ok(s.create_account(&id, now)?)).await?;
     if !created {
         return Err(ApiError::new(
-            StatusCode::CONFLICT,
-            "account_exists",
+            ErrorCode::AccountExists,
             format!("account {} already exists", b.id),
         ));
     }
@@ -275,9 +271,9 @@ struct Credits {
 async fn credits(
     State(state): State<Arc<AppState>>,
     Path(id): Path<String>,
-    bytes: Bytes,
+    JsonBody(body): JsonBody<Credits>,
 ) -> Answer {
-    let change = match body::<Credits>(&bytes)? {
+    let change = match body {
         Credits {
             add: Some(n),
             set: None,
@@ -294,6 +290,8 @@ async fn credits(
     };
     ok(StatusCode::OK, change)
 }
+
+serde_body!(CreateKey, EditKey, CreateAccount, Credits);
 
 /// Query of `GET /api/v1/admin/usage` (and, without account and key, of the customer view).
 #[derive(Deserialize, Default)]

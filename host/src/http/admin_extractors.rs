@@ -3,18 +3,20 @@
 
 use std::sync::Arc;
 
+use axum::Router;
 use axum::extract::State;
-use axum::http::HeaderMap;
 use axum::response::{IntoResponse, Response};
+use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::admin::require_operator;
-use crate::state::AppState;
+use super::extract::OperatorToken;
+use super::state::AppState;
 
-pub async fn list(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    if let Err(e) = require_operator(&state, &headers) {
-        return e.into_response();
-    }
+pub fn router() -> Router<Arc<AppState>> {
+    Router::new().route("/api/v1/admin/extractors", get(list))
+}
+
+async fn list(_: OperatorToken, State(state): State<Arc<AppState>>) -> Response {
     axum::Json(json!({"status": 200, "data": listing(&state), "msg": "success"})).into_response()
 }
 
@@ -25,20 +27,21 @@ fn time(unix_s: i64) -> Value {
 }
 
 fn listing(state: &AppState) -> Value {
-    let config = state.config.load();
-    let failures = state.registry.failures();
+    let registry = &state.services.registry;
+    let config = state.services.config.load();
+    let failures = registry.failures();
     let error = |stem: &str| {
         failures
             .get(stem)
             .map(|f| json!({"message": f.message, "at": time(f.at_unix_s)}))
             .unwrap_or(Value::Null)
     };
-    let known = state.registry.known();
+    let known = registry.known();
     let mut extractors: Vec<Value> = known
         .iter()
         .map(|m| {
             let p = m.id.as_str();
-            let ext = state.registry.get(p);
+            let ext = registry.get(p);
             let enabled = config.enabled(p);
             let status = match (&ext, enabled) {
                 (Some(_), true) => "serving",
@@ -73,7 +76,7 @@ fn listing(state: &AppState) -> Value {
     json!({
         "extractors": extractors,
         "witMajor": mediaparse_sdk::WIT_MAJOR,
-        "compiledCache": state.registry.cache_dir().map(|d| d.display().to_string()),
+        "compiledCache": registry.cache_dir().map(|d| d.display().to_string()),
         "config": {
             "path": state.config_source.path.as_ref().map(|p| p.display().to_string()),
             "sha256": cs.sha256,

@@ -5,10 +5,16 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use arc_swap::ArcSwap;
+
+use super::mcp::McpSettings;
+use super::state::AppState;
+use crate::auth::ratelimit::RateLimits;
+use crate::core::{Clock, ParseLimits};
 use crate::fetch::{FetchLimits, Fetcher, UpstreamOverride};
-use crate::pipeline::ParseLimits;
+use crate::parse::Services;
 use crate::registry::{Registry, Runtime, SandboxLimits};
-use crate::state::AppState;
+use crate::reload::ConfigSource;
 use crate::store::Store;
 
 pub struct ServeOptions {
@@ -35,7 +41,7 @@ pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(4
 pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let store = Store::open(&options.db)?;
-    let (config_source, config) = crate::reload::ConfigSource::open(options.config.clone())?;
+    let (config_source, config) = ConfigSource::open(options.config.clone())?;
     let runtime = Runtime::new(SandboxLimits::default())?;
     let registry = Arc::new(Registry::with_cache(
         runtime,
@@ -67,25 +73,35 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         tracing::warn!(upstream = %up.base(), "upstream override: every platform request goes to this address");
     }
     let fetcher = Arc::new(Fetcher::new(upstream, FetchLimits::from_env())?);
-    let state = Arc::new(AppState {
+    let services = Arc::new(Services {
         store,
         registry,
         fetcher,
         limits: ParseLimits::default(),
-        config: arc_swap::ArcSwap::from_pointee(config),
-        config_source,
+        config: Arc::new(ArcSwap::from_pointee(config)),
+        clock: Clock {
+            fixed_parse_ms: options.fixed_clock_ms,
+            fixed_auth_s: options.fixed_auth_clock,
+        },
+    });
+    let state = Arc::new(AppState {
+        services: services.clone(),
+        config_source: Arc::new(config_source),
         admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
-        fixed_clock_ms: options.fixed_clock_ms,
         max_body_bytes: 64 * 1024,
-        rate_limits: crate::ratelimit::RateLimits::new(options.rate_limit),
-        auth_clock: options.fixed_auth_clock,
-        mcp: crate::mcp::McpSettings::new(options.mcp_allowed_hosts),
+        rate_limits: RateLimits::new(options.rate_limit),
+        mcp: McpSettings::new(options.mcp_allowed_hosts),
     });
     let mcp_shutdown = state.mcp.shutdown.clone();
-    if let Err(e) = crate::reload::spawn(state.clone(), &options.extractors) {
+    let watched = crate::reload::Watched {
+        registry: services.registry.clone(),
+        config: services.config.clone(),
+        config_source: state.config_source.clone(),
+    };
+    if let Err(e) = crate::reload::spawn(watched, &options.extractors) {
         tracing::warn!(error = %e, "hot reload is off: cannot watch the extractors or configuration folder");
     }
-    let app = crate::api::router(state);
+    let app = super::router(state);
     let listener = tokio::net::TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
     tracing::info!(%addr, startup_ms = started.elapsed().as_millis() as u64, "listening");

@@ -24,7 +24,7 @@ pub async fn middleware(mut request: Request, next: Next) -> Response {
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         })
         .map(String::from)
-        .unwrap_or_else(|| crate::auth::new_id("req"));
+        .unwrap_or_else(|| crate::core::ids::new_id("req"));
     request.extensions_mut().insert(RequestId(id.clone()));
     // An error-level span is enabled whatever the filter, so even a
     // `RUST_LOG=warn` service tags its warnings with the request id.

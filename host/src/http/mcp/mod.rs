@@ -19,7 +19,7 @@ mod tools;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::Request;
 use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -27,7 +27,9 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio_util::sync::CancellationToken;
 
-use crate::state::AppState;
+use super::envelope::ApiError;
+use super::extract::ApiKey;
+use super::state::AppState;
 
 /// Operator settings of the MCP endpoint.
 #[derive(Clone, Debug)]
@@ -95,13 +97,9 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
 }
 
 /// Refuse a request without a valid customer token; hand the key to the tools.
-async fn authenticate(
-    State(state): State<Arc<AppState>>,
-    mut request: Request,
-    next: Next,
-) -> Response {
-    match crate::api::authenticate(&state, request.headers()).await {
-        Ok(key) => {
+async fn authenticate(key: Result<ApiKey, ApiError>, mut request: Request, next: Next) -> Response {
+    match key {
+        Ok(ApiKey(key)) => {
             request.extensions_mut().insert(key);
             next.run(request).await
         }

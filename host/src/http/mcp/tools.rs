@@ -11,7 +11,6 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use axum::http::StatusCode;
 use axum::http::request::Parts;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, Implementation, JsonObject,
@@ -24,9 +23,9 @@ use serde_json::{Value, json};
 
 use mediaparse_catalogue::Catalogue;
 
-use crate::api::envelope::ApiError;
-use crate::pipeline;
-use crate::state::AppState;
+use crate::http::envelope::ApiError;
+use crate::http::state::AppState;
+use crate::parse;
 use crate::store::KeyRecord;
 
 #[derive(Clone)]
@@ -48,8 +47,8 @@ fn object(value: Value) -> Arc<JsonObject> {
 }
 
 /// The media schemas of the OpenAPI document, as one self-contained JSON Schema.
-fn output_schema(catalogue: &Catalogue, prices: &crate::openapi::Prices) -> Value {
-    let doc = crate::openapi::public_value(catalogue, prices);
+fn output_schema(catalogue: &Catalogue, prices: &crate::http::openapi::Prices) -> Value {
+    let doc = crate::http::openapi::public_value(catalogue, prices);
     let schemas = &doc["components"]["schemas"];
     let mut defs = serde_json::Map::new();
     for name in [
@@ -78,10 +77,11 @@ fn output_schema(catalogue: &Catalogue, prices: &crate::openapi::Prices) -> Valu
 
 /// The tools, described for the platforms the service knows now.
 fn tools(state: &AppState) -> Vec<Tool> {
-    let catalogue = state.registry.known();
+    let catalogue = state.services.registry.known();
     let platforms = catalogue.ids();
-    let prices = crate::billing::price_table(&catalogue, &state.config.load());
-    let share_text = crate::openapi::share_text_platforms(&catalogue)
+    let config = state.services.config.load();
+    let prices = crate::billing::price_table(&catalogue, |id| config.price_override(id));
+    let share_text = crate::http::openapi::share_text_platforms(&catalogue)
         .map(|list| format!(" (share text holding a URL is accepted for {list})"))
         .unwrap_or_default();
     let parse = Tool::new(
@@ -155,9 +155,9 @@ impl ServerHandler for MediaparseMcp {
         let parts = context.extensions.get::<Parts>();
         let key = parts.and_then(|p| p.extensions.get::<KeyRecord>()).cloned();
         let request_id = parts
-            .and_then(|p| p.extensions.get::<crate::api::RequestId>())
+            .and_then(|p| p.extensions.get::<crate::http::RequestId>())
             .map(|r| r.0.clone())
-            .unwrap_or_else(|| crate::auth::new_id("req"));
+            .unwrap_or_else(|| crate::core::ids::new_id("req"));
         let Some(key) = key else {
             // The HTTP layer authenticates every request; reaching here is a wiring bug.
             return Err(ErrorData::internal_error(
@@ -169,7 +169,7 @@ impl ServerHandler for MediaparseMcp {
         let result = match request.name.as_ref() {
             "parse_media" => self.parse_media(&key, &arguments, &request_id).await,
             "get_capabilities" => {
-                let data = crate::api::capabilities_data(&self.state);
+                let data = crate::http::capabilities_data(&self.state);
                 let mut meta = JsonObject::new();
                 meta.insert("creditsCharged".into(), 0.into());
                 meta.insert("requestId".into(), request_id.into());
@@ -195,9 +195,15 @@ impl MediaparseMcp {
     ) -> CallToolResult {
         let started = Instant::now();
         let outcome = async {
-            let (url, platform) = read_arguments(arguments, &|p| self.state.registry.knows(p))?;
-            let parsed =
-                pipeline::parse(&self.state, key, &url, platform.as_deref(), request_id).await?;
+            let (url, platform) = read_arguments(arguments, &|p| self.state.services.registry.knows(p))?;
+            let parsed = parse::parse(
+                &self.state.services,
+                key,
+                &url,
+                platform.as_deref(),
+                request_id,
+            )
+            .await?;
             Ok::<_, ApiError>((parsed, platform.is_some()))
         }
         .await;
@@ -225,12 +231,12 @@ impl MediaparseMcp {
             }
             Err(e) => {
                 tracing::info!(
-                    code = e.code,
-                    status = e.status.as_u16(),
+                    code = e.wire(),
+                    status = e.code.status(),
                     elapsed_ms,
                     "mcp parse failed"
                 );
-                let mut envelope = json!({"status": e.status.as_u16(), "data": null, "msg": e.msg, "code": e.code});
+                let mut envelope = e.envelope();
                 if let Some(secs) = e.retry_after {
                     envelope["retryAfter"] = secs.into();
                 }
@@ -269,8 +275,7 @@ fn read_arguments(
         }
         Some(other) => {
             return Err(ApiError::new(
-                StatusCode::NOT_FOUND,
-                "unknown_platform",
+                crate::core::ErrorCode::UnknownPlatform,
                 format!("{other} is not a platform id"),
             ));
         }

@@ -15,7 +15,7 @@ mod errors;
 mod platforms;
 mod schemas;
 
-pub use errors::{ERRORS, ErrorCode};
+pub use errors::ERRORS;
 pub use platforms::share_text_platforms;
 
 use std::sync::{Arc, LazyLock};
@@ -28,7 +28,7 @@ use utoipa::OpenApi as _;
 use utoipa::openapi::{OpenApi, RefOr, Schema};
 use utoipa_swagger_ui::{Config, SwaggerUi, Url};
 
-use crate::state::AppState;
+use super::state::AppState;
 
 /// Version of the interface description (SPEC.md "Versioning").
 pub const API_VERSION: &str = "1.0.0";
@@ -317,8 +317,9 @@ pub fn router() -> Router<Arc<AppState>> {
 }
 
 async fn served_public(State(state): State<Arc<AppState>>) -> axum::Json<Value> {
-    let catalogue = state.registry.known();
-    let prices = crate::billing::price_table(&catalogue, &state.config.load());
+    let catalogue = state.services.registry.known();
+    let config = state.services.config.load();
+    let prices = crate::billing::price_table(&catalogue, |id| config.price_override(id));
     axum::Json(public_value(&catalogue, &prices))
 }
 
@@ -434,8 +435,8 @@ fn parse_operation(route: Route<'_>, example: &str, ids: &[&str]) -> Value {
     for status in errors::statuses(templated) {
         let description = errors::ERRORS
             .iter()
-            .filter(|c| c.status == status && (templated || c.scope == errors::Scope::Parse))
-            .map(|c| format!("`{}`", c.code))
+            .filter(|c| c.status == status && errors::documented(c, templated))
+            .map(|c| format!("`{}`", c.wire))
             .collect::<Vec<_>>()
             .join(", ");
         responses.insert(
@@ -552,7 +553,7 @@ mod tests {
     fn bundled() -> (Catalogue, super::Prices) {
         let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../extractors");
         let catalogue = Catalogue::from_source_tree(&dir).unwrap();
-        let prices = crate::billing::price_table(&catalogue, &Default::default());
+        let prices = crate::billing::price_table(&catalogue, |_| None);
         (catalogue, prices)
     }
 

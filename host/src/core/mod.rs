@@ -1,0 +1,15 @@
+//! The leaf layer: types every other layer may use and that use nothing
+//! else of the crate — the error table, limits, the secrets policy, the
+//! platform-data sanitizer, clocks and ids.
+
+pub mod clock;
+pub mod errors;
+pub mod ids;
+pub mod limits;
+pub mod sanitize;
+pub mod secrets;
+
+pub use clock::Clock;
+pub use errors::{ErrorCode, ErrorSpec, Retry};
+pub use limits::ParseLimits;
+pub use secrets::Secrets;

@@ -1,0 +1,133 @@
+//! The request extractors every route shares: the customer key, the
+//! operator token and JSON bodies. Each rejects into the error envelope.
+
+use std::sync::Arc;
+
+use axum::extract::{FromRef, FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{HeaderMap, header};
+use serde::de::DeserializeOwned;
+use sha2::{Digest, Sha256};
+
+use super::envelope::{ApiError, internal};
+use super::state::AppState;
+use crate::core::ErrorCode;
+use crate::store::KeyRecord;
+
+fn authorization(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or("invalid"))
+}
+
+/// The customer key of the request's bearer token: known and not expired
+/// (`401 missing_token | invalid_token | token_expired`).
+#[derive(Clone, Debug)]
+pub struct ApiKey(pub KeyRecord);
+
+impl<S: Send + Sync> FromRequestParts<S> for ApiKey
+where
+    Arc<AppState>: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let state = Arc::<AppState>::from_ref(state);
+        let header = authorization(&parts.headers).map(String::from);
+        let store = state.services.store.clone();
+        let now = state.auth_now();
+        let span = tracing::Span::current();
+        tokio::task::spawn_blocking(move || {
+            span.in_scope(|| crate::auth::authenticate_header(&store, header.as_deref(), now))
+        })
+        .await
+        .map_err(internal)?
+        .map(ApiKey)
+        .map_err(ApiError::from)
+    }
+}
+
+/// The operator token of `/api/v1/admin/` (`404` when the admin API is
+/// off, `401` for any other token). Digests are compared so timing says nothing.
+#[derive(Clone, Copy, Debug)]
+pub struct OperatorToken;
+
+impl<S: Send + Sync> FromRequestParts<S> for OperatorToken
+where
+    Arc<AppState>: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        let state = Arc::<AppState>::from_ref(state);
+        let Some(expected) = state.admin_token.as_deref() else {
+            return Err(ApiError::new(
+                ErrorCode::NotFound,
+                "the admin API is not enabled",
+            ));
+        };
+        let token = crate::auth::bearer(authorization(&parts.headers))?;
+        if Sha256::digest(token.as_bytes()) != Sha256::digest(expected.as_bytes()) {
+            return Err(ApiError::new(
+                ErrorCode::InvalidToken,
+                "Unauthorized: not the operator token",
+            ));
+        }
+        Ok(OperatorToken)
+    }
+}
+
+/// A request body type read from JSON; the only error is its own envelope.
+pub trait FromJson: Sized {
+    fn from_json(bytes: &[u8]) -> Result<Self, ApiError>;
+}
+
+/// Implement [`FromJson`] with serde for plain body structs.
+macro_rules! serde_body {
+    ($($t:ty),* $(,)?) => {$(
+        impl $crate::http::extract::FromJson for $t {
+            fn from_json(bytes: &[u8]) -> Result<Self, $crate::http::envelope::ApiError> {
+                $crate::http::extract::deserialize(bytes)
+            }
+        }
+    )*};
+}
+pub(crate) use serde_body;
+
+/// Serde's reading of a body, its error as `400 invalid_request`.
+pub fn deserialize<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
+    serde_json::from_slice(bytes)
+        .map_err(|e| ApiError::invalid_request(format!("invalid body: {e}")))
+}
+
+/// A JSON request body: `415` for a non-JSON `Content-Type` (none is
+/// accepted), `413` over the service's cap, `400` for what `T` refuses.
+#[derive(Debug)]
+pub struct JsonBody<T>(pub T);
+
+impl<S: Send + Sync, T: FromJson> FromRequest<S> for JsonBody<T>
+where
+    Arc<AppState>: FromRef<S>,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        let max_bytes = Arc::<AppState>::from_ref(state).max_body_bytes;
+        if let Some(ct) = request.headers().get(header::CONTENT_TYPE) {
+            let ct = ct.to_str().unwrap_or_default().to_ascii_lowercase();
+            let essence = ct.split(';').next().unwrap_or_default().trim();
+            if essence != "application/json" && !essence.ends_with("+json") {
+                return Err(ApiError::of(ErrorCode::UnsupportedMediaType));
+            }
+        }
+        let bytes = axum::body::to_bytes(request.into_body(), max_bytes)
+            .await
+            .map_err(|_| {
+                ApiError::new(
+                    ErrorCode::PayloadTooLarge,
+                    format!("request body larger than {max_bytes} bytes"),
+                )
+            })?;
+        T::from_json(&bytes).map(JsonBody)
+    }
+}

@@ -1,0 +1,54 @@
+//! The HTTP layer (axum): the REST API, `/mcp`, the OpenAPI documents, the
+//! request id and the error envelope. Handlers are thin: extractors check
+//! the caller ([`extract`]), the layers below do the work. Each route module
+//! has its own `router()`; [`router`] merges them.
+
+mod account;
+mod admin_extractors;
+mod admin_keys;
+pub mod body;
+mod capabilities;
+pub mod envelope;
+pub mod extract;
+pub mod mcp;
+pub mod openapi;
+mod ops;
+mod parse;
+mod request_id;
+pub mod server;
+pub mod state;
+
+pub use capabilities::capabilities_data;
+pub use request_id::RequestId;
+pub use state::AppState;
+
+use std::sync::Arc;
+
+use axum::Router;
+
+use crate::core::ErrorCode;
+use envelope::ApiError;
+
+pub fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .merge(parse::router())
+        .merge(capabilities::router())
+        .merge(account::router())
+        .merge(admin_keys::router(state.clone()))
+        .merge(admin_extractors::router())
+        .merge(ops::router())
+        .merge(openapi::router())
+        .merge(mcp::router(state.clone()))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(axum::middleware::from_fn(request_id::middleware))
+        .with_state(state)
+}
+
+async fn not_found() -> ApiError {
+    ApiError::of(ErrorCode::NotFound)
+}
+
+async fn method_not_allowed() -> ApiError {
+    ApiError::of(ErrorCode::MethodNotAllowed)
+}

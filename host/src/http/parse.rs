@@ -1,0 +1,144 @@
+//! `POST /api/v1/parse` and `POST /api/v1/platforms/{platform}/parse`.
+//! The extractors run in order — key (401), rate limit (429), path platform
+//! (404), body (415/413/400) — then the parse layer does the rest.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{Extension, FromRequestParts, Path, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use serde_json::json;
+
+use super::body::ParseInput;
+use super::envelope::{ApiError, CREDITS_HEADER, credits_zero_unless_set};
+use super::extract::{ApiKey, JsonBody};
+use super::request_id::RequestId;
+use super::state::AppState;
+use crate::core::ErrorCode;
+use crate::parse::{self, Parsed};
+use crate::store::KeyRecord;
+
+pub fn router() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api/v1/parse", post(common))
+        .route("/api/v1/platforms/{platform}/parse", post(platform))
+        // Every parse answer says what it cost, failures (rejections included) 0.
+        .layer(axum::middleware::map_response(credits_zero_unless_set))
+}
+
+/// A customer key within its rate limit.
+pub struct ParseKey(pub KeyRecord);
+
+impl FromRequestParts<Arc<AppState>> for ParseKey {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, ApiError> {
+        let ApiKey(key) = ApiKey::from_request_parts(parts, state).await?;
+        let default = state.services.config.load().limits.rate_limit_per_minute;
+        state.rate_limits.check(&key, default)?;
+        Ok(ParseKey(key))
+    }
+}
+
+/// The `{platform}` path segment, a known platform id.
+pub struct PathPlatform(pub String);
+
+impl FromRequestParts<Arc<AppState>> for PathPlatform {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &Arc<AppState>,
+    ) -> Result<Self, ApiError> {
+        let Path(p) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(|e| ApiError::invalid_request(e.body_text()))?;
+        if !state.services.registry.knows(&p) {
+            return Err(ApiError::new(
+                ErrorCode::UnknownPlatform,
+                format!("{p:?} is not a platform id"),
+            ));
+        }
+        Ok(PathPlatform(p))
+    }
+}
+
+async fn common(
+    State(state): State<Arc<AppState>>,
+    Extension(id): Extension<RequestId>,
+    ParseKey(key): ParseKey,
+    JsonBody(ParseInput(input)): JsonBody<ParseInput>,
+) -> Response {
+    run(&state, &id.0, &key, &input, None).await
+}
+
+async fn platform(
+    State(state): State<Arc<AppState>>,
+    Extension(id): Extension<RequestId>,
+    ParseKey(key): ParseKey,
+    PathPlatform(platform): PathPlatform,
+    JsonBody(ParseInput(input)): JsonBody<ParseInput>,
+) -> Response {
+    run(&state, &id.0, &key, &input, Some(platform)).await
+}
+
+async fn run(
+    state: &AppState,
+    request_id: &str,
+    key: &KeyRecord,
+    input: &str,
+    path_platform: Option<String>,
+) -> Response {
+    let started = Instant::now();
+    let result = parse::parse(
+        &state.services,
+        key,
+        input,
+        path_platform.as_deref(),
+        request_id,
+    )
+    .await;
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    match result {
+        Ok(parsed) => {
+            tracing::info!(platform = %parsed.platform, charged = parsed.charged, elapsed_ms, "parsed");
+            success(parsed, path_platform.is_some())
+        }
+        Err(e) => {
+            let e = ApiError::from(e);
+            tracing::info!(
+                code = e.wire(),
+                status = e.code.status(),
+                elapsed_ms,
+                "parse failed"
+            );
+            e.into_response()
+        }
+    }
+}
+
+fn success(parsed: Parsed, with_platform_data: bool) -> Response {
+    let body = if parsed.media.is_empty() {
+        json!({"status": 200, "data": null, "msg": "the link parsed but no downloadable media could be returned", "code": "304"})
+    } else if with_platform_data {
+        json!({
+            "status": 200,
+            "data": {"media": parsed.media.to_json(&parsed.platform), "platformData": parsed.platform_data, "platformDataVersion": "1"},
+            "msg": "success",
+        })
+    } else {
+        json!({"status": 200, "data": parsed.media.to_json(&parsed.platform), "msg": "success"})
+    };
+    let mut response = (StatusCode::OK, axum::Json(body)).into_response();
+    response
+        .headers_mut()
+        .insert(CREDITS_HEADER, HeaderValue::from(parsed.charged));
+    response
+}

@@ -1,0 +1,30 @@
+//! What every request handler shares. Only the HTTP layer names it: the
+//! layers below receive the services they need, one by one.
+
+use std::sync::Arc;
+
+use crate::auth::ratelimit::RateLimits;
+use crate::parse::Services;
+use crate::reload::ConfigSource;
+
+pub struct AppState {
+    /// The store, registry, fetcher, configuration and clocks a parse uses.
+    pub services: Arc<Services>,
+    /// The configuration file and the state of its hot reload.
+    pub config_source: Arc<ConfigSource>,
+    /// The operator token guarding `/api/v1/admin/` (`None`: admin API off).
+    pub admin_token: Option<String>,
+    /// Largest request body accepted, in bytes.
+    pub max_body_bytes: usize,
+    /// Per-key token buckets.
+    pub rate_limits: RateLimits,
+    /// The MCP endpoint's settings (allowed hosts, shutdown).
+    pub mcp: super::mcp::McpSettings,
+}
+
+impl AppState {
+    /// Now, for key expiry checks.
+    pub fn auth_now(&self) -> i64 {
+        self.services.clock.auth_now_s()
+    }
+}
