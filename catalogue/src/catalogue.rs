@@ -54,13 +54,16 @@ impl Catalogue {
         let mut catalogue = Catalogue::new();
         for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
             let path = entry.path();
-            let stem = path.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
-            if path.extension().is_some_and(|e| e == "toml") && !stem.starts_with('.') {
-                if let Ok(m) = Manifest::load(&path).map(|m| (m.id == stem).then_some(m)) {
-                    if let Some(m) = m {
-                        catalogue.insert(m);
-                    }
-                }
+            let stem = path
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or_default();
+            if path.extension().is_some_and(|e| e == "toml")
+                && !stem.starts_with('.')
+                && let Ok(m) = Manifest::load(&path)
+                && m.id == stem
+            {
+                catalogue.insert(m);
             }
         }
         catalogue
@@ -129,6 +132,25 @@ mod tests {
         assert_eq!(c.ids(), ["omega", "alpha", "beta", "zeta"]);
         assert!(c.remove("alpha").is_some() && !c.contains("alpha"));
         assert_eq!(c.len(), 3);
+    }
+
+    #[test]
+    fn an_installed_folder_yields_its_valid_tomls() {
+        let dir = std::env::temp_dir().join(format!("catalogue-installed-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let text = |id: &str| {
+            format!(
+                "id = \"{id}\"\nname = \"x\"\nprice = 2\nexample_url = \"https://x.example/\"\n"
+            )
+        };
+        std::fs::write(dir.join("alpha.toml"), text("alpha")).unwrap();
+        std::fs::write(dir.join("beta.toml"), text("other")).unwrap();
+        std::fs::write(dir.join("gamma.toml"), "id = 1\n").unwrap();
+        std::fs::write(dir.join(".delta.toml"), text("delta")).unwrap();
+        std::fs::write(dir.join("alpha.wasm"), b"").unwrap();
+        let c = Catalogue::from_installed_dir(&dir);
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(c.ids(), ["alpha"]);
     }
 
     #[test]

@@ -159,7 +159,7 @@ async fn every_fixture_case_replays_through_the_host() {
                         }
                         continue;
                     }
-                    let price = mediaparse::billing::price(platform);
+                    let price = catalogue.get(platform).map_or(-1, |m| m.price);
                     if status != 200 || charged != price {
                         problem(format!(
                             "expected 200 charged {price}, got {status} charged {charged}"

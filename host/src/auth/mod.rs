@@ -141,7 +141,10 @@ pub fn parse_platforms(value: &str, known: &[String]) -> Result<Option<Vec<Strin
     for p in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let p = p.to_ascii_lowercase();
         if !known.contains(&p) {
-            return Err(format!("unknown platform {p:?}; known: {}", known.join(", ")));
+            return Err(format!(
+                "unknown platform {p:?}; known: {}",
+                known.join(", ")
+            ));
         }
         if !list.contains(&p) {
             list.push(p);

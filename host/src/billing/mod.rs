@@ -92,6 +92,9 @@ mod tests {
     #[test]
     fn the_operator_overrides_a_price() {
         let t = price_table(&bundled(), |id| (id == "youtube").then_some(5));
-        assert_eq!((t["youtube"].clone(), t["threads"].clone()), (5.into(), 2.into()));
+        assert_eq!(
+            (t["youtube"].clone(), t["threads"].clone()),
+            (5.into(), 2.into())
+        );
     }
 }

@@ -107,6 +107,10 @@ pub struct Registry {
     /// `503 extractor_unavailable` rather than "unsupported URL", and their
     /// platform stays known (listed as unavailable).
     retired: ArcSwap<BTreeMap<String, (sdk::Info, Arc<Manifest>)>>,
+    /// Every valid `<platform>.toml` in the folder, with or without its
+    /// `.wasm`: a platform declared but not served is known (listed as
+    /// unavailable, `503` rather than `404`).
+    declared: ArcSwap<BTreeMap<String, Arc<Manifest>>>,
 }
 
 impl Registry {
@@ -124,6 +128,7 @@ impl Registry {
             errors: ArcSwap::from_pointee(BTreeMap::new()),
             reload_lock: std::sync::Mutex::new(()),
             retired: ArcSwap::from_pointee(BTreeMap::new()),
+            declared: ArcSwap::from_pointee(BTreeMap::new()),
         }
     }
 
@@ -145,11 +150,14 @@ impl Registry {
 
     /// Load every `*.wasm` in `dir` with its `.toml`; a broken pair is reported and skipped.
     pub fn load_dir(&self, dir: &Path) -> std::io::Result<usize> {
+        // One reload per platform, whichever of its two files is seen.
         let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| is_component_path(p))
+            .filter(|p| is_platform_file(p))
+            .map(|p| p.with_extension("wasm"))
             .collect();
         paths.sort();
+        paths.dedup();
         let mut loaded = 0;
         for path in paths {
             if let Reload::Loaded { .. } = self.reload_path(&path) {
@@ -168,6 +176,7 @@ impl Registry {
         let _one_at_a_time = self.reload_lock.lock().unwrap_or_else(|p| p.into_inner());
         let stem = file_stem(path);
         let path = &path.with_extension("wasm");
+        self.declare(&stem, manifest_beside(path, &stem).ok().map(Arc::new));
         let metrics = crate::metrics::global();
         if !path.exists() {
             let removed = self.remove(&stem);
@@ -242,6 +251,22 @@ impl Registry {
                 errs
             });
         }
+    }
+
+    /// Record (or forget) the valid `.toml` of `stem`.
+    fn declare(&self, stem: &str, manifest: Option<Arc<Manifest>>) {
+        let current = self.declared.load().get(stem).cloned();
+        if current == manifest {
+            return;
+        }
+        self.declared.rcu(|map| {
+            let mut map = BTreeMap::clone(map);
+            match &manifest {
+                Some(m) => map.insert(stem.to_string(), m.clone()),
+                None => map.remove(stem),
+            };
+            map
+        });
     }
 
     /// Stop serving `platform`; parses already holding it finish on it.
@@ -414,11 +439,18 @@ impl Registry {
         catalogue
     }
 
-    /// Every platform the service knows: loaded, or removed while running
-    /// (listed as unavailable, answering 503 rather than 404).
+    /// Every platform the service knows: loaded, declared by a `.toml`
+    /// without its `.wasm`, or removed while running (the last two listed as
+    /// unavailable, answering 503 rather than 404).
     pub fn known(&self) -> Catalogue {
         let mut catalogue = self.catalogue();
-        for (id, (_, manifest)) in self.retired.load().iter() {
+        let declared = self.declared.load();
+        let retired = self.retired.load();
+        let others = declared
+            .iter()
+            .map(|(id, m)| (id, m))
+            .chain(retired.iter().map(|(id, (_, m))| (id, m)));
+        for (id, manifest) in others {
             if !catalogue.contains(id) {
                 catalogue.insert(manifest.clone());
             }
@@ -428,7 +460,9 @@ impl Registry {
 
     /// Is `platform` a platform this service knows (see [`Registry::known`])?
     pub fn knows(&self, platform: &str) -> bool {
-        self.extractors.load().contains_key(platform) || self.retired.load().contains_key(platform)
+        self.extractors.load().contains_key(platform)
+            || self.declared.load().contains_key(platform)
+            || self.retired.load().contains_key(platform)
     }
 
     /// Last load error per file stem (files that are currently refused).

@@ -27,12 +27,17 @@ pub fn tiktok_urls() -> Vec<String> {
     urls
 }
 
-/// A folder holding only `tiktok.wasm` and its `tiktok.toml` (links), so a service starts fast.
+/// A folder holding only `tiktok.wasm` and the bundled `<id>.toml` files (links), so a service starts fast.
 pub fn tiktok_only() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    for file in ["tiktok.toml", "tiktok.wasm"] {
-        let src = paths::extractors_dir().join(file);
-        let dst = dir.path().join(file);
+    // Every bundled platform stays known (declared by its `.toml`), only
+    // tiktok is served.
+    let tomls = std::fs::read_dir(paths::extractors_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"));
+    for src in tomls.chain([paths::extractors_dir().join("tiktok.wasm")]) {
+        let dst = dir.path().join(src.file_name().unwrap());
         if std::os::unix::fs::symlink(&src, &dst).is_err() {
             std::fs::copy(&src, &dst).unwrap();
         }

@@ -195,7 +195,8 @@ impl MediaparseMcp {
     ) -> CallToolResult {
         let started = Instant::now();
         let outcome = async {
-            let (url, platform) = read_arguments(arguments, &|p| self.state.services.registry.knows(p))?;
+            let (url, platform) =
+                read_arguments(arguments, &|p| self.state.services.registry.knows(p))?;
             let parsed = parse::parse(
                 &self.state.services,
                 key,
@@ -270,9 +271,7 @@ fn read_arguments(
     };
     let platform = match arguments.get("platform") {
         None | Some(Value::Null) => None,
-        Some(Value::String(p)) if known(p) => {
-            Some(p.clone())
-        }
+        Some(Value::String(p)) if known(p) => Some(p.clone()),
         Some(other) => {
             return Err(ApiError::new(
                 crate::core::ErrorCode::UnknownPlatform,

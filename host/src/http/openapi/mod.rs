@@ -117,7 +117,10 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             );
         }
     }
-    extra.insert("Capabilities".into(), capabilities_schema(catalogue, prices));
+    extra.insert(
+        "Capabilities".into(),
+        capabilities_schema(catalogue, prices),
+    );
     extra.insert(
         "Health".into(),
         json!({
