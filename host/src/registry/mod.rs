@@ -191,12 +191,12 @@ impl Registry {
             Ok(b) => b,
             Err(e) => return self.failed(&stem, format!("{}: {e}", path.display())),
         };
-        let manifest = match manifest_beside(path, &stem) {
-            Ok(m) => Arc::new(m),
-            Err(message) => return self.failed(&stem, message),
-        };
         let sha256 = hex::encode(Sha256::digest(&bytes));
         if let Some(current) = self.get(&stem).filter(|e| e.sha256 == sha256) {
+            let manifest = match manifest_beside(path, &stem) {
+                Ok(m) => Arc::new(m),
+                Err(message) => return self.failed(&stem, message),
+            };
             self.forget_error(&stem);
             if current.manifest == manifest {
                 return Reload::Unchanged;
@@ -206,13 +206,18 @@ impl Registry {
             let (platform, version) = (ext.platform().to_string(), ext.info.version.clone());
             tracing::info!(platform = %platform, "platform.toml reloaded");
             self.install(ext);
-            crate::metrics::global().reload(&platform, "loaded");
+            metrics.reload(&platform, "loaded");
             return Reload::Loaded { platform, version };
         }
-        match self
+        // The component's own checks first (WIT major, identity), then its manifest.
+        let loaded = self
             .load_bytes(path, &bytes, sha256, true)
-            .map(|ext| LoadedExtractor { manifest, ..ext })
-        {
+            .map_err(|e| format!("{}: {e:#}", path.display()))
+            .and_then(|ext| {
+                let manifest = Arc::new(manifest_beside(path, &stem)?);
+                Ok(LoadedExtractor { manifest, ..ext })
+            });
+        match loaded {
             Ok(ext) => {
                 let (platform, version) = (ext.platform().to_string(), ext.info.version.clone());
                 tracing::info!(platform = %platform, version = %version, sha256 = %&ext.sha256[..12], from = ext.compiled_from, load_ms = ext.load_ms, "extractor loaded");
@@ -220,7 +225,7 @@ impl Registry {
                 metrics.reload(&platform, "loaded");
                 Reload::Loaded { platform, version }
             }
-            Err(e) => self.failed(&stem, format!("{}: {e:#}", path.display())),
+            Err(message) => self.failed(&stem, message),
         }
     }
 
@@ -297,15 +302,16 @@ impl Registry {
             path: path.display().to_string(),
             message,
         };
-        let manifest = manifest_beside(path, &file_stem(path)).map_err(invalid)?;
         let bytes = std::fs::read(path).map_err(|e| invalid(e.to_string()))?;
         let sha256 = hex::encode(Sha256::digest(&bytes));
-        self.load_bytes(path, &bytes, sha256, true)
-            .map(|ext| LoadedExtractor {
-                manifest: Arc::new(manifest),
-                ..ext
-            })
-            .map_err(|e| invalid(format!("{e:#}")))
+        let ext = self
+            .load_bytes(path, &bytes, sha256, true)
+            .map_err(|e| invalid(format!("{e:#}")))?;
+        let manifest = manifest_beside(path, &file_stem(path)).map_err(invalid)?;
+        Ok(LoadedExtractor {
+            manifest: Arc::new(manifest),
+            ..ext
+        })
     }
 
     /// Load a candidate component from any file (`mediaparse replay` and
