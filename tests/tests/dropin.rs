@@ -130,8 +130,9 @@ async fn a_dropped_in_platform_is_served_listed_and_priced_from_its_file() {
         "templatecheck.wasm",
         &std::fs::read(&wasm).expect("template wasm"),
     );
-    eventually("templatecheck is listed", || async {
-        listed(&capabilities().await, "templatecheck").is_some()
+    // The toml alone declares it (listed, not enabled); the wasm serves it.
+    eventually("templatecheck is served", || async {
+        listed(&capabilities().await, "templatecheck").is_some_and(|p| p["enabled"] == true)
     })
     .await;
     let caps = capabilities().await;
@@ -172,8 +173,8 @@ async fn a_dropped_in_platform_is_served_listed_and_priced_from_its_file() {
     toml = toml.replace("price = 1", "price = 9");
     drop_file(&dir, "newsite.toml", toml.as_bytes());
     drop_file(&dir, "newsite.wasm", &guest::component("newsite", "1.0.0"));
-    eventually("newsite is listed", || async {
-        listed(&capabilities().await, "newsite").is_some()
+    eventually("newsite is served", || async {
+        listed(&capabilities().await, "newsite").is_some_and(|p| p["enabled"] == true)
     })
     .await;
     assert_eq!(
