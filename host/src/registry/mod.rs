@@ -454,7 +454,6 @@ impl Registry {
         let retired = self.retired.load();
         let others = declared
             .iter()
-            .map(|(id, m)| (id, m))
             .chain(retired.iter().map(|(id, (_, m))| (id, m)));
         for (id, manifest) in others {
             if !catalogue.contains(id) {
