@@ -112,6 +112,34 @@ impl HopLog {
     }
 }
 
+/// One upstream request for an extractor, as the parse layer sees it: the
+/// seam where tests put a fake upstream in place of [`Fetcher`].
+pub trait Upstream: Send + Sync {
+    /// [`Fetcher::fetch_with`]'s contract: `request` for `platform`, only to
+    /// its `api_hosts`, within `limits`, through `proxy` if given.
+    fn fetch<'a>(
+        &'a self,
+        platform: &'a str,
+        api_hosts: &'a [String],
+        request: &'a HttpRequest,
+        limits: &'a FetchLimits,
+        proxy: Option<&'a str>,
+    ) -> futures::future::BoxFuture<'a, Result<HttpResponse, FetchError>>;
+}
+
+impl Upstream for Fetcher {
+    fn fetch<'a>(
+        &'a self,
+        platform: &'a str,
+        api_hosts: &'a [String],
+        request: &'a HttpRequest,
+        limits: &'a FetchLimits,
+        proxy: Option<&'a str>,
+    ) -> futures::future::BoxFuture<'a, Result<HttpResponse, FetchError>> {
+        Box::pin(self.fetch_with(platform, api_hosts, request, limits, proxy))
+    }
+}
+
 /// Performs upstream requests for extractors.
 pub struct Fetcher {
     client: reqwest::Client,

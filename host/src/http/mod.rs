@@ -52,3 +52,6 @@ async fn not_found() -> ApiError {
 async fn method_not_allowed() -> ApiError {
     ApiError::of(ErrorCode::MethodNotAllowed)
 }
+
+#[cfg(test)]
+mod tests;

@@ -15,6 +15,7 @@
 //! - `big`: `map` returns ~100 MB of platform data;
 //! - `badurl`: a video URL that is not an absolute http(s) URL;
 //! - `badenum`: a video whose source is `native-voice` (audio-only in SPEC.md);
+//! - `empty`: no media at all (SPEC's `304`);
 //! - `leak`: echo every `context.config` value into the log, the media
 //!   headers and the platform data; `leakerr`: into a failure message.
 
@@ -128,6 +129,7 @@ impl Extractor for MpTest {
         };
         let mut data = json!({"platform": platform, "version": version, "mode": mode(target)});
         match mode(target) {
+            "empty" => media.images.clear(),
             "big" => {
                 data["blob"] = json!("x".repeat(100 << 20));
             }

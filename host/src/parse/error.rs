@@ -1,0 +1,95 @@
+//! Why a parse failed, and its row of the error table.
+
+use mediaparse_sdk as sdk;
+
+use crate::auth::AuthError;
+use crate::core::{ErrorCode, Secrets};
+use crate::registry::RuntimeError;
+use crate::store::StoreError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ParseError {
+    #[error("{0}")]
+    Unsupported(String),
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+    #[error("account balance {balance} does not cover the price {price} of a {platform} parse")]
+    InsufficientCredits {
+        platform: String,
+        price: i64,
+        balance: i64,
+    },
+    #[error("{0}")]
+    Failure(sdk::Failure),
+    #[error("no extractor is available for {0}")]
+    ExtractorUnavailable(String),
+    #[error("{0}")]
+    ExtractorFailed(String),
+    #[error("the upstream platform did not answer in time")]
+    UpstreamTimeout,
+    #[error("{0}")]
+    Upstream(String),
+    #[error("{0}")]
+    Internal(String),
+}
+
+impl ParseError {
+    /// This error's row in the error table.
+    pub fn code(&self) -> ErrorCode {
+        match self {
+            ParseError::Unsupported(_) => ErrorCode::UnsupportedUrl,
+            ParseError::Auth(a) => a.code(),
+            ParseError::InsufficientCredits { .. } => ErrorCode::InsufficientCredits,
+            ParseError::Failure(f) => ErrorCode::of_failure(f),
+            ParseError::ExtractorUnavailable(_) => ErrorCode::ExtractorUnavailable,
+            ParseError::ExtractorFailed(_) => ErrorCode::ExtractorFailed,
+            ParseError::UpstreamTimeout => ErrorCode::UpstreamTimeout,
+            ParseError::Upstream(_) => ErrorCode::UpstreamError,
+            ParseError::Internal(_) => ErrorCode::Internal,
+        }
+    }
+
+    /// The outcome label of `mediaparse_parses_total` (the envelope's code).
+    pub fn outcome(&self) -> &'static str {
+        match self {
+            ParseError::Auth(AuthError::PlatformNotAllowed(_)) => "platform_not_allowed",
+            ParseError::Auth(_) => "auth",
+            other => other.code().as_str(),
+        }
+    }
+
+    /// The same error with configured secrets scrubbed from its text.
+    pub fn redact(self, secrets: &Secrets) -> ParseError {
+        if secrets.is_empty() {
+            return self;
+        }
+        let r = |m: String| secrets.redact(&m);
+        match self {
+            ParseError::Unsupported(m) => ParseError::Unsupported(r(m)),
+            ParseError::Failure(f) => ParseError::Failure(match f {
+                sdk::Failure::UnsupportedUrl(m) => sdk::Failure::UnsupportedUrl(r(m)),
+                sdk::Failure::Unavailable(m) => sdk::Failure::Unavailable(r(m)),
+                sdk::Failure::LoginRequired(m) => sdk::Failure::LoginRequired(r(m)),
+                sdk::Failure::RateLimited(m) => sdk::Failure::RateLimited(r(m)),
+                sdk::Failure::UpstreamChanged(m) => sdk::Failure::UpstreamChanged(r(m)),
+                sdk::Failure::UpstreamError(m) => sdk::Failure::UpstreamError(r(m)),
+            }),
+            ParseError::ExtractorFailed(m) => ParseError::ExtractorFailed(r(m)),
+            ParseError::Upstream(m) => ParseError::Upstream(r(m)),
+            ParseError::Internal(m) => ParseError::Internal(r(m)),
+            other => other,
+        }
+    }
+}
+
+impl From<StoreError> for ParseError {
+    fn from(e: StoreError) -> Self {
+        ParseError::Internal(e.to_string())
+    }
+}
+
+impl From<RuntimeError> for ParseError {
+    fn from(e: RuntimeError) -> Self {
+        ParseError::ExtractorFailed(e.to_string())
+    }
+}

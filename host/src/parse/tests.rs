@@ -1,0 +1,256 @@
+//! The parse path with its services named: the test guest component
+//! (`tests/guests/mptest`, built by `cargo xtask test`) as the `tiktok`
+//! extractor, a fake upstream in place of the fetcher (the [`Upstream`]
+//! seam) that counts its calls, and a real SQLite store in a temporary
+//! folder. Checks the order of the checks, and that credits move only once,
+//! only for media.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+
+use arc_swap::ArcSwap;
+use mediaparse_sdk::{HttpRequest, HttpResponse};
+
+use super::{ParseError, Services, parse};
+use crate::auth::AuthError;
+use crate::config::OperatorConfig;
+use crate::core::{Clock, ParseLimits};
+use crate::fetch::{FetchError, FetchLimits, Upstream};
+use crate::operator::{self, KeySpec};
+use crate::registry::{Registry, Runtime, SandboxLimits};
+use crate::store::{KeyRecord, Store};
+
+/// The test guest, where `cargo xtask test` builds it.
+fn test_guest() -> PathBuf {
+    let path = std::env::var_os("MEDIAPARSE_TEST_GUESTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/test-guests"))
+        .join("mptest.wasm");
+    assert!(
+        path.is_file(),
+        "{} is missing: run the tests with `cargo xtask test`, which builds the test guests",
+        path.display()
+    );
+    path
+}
+
+/// One registry holding the test guest as `tiktok`, compiled once (the
+/// HTTP layer's tests use it too).
+pub(crate) fn registry() -> Arc<Registry> {
+    static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
+    REGISTRY
+        .get_or_init(|| {
+            let runtime = Runtime::new(SandboxLimits::default()).expect("wasm runtime");
+            let registry = Arc::new(Registry::new(runtime));
+            let dir = tempfile::tempdir().expect("tempdir");
+            std::fs::copy(test_guest(), dir.path().join("tiktok.wasm")).expect("copy guest");
+            assert_eq!(registry.load_dir(dir.path()).expect("load"), 1);
+            registry
+        })
+        .clone()
+}
+
+/// Answers every request with `status` (or a timeout), counting calls.
+struct FakeUpstream {
+    calls: AtomicUsize,
+    answer: Result<u16, ()>,
+}
+
+impl Upstream for FakeUpstream {
+    fn fetch<'a>(
+        &'a self,
+        _platform: &'a str,
+        _api_hosts: &'a [String],
+        request: &'a HttpRequest,
+        _limits: &'a FetchLimits,
+        _proxy: Option<&'a str>,
+    ) -> futures::future::BoxFuture<'a, Result<HttpResponse, FetchError>> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let answer = self.answer.map(|status| HttpResponse {
+            request_url: request.url.clone(),
+            final_url: request.url.clone(),
+            status,
+            headers: Vec::new(),
+            body: b"fake body".to_vec(),
+        });
+        Box::pin(async move { answer.map_err(|()| FetchError::Timeout) })
+    }
+}
+
+struct World {
+    _dir: tempfile::TempDir,
+    store: Store,
+    upstream: Arc<FakeUpstream>,
+    services: Services,
+}
+
+fn world(config: &str, answer: Result<u16, ()>) -> World {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let store = Store::open(&dir.path().join("t.db")).expect("store");
+    let upstream = Arc::new(FakeUpstream {
+        calls: AtomicUsize::new(0),
+        answer,
+    });
+    let services = Services {
+        store: store.clone(),
+        registry: registry(),
+        fetcher: upstream.clone(),
+        limits: ParseLimits::default(),
+        config: Arc::new(ArcSwap::from_pointee(
+            OperatorConfig::parse(config).expect("config"),
+        )),
+        clock: Clock {
+            fixed_parse_ms: Some(1_000),
+            fixed_auth_s: Some(1_000),
+        },
+    };
+    World {
+        _dir: dir,
+        store,
+        upstream,
+        services,
+    }
+}
+
+impl World {
+    fn key(&self, platforms: Option<&[&str]>, credits: i64) -> KeyRecord {
+        let issued = operator::create_key(
+            &self.store,
+            KeySpec {
+                name: "test".into(),
+                account: "acme".into(),
+                expires_on: None,
+                platforms: platforms.map(|p| p.iter().map(|s| s.to_string()).collect()),
+                rate_limit_per_minute: None,
+            },
+            0,
+        )
+        .expect("key");
+        if credits > 0 {
+            self.store.add_credits("acme", credits, 0).expect("credits");
+        }
+        self.store.key(&issued.key.id).expect("stored key")
+    }
+
+    async fn parse(&self, key: &KeyRecord, input: &str) -> Result<super::Parsed, ParseError> {
+        parse(&self.services, key, input, None, "req_test").await
+    }
+
+    fn fetches(&self) -> usize {
+        self.upstream.calls.load(Ordering::SeqCst)
+    }
+
+    fn books(&self) -> (i64, i64) {
+        (
+            self.store.balance("acme").expect("balance"),
+            self.store.ledger_count(Some("acme")).expect("ledger"),
+        )
+    }
+}
+
+const OK: &str = "https://tiktok.mptest.example/ok";
+
+#[tokio::test]
+async fn a_parse_with_media_is_charged_once_with_one_ledger_row() {
+    let w = world("", Ok(200));
+    let key = w.key(None, 5);
+    let parsed = w.parse(&key, OK).await.expect("parsed");
+    assert_eq!(parsed.platform, "tiktok");
+    assert_eq!(parsed.media.images.len(), 1);
+    assert!(parsed.charged > 0);
+    assert_eq!(parsed.platform_data["body"], "fake body");
+    assert_eq!(w.fetches(), 1);
+    assert_eq!(w.books(), (5 - parsed.charged, 1));
+}
+
+#[tokio::test]
+async fn a_parse_without_media_is_not_charged() {
+    let w = world("", Ok(200));
+    let key = w.key(None, 5);
+    let parsed = w
+        .parse(&key, "https://tiktok.mptest.example/empty")
+        .await
+        .expect("parsed");
+    assert!(parsed.media.is_empty());
+    assert_eq!(parsed.charged, 0);
+    assert_eq!(w.books(), (5, 0));
+}
+
+#[tokio::test]
+async fn failures_cost_nothing() {
+    let w = world("", Err(()));
+    let key = w.key(None, 5);
+    let timeout = w.parse(&key, OK).await;
+    assert!(
+        matches!(timeout, Err(ParseError::UpstreamTimeout)),
+        "{:?}",
+        timeout.err()
+    );
+    let trap = w.parse(&key, "https://tiktok.mptest.example/trap").await;
+    assert!(
+        matches!(trap, Err(ParseError::ExtractorFailed(_))),
+        "{:?}",
+        trap.err()
+    );
+    assert_eq!(w.books(), (5, 0));
+}
+
+#[tokio::test]
+async fn the_balance_is_checked_before_any_upstream_request() {
+    let w = world("", Ok(200));
+    let key = w.key(None, 0);
+    let short = w.parse(&key, OK).await;
+    assert!(
+        matches!(
+            short,
+            Err(ParseError::InsufficientCredits { balance: 0, .. })
+        ),
+        "{:?}",
+        short.err()
+    );
+    assert_eq!(w.fetches(), 0);
+    assert_eq!(w.books(), (0, 0));
+}
+
+#[tokio::test]
+async fn permission_is_checked_before_the_extractor_runs() {
+    let w = world("", Ok(200));
+    let key = w.key(Some(&["youtube"]), 5);
+    // `/` has no mode: the guest's detect would refuse it (302); the
+    // permission check answers first, without an instance.
+    for input in [OK, "https://tiktok.mptest.example/"] {
+        let refused = w.parse(&key, input).await;
+        assert!(
+            matches!(
+                refused,
+                Err(ParseError::Auth(AuthError::PlatformNotAllowed(ref p))) if p == "tiktok"
+            ),
+            "{input}: {:?}",
+            refused.err()
+        );
+    }
+    assert_eq!(w.fetches(), 0);
+    assert_eq!(w.books(), (5, 0));
+}
+
+#[tokio::test]
+async fn routing_and_the_platform_switch_come_first() {
+    let w = world("[platforms.tiktok]\nenabled = false\n", Ok(200));
+    let key = w.key(Some(&["youtube"]), 5);
+    // Disabled: 503 even for a key that may not parse it.
+    assert!(matches!(
+        w.parse(&key, OK).await,
+        Err(ParseError::ExtractorUnavailable(p)) if p == "tiktok"
+    ));
+    assert!(matches!(
+        w.parse(&key, "https://example.org/post/1").await,
+        Err(ParseError::Unsupported(_))
+    ));
+    assert!(matches!(
+        w.parse(&key, &"x".repeat(5000)).await,
+        Err(ParseError::Unsupported(m)) if m.contains("longer than")
+    ));
+    assert_eq!(w.fetches(), 0);
+    assert_eq!(w.books(), (5, 0));
+}
