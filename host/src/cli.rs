@@ -126,6 +126,21 @@ impl ExtractorsArg {
     }
 }
 
+/// The platform ids installed in the extractors folder (`<id>.toml` files;
+/// `MEDIAPARSE_EXTRACTORS` or the default folder): what the management
+/// commands accept where a platform id is asked for.
+pub fn installed_platforms() -> Vec<String> {
+    let dir = ExtractorsArg {
+        dir: std::env::var_os("MEDIAPARSE_EXTRACTORS").map(PathBuf::from),
+    }
+    .resolve();
+    mediaparse_catalogue::Catalogue::from_installed_dir(&dir)
+        .ids()
+        .into_iter()
+        .map(String::from)
+        .collect()
+}
+
 /// `target/debug/mediaparse` → `target/extractors`, where `cargo xtask build-extractors` puts them.
 fn default_extractors_dir() -> PathBuf {
     std::env::current_exe()

@@ -50,6 +50,10 @@ pub struct PlatformSettings {
     /// A disabled platform answers `503 extractor_unavailable`.
     #[serde(default = "yes")]
     pub enabled: bool,
+    /// Credits one successful parse costs; overrides the platform's
+    /// `platform.toml` price.
+    #[serde(default)]
+    pub price: Option<i64>,
     /// Outbound proxy for this platform's upstream requests (`http://` or
     /// `https://`, credentials allowed in the URL).
     #[serde(default)]
@@ -145,8 +149,16 @@ impl OperatorConfig {
             }
         })?;
         for (name, p) in &config.platforms {
-            if !mediaparse_sdk::spec::PLATFORMS.contains(&name.as_str()) {
-                return Err(format!("unknown platform [platforms.{name}]"));
+            // Platforms are data: one can be dropped in at any time, so a
+            // section for a platform not loaded (yet) is accepted when its
+            // name is a platform id (and listed as such by the admin API).
+            if !mediaparse_catalogue::is_platform_id(name) {
+                return Err(format!(
+                    "[platforms.{name}] is not a platform id ([a-z][a-z0-9_]*, at most 16 bytes)"
+                ));
+            }
+            if p.price.is_some_and(|price| price < 0) {
+                return Err(format!("[platforms.{name}] price is negative"));
             }
             if let Some(proxy) = &p.proxy {
                 let ok = url::Url::parse(proxy)
@@ -162,6 +174,11 @@ impl OperatorConfig {
             }
         }
         Ok(config)
+    }
+
+    /// The operator's price for `platform` (`[platforms.<id>] price`), if set.
+    pub fn price_override(&self, platform: &str) -> Option<i64> {
+        self.platforms.get(platform).and_then(|p| p.price)
     }
 
     pub fn enabled(&self, platform: &str) -> bool {
@@ -269,7 +286,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parses_and_rejects_unknown_platforms() {
+    fn parses_and_accepts_platforms_not_loaded_yet() {
         let c: OperatorConfig = toml::from_str(
             "[platforms.twitter]\nenabled = false\n[platforms.weibo.config]\ncookie = \"SUB=x\"\n",
         )
@@ -289,7 +306,13 @@ mod tests {
             "0 (unlimited) is kept, not dropped"
         );
         let dir = std::env::temp_dir().join(format!("mp-config-{}", std::process::id()));
-        std::fs::write(&dir, "[platforms.myspace]\n").unwrap();
+        // A platform not loaded (yet) may be configured; a bad id may not.
+        std::fs::write(&dir, "[platforms.myspace]\nprice = 4\n").unwrap();
+        let later = OperatorConfig::load(&dir).unwrap();
+        assert_eq!(later.platforms["myspace"].price, Some(4));
+        std::fs::write(&dir, "[platforms.My-Space]\n").unwrap();
+        assert!(OperatorConfig::load(&dir).is_err());
+        std::fs::write(&dir, "[platforms.myspace]\nprice = -1\n").unwrap();
         assert!(OperatorConfig::load(&dir).is_err());
         let _ = std::fs::remove_file(&dir);
     }

@@ -242,9 +242,10 @@ pub struct UsageView {
     pub usage: Usage,
 }
 
-pub fn usage(store: &Store, filter: &UsageFilter) -> Result<UsageView> {
+/// Usage by `filter`; a platform filter must name one of the `known` platforms.
+pub fn usage(store: &Store, filter: &UsageFilter, known: &[String]) -> Result<UsageView> {
     if let Some(p) = &filter.platform
-        && !mediaparse_sdk::spec::PLATFORMS.contains(&p.as_str())
+        && !known.contains(p)
     {
         return Err(OperatorError::Invalid(format!("unknown platform {p:?}")));
     }

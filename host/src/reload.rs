@@ -19,7 +19,7 @@ use notify::{Event, EventKind, RecursiveMode, Watcher};
 use sha2::{Digest, Sha256};
 
 use crate::config::OperatorConfig;
-use crate::registry::{Registry, is_component_path};
+use crate::registry::{Registry, is_platform_file};
 
 /// What the watcher swaps: the loaded components and the configuration.
 pub struct Watched {
@@ -198,7 +198,7 @@ fn apply(
     let mut config_touched = false;
     for path in paths {
         let dir = path.parent();
-        if dir == Some(extractors_dir) && is_component_path(&path) {
+        if dir == Some(extractors_dir) && is_platform_file(&path) {
             let started = Instant::now();
             let outcome = state.registry.reload_path(&path);
             tracing::debug!(

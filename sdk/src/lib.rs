@@ -95,6 +95,9 @@ pub mod links;
 pub mod log;
 pub mod share;
 pub mod spec;
+
+#[doc(hidden)]
+pub use mediaparse_catalogue_macros::embedded_platform as __embedded_platform;
 pub mod types;
 pub mod ua;
 pub mod urls;
@@ -166,7 +169,9 @@ pub trait Extractor {
 /// Use it once, at the end of the extractor's `lib.rs` (see the crate
 /// example). Natively (tests, the replay harness) it expands to nothing;
 /// for `wasm32` it implements the WIT world's exports by converting
-/// between the generated bindings and the SDK's types.
+/// between the generated bindings and the SDK's types, and compiles in the
+/// listed members of the crate's `platform.toml` (beside its `Cargo.toml`),
+/// from which [`spec::fill_missing_members`] learns them.
 #[macro_export]
 macro_rules! export_extractor {
     ($ty:ty) => {
@@ -193,6 +198,7 @@ macro_rules! export_extractor {
                     $crate::guest::bindings::Plan,
                     $crate::guest::bindings::Failure,
                 > {
+                    $crate::spec::embed_platform($crate::__embedded_platform!());
                     $crate::guest::plan::<$ty>(target, ctx, done)
                 }
                 fn map(
@@ -203,6 +209,7 @@ macro_rules! export_extractor {
                     $crate::guest::bindings::Extraction,
                     $crate::guest::bindings::Failure,
                 > {
+                    $crate::spec::embed_platform($crate::__embedded_platform!());
                     $crate::guest::map::<$ty>(target, ctx, done)
                 }
             }

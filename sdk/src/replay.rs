@@ -476,7 +476,7 @@ mod tests {
     impl Extractor for OnePage {
         fn info() -> Info {
             Info {
-                platform: "tiktok".into(),
+                platform: "onepage".into(),
                 version: "0".into(),
                 url_hosts: vec!["a.example".into()],
                 api_hosts: vec!["a.example".into()],
@@ -485,7 +485,7 @@ mod tests {
         }
         fn detect(input: &str) -> crate::Result<Target> {
             Ok(Target {
-                platform: "tiktok".into(),
+                platform: "onepage".into(),
                 id: "1".into(),
                 canonical_url: input.into(),
                 input: input.into(),
@@ -509,7 +509,7 @@ mod tests {
                 ..Media::default()
             };
             let mut data = serde_json::Map::new();
-            spec::fill_missing_members("tiktok", &mut data);
+            spec::fill_missing_members("onepage", &mut data);
             Ok(Extraction {
                 media,
                 platform_data: serde_json::Value::Object(data),
@@ -534,8 +534,22 @@ mod tests {
         }
     }
 
+    /// OnePage's `platform.toml` (an extractor crate's own file is found in
+    /// `$CARGO_MANIFEST_DIR`; the SDK's tests register theirs).
+    fn register_onepage() {
+        let toml = r#"
+            id = "onepage"
+            name = "One page"
+            price = 1
+            example_url = "https://a.example/p/1"
+            members = [{ name = "page", type = "string" }]
+        "#;
+        spec::register(crate::spec::Manifest::parse(toml).unwrap());
+    }
+
     fn case(exchanges: Vec<RecordedExchange>) -> Case {
-        let media = serde_json::json!({"platform":"tiktok","title":"","thumbnail":"","duration":0.0,
+        register_onepage();
+        let media = serde_json::json!({"platform":"onepage","title":"","thumbnail":"","duration":0.0,
             "images":[{"url":"https://cdn.example/1.jpg","width":1,"height":2}],"videos":[],"audios":[]});
         Case {
             description: String::new(),
@@ -549,6 +563,30 @@ mod tests {
             },
             dir: std::path::PathBuf::new(),
         }
+    }
+
+    #[test]
+    fn listed_members_come_from_the_platform_toml() {
+        let c = case(vec![exchange(
+            "https://a.example/page",
+            "https://cdn.example/1.jpg",
+        )]);
+        let mut outcome = run::<OnePage>(&c).unwrap();
+        let ex = outcome.result.as_mut().unwrap();
+        ex.platform_data = serde_json::json!({"page": 1});
+        let report = compare(&c, &outcome).unwrap_err();
+        assert!(
+            report.contains("listed member `page` should be String"),
+            "{report}"
+        );
+        if let Some(t) = outcome.target.as_mut() {
+            t.platform = "unknown".into();
+        }
+        let report = compare(&c, &outcome).unwrap_err();
+        assert!(
+            report.contains("no platform.toml for \"unknown\""),
+            "{report}"
+        );
     }
 
     #[test]

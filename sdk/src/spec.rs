@@ -1,199 +1,137 @@
-//! Facts of SPEC.md that both the host and extractor tests check against.
+//! Facts of SPEC.md that both the host and extractor tests check against:
+//! the per-platform ones come from each extractor's `platform.toml`.
+
+use std::sync::Mutex;
 
 use serde_json::Value;
 
-/// The platform identifiers the service loads, exactly as SPEC.md spells
-/// them (`cargo xtask new-extractor` appends a new platform's id here).
-pub const PLATFORMS: &[&str] = &[
-    "tiktok",
-    "douyin",
-    "toutiao",
-    "youtube",
-    "twitter",
-    "instagram",
-    "threads",
-    "xiaohongshu",
-    "bilibili",
-    "kuaishou",
-    "weibo",
-];
+pub use mediaparse_catalogue::Kind;
+#[cfg(not(target_arch = "wasm32"))]
+pub use mediaparse_catalogue::Manifest;
 
-/// JSON types SPEC.md uses for listed platformData members.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Kind {
-    /// A JSON string.
-    String,
-    /// A JSON number.
-    Number,
-    /// A JSON object.
-    Object,
-    /// A JSON array.
-    Array,
-    /// `toutiao.video_play_info`: an object, or the older JSON-string form.
-    ObjectOrString,
+/// The listed members of every platform this process knows: the one
+/// `export_extractor!` compiles into a component, and natively the
+/// registered ones plus `$CARGO_MANIFEST_DIR/platform.toml` of the crate
+/// under test (read on first use). The SDK itself names no platform.
+struct Known {
+    platforms: Vec<Platform>,
+    #[cfg(not(target_arch = "wasm32"))]
+    looked_in_manifest_dir: bool,
+    /// Why a `platform.toml` found at run time was refused (the checks report it).
+    refused: Vec<String>,
 }
 
-impl Kind {
-    /// Does this JSON value have this type?
-    ///
-    /// ```
-    /// use mediaparse_sdk::spec::Kind;
-    /// assert!(Kind::String.accepts(&serde_json::json!("7305827432509082913")));
-    /// assert!(!Kind::Number.accepts(&serde_json::json!("1")));
-    /// ```
-    pub fn accepts(self, v: &Value) -> bool {
-        match self {
-            Kind::String => v.is_string(),
-            Kind::Number => v.is_number(),
-            Kind::Object => v.is_object(),
-            Kind::Array => v.is_array(),
-            Kind::ObjectOrString => v.is_object() || v.is_string(),
+struct Platform {
+    id: &'static str,
+    listed: &'static [(&'static str, Kind)],
+}
+
+static KNOWN: Mutex<Known> = Mutex::new(Known {
+    platforms: Vec::new(),
+    #[cfg(not(target_arch = "wasm32"))]
+    looked_in_manifest_dir: false,
+    refused: Vec::new(),
+});
+
+fn known() -> std::sync::MutexGuard<'static, Known> {
+    KNOWN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Known {
+    fn add(&mut self, id: &'static str, listed: &'static [(&'static str, Kind)]) {
+        if !self.platforms.iter().any(|p| p.id == id) {
+            self.platforms.push(Platform { id, listed });
         }
     }
-}
 
-/// Listed stable members of `data.platformData` per platform (SPEC.md).
-/// Douyin's `media_url`/`media_type` are conditional and not listed here.
-pub fn listed_members(platform: &str) -> &'static [(&'static str, Kind)] {
-    use Kind::*;
-    match platform {
-        "tiktok" => &[
-            ("aweme_id", String),
-            ("desc", String),
-            ("author", Object),
-            ("video", Object),
-            ("images", Array),
-            ("statistics", Object),
-        ],
-        "douyin" => &[
-            ("aweme_id", String),
-            ("desc", String),
-            ("author", Object),
-            ("video", Object),
-            ("images", Array),
-            ("music", Object),
-            ("statistics", Object),
-        ],
-        "toutiao" => &[
-            ("group_id", String),
-            ("item_id", String),
-            ("title", String),
-            ("abstract", String),
-            ("poster_url", String),
-            ("video_duration", Number),
-            ("video_play_info", ObjectOrString),
-        ],
-        "youtube" => &[
-            ("videoDetails", Object),
-            ("streamingData", Object),
-            ("playabilityStatus", Object),
-            ("microformat", Object),
-            ("captions", Object),
-        ],
-        "twitter" => &[
-            ("id_str", String),
-            ("text", String),
-            ("full_text", String),
-            ("user", Object),
-            ("media", Object),
-            ("metrics", Object),
-        ],
-        "instagram" => &[
-            ("id", String),
-            ("code", String),
-            ("caption", Object),
-            ("user", Object),
-            ("video_versions", Array),
-            ("image_versions", Object),
-            ("carousel_media", Array),
-            ("taken_at", Number),
-        ],
-        "threads" => &[
-            ("id", String),
-            ("code", String),
-            ("text", String),
-            ("user", Object),
-            ("images", Array),
-            ("image_versions2", Object),
-            ("video_versions", Array),
-            ("carousel_media", Array),
-            ("text_post_app_info", Object),
-        ],
-        "xiaohongshu" => &[
-            ("note_id", String),
-            ("title", String),
-            ("desc", String),
-            ("type", String),
-            ("user", Object),
-            ("images_list", Array),
-            ("video_info_v2", Object),
-            ("interact_info", Object),
-            ("native_voice_info", Object),
-        ],
-        "bilibili" => &[
-            ("title", String),
-            ("pic", String),
-            ("timelength", Number),
-            ("dash", Object),
-            ("support_formats", Array),
-            ("quality", Number),
-            ("format", String),
-        ],
-        "kuaishou" => &[
-            ("photoId", String),
-            ("caption", String),
-            ("author", Object),
-            ("mainMvUrls", Array),
-            ("manifest", Object),
-            ("coverUrls", Array),
-            ("duration", Number),
-            ("width", Number),
-            ("height", Number),
-        ],
-        "weibo" => &[
-            ("id", String),
-            ("mid", String),
-            ("mblogid", String),
-            ("text_raw", String),
-            ("user", Object),
-            ("pics", Array),
-            ("page_info", Object),
-            ("video_details_url", String),
-        ],
-        _ => &[],
+    fn find(&mut self, platform: &str) -> Option<&Platform> {
+        #[cfg(not(target_arch = "wasm32"))]
+        if !self.looked_in_manifest_dir && !self.platforms.iter().any(|p| p.id == platform) {
+            self.looked_in_manifest_dir = true;
+            if let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") {
+                let path = std::path::Path::new(&dir).join("platform.toml");
+                if path.is_file() {
+                    match Manifest::load(&path) {
+                        Ok(m) => {
+                            let (id, listed) = leak(m);
+                            self.add(id, listed);
+                        }
+                        Err(e) => self.refused.push(e.to_string()),
+                    }
+                }
+            }
+        }
+        self.platforms.iter().find(|p| p.id == platform)
     }
 }
 
-/// Problems with a platformData object against SPEC.md's listed members.
-pub fn check_platform_data(platform: &str, data: &Value) -> Vec<String> {
-    let Some(object) = data.as_object() else {
-        return vec!["platformData is not an object".into()];
-    };
-    listed_members(platform)
+/// Make a platform known to this process: tools and tests that run several
+/// extractors natively register their `platform.toml`s. Leaked once per
+/// platform (a process knows a handful).
+#[cfg(not(target_arch = "wasm32"))]
+pub fn register(manifest: Manifest) {
+    let (id, listed) = leak(manifest);
+    known().add(id, listed);
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+fn leak(manifest: Manifest) -> (&'static str, &'static [(&'static str, Kind)]) {
+    let listed: Vec<(&'static str, Kind)> = manifest
+        .members
+        .into_iter()
+        .map(|m| (&*String::leak(m.name), m.kind))
+        .collect();
+    (
+        String::leak(manifest.id),
+        Box::leak(listed.into_boxed_slice()),
+    )
+}
+
+/// The component's own platform id and listed members, as
+/// `export_extractor!` compiles them in from its `platform.toml`
+/// (`mediaparse_catalogue_macros::embedded_platform!`).
+#[doc(hidden)]
+pub fn embed_platform((id, members): (&'static str, &'static [(&'static str, &'static str)])) {
+    let mut known = known();
+    if known.platforms.iter().any(|p| p.id == id) {
+        return;
+    }
+    let listed: Vec<(&'static str, Kind)> = members
         .iter()
-        .filter_map(|(name, kind)| match object.get(*name) {
-            None => Some(format!("listed member `{name}` is missing")),
-            Some(v) if !kind.accepts(v) => {
-                Some(format!("listed member `{name}` should be {kind:?}, is {v}"))
-            }
-            Some(_) => None,
-        })
-        .collect()
+        .filter_map(|(name, kind)| Kind::from_name(kind).map(|k| (*name, k)))
+        .collect();
+    known.add(id, Box::leak(listed.into_boxed_slice()));
+}
+
+/// Listed stable members of `data.platformData` of `platform`, from its
+/// `platform.toml` (empty for a platform this process does not know).
+pub fn listed_members(platform: &str) -> &'static [(&'static str, Kind)] {
+    known().find(platform).map_or(&[], |p| p.listed)
+}
+
+/// Problems with a platformData object against the listed members in the
+/// platform's `platform.toml`; not knowing the platform is a problem too.
+pub fn check_platform_data(platform: &str, data: &Value) -> Vec<String> {
+    let mut known = known();
+    match known.find(platform) {
+        Some(p) => mediaparse_catalogue::check_members(p.listed.iter().copied(), data),
+        None => {
+            let mut problems = vec![format!(
+                "no platform.toml for {platform:?} (registered, compiled in, or in $CARGO_MANIFEST_DIR)"
+            )];
+            problems.extend(known.refused.iter().cloned());
+            problems
+        }
+    }
 }
 
 /// Fill listed members the fetched shape could not supply with the empty
 /// value of their type (never invented data).
 pub fn fill_missing_members(platform: &str, data: &mut serde_json::Map<String, Value>) {
-    for (name, kind) in listed_members(platform) {
-        if !data.contains_key(*name) {
-            let empty = match kind {
-                Kind::String => Value::String(String::new()),
-                Kind::Number => Value::from(0),
-                Kind::Object | Kind::ObjectOrString => Value::Object(Default::default()),
-                Kind::Array => Value::Array(vec![]),
-            };
-            data.insert((*name).to_string(), empty);
-        }
+    if let Some(p) = known().find(platform) {
+        mediaparse_catalogue::fill_members(p.listed.iter().copied(), data);
     }
 }
 

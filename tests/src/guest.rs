@@ -39,6 +39,20 @@ pub fn truncated(bytes: &[u8]) -> Vec<u8> {
     bytes[..1024.min(bytes.len())].to_vec()
 }
 
+/// The `platform.toml` text for a test guest installed as `platform`.
+pub fn manifest(platform: &str) -> String {
+    let bundled = paths::workspace_root()
+        .join("extractors")
+        .join(platform)
+        .join("platform.toml");
+    std::fs::read_to_string(bundled).unwrap_or_else(|_| {
+        format!(
+            "id = \"{platform}\"\nname = \"{platform}\"\nprice = 1\n\
+             example_url = \"https://{platform}.mptest.example/ok\"\n"
+        )
+    })
+}
+
 fn replace_all(haystack: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
     assert_eq!(from.len(), to.len());
     let mut out = haystack.to_vec();
@@ -56,7 +70,15 @@ fn replace_all(haystack: &[u8], from: &[u8], to: &[u8]) -> Vec<u8> {
 
 /// Put `bytes` in place as `dir/<platform>.wasm` the way an operator
 /// should: write a hidden temporary file, then rename over the old one.
+/// Its `<platform>.toml` goes first (the bundled one for a SPEC platform,
+/// so prices stay SPEC's), unless one is there already.
 pub fn install(dir: &Path, platform: &str, bytes: &[u8]) {
+    let toml = dir.join(format!("{platform}.toml"));
+    if !toml.exists() {
+        let tmp = dir.join(format!(".{platform}.toml.tmp"));
+        std::fs::write(&tmp, manifest(platform)).expect("writing platform.toml");
+        std::fs::rename(&tmp, &toml).expect("renaming platform.toml");
+    }
     let tmp = dir.join(format!(".{platform}.wasm.tmp"));
     std::fs::write(&tmp, bytes).expect("writing component");
     std::fs::rename(&tmp, dir.join(format!("{platform}.wasm"))).expect("renaming component");

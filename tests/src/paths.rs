@@ -50,6 +50,40 @@ pub fn test_guest(name: &str) -> PathBuf {
     path
 }
 
+/// The template's example extractor as `cargo xtask test` builds it
+/// (`check_template`, platform `templatecheck`): its component and its
+/// `platform.toml` (`MEDIAPARSE_TEMPLATE_WASM`, `MEDIAPARSE_TEMPLATE_TOML`).
+pub fn template_extractor() -> (PathBuf, PathBuf) {
+    let path = |var: &str, default: &str| {
+        let path = std::env::var_os(var)
+            .map(PathBuf::from)
+            .unwrap_or_else(|| workspace_root().join(default));
+        assert!(
+            path.is_file(),
+            "{} is missing: run the tests with `cargo xtask test`, which renders and builds the template",
+            path.display()
+        );
+        path
+    };
+    (
+        path(
+            "MEDIAPARSE_TEMPLATE_WASM",
+            "target/wasm32-wasip2/extractor/mediaparse_extractor_templatecheck.wasm",
+        ),
+        path(
+            "MEDIAPARSE_TEMPLATE_TOML",
+            "target/template-check/extractors/templatecheck/platform.toml",
+        ),
+    )
+}
+
+/// The bundled platforms: every `extractors/<platform>/platform.toml`.
+pub fn bundled_catalogue() -> mediaparse_catalogue::Catalogue {
+    let dir = workspace_root().join("extractors");
+    mediaparse_catalogue::Catalogue::from_source_tree(&dir)
+        .unwrap_or_else(|e| panic!("reading the bundled platform.toml files: {e}"))
+}
+
 /// Every `extractors/<platform>/fixtures` folder, by platform.
 pub fn fixture_dirs() -> Vec<(String, PathBuf)> {
     let mut out: Vec<(String, PathBuf)> = std::fs::read_dir(workspace_root().join("extractors"))

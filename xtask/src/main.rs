@@ -1,7 +1,7 @@
 //! `cargo xtask <command>`: the project's workflow in one place, std only so
 //! it builds in a second.
 //!
-//! - `build-extractors`  every `extractors/<platform>` crate → `target/extractors/<platform>.wasm`
+//! - `build-extractors`  every `extractors/<platform>` crate → `target/extractors/<platform>.wasm` + `<platform>.toml`
 //! - `serve [ARGS…]`     build, then `mediaparse serve` on the embedded defaults
 //! - `test [ARGS…]`      build the components, the test guests, the host and the tests once, then `cargo test` (all but the bench)
 //! - `demo`              a fake upstream loaded with every fixture, the service pointed at it, a key, a curl line
@@ -164,16 +164,43 @@ fn build_extractors() -> Result<Vec<PathBuf>> {
             .join(WASM_TARGET)
             .join(GUEST_PROFILE)
             .join(format!("mediaparse_extractor_{p}.wasm"));
+        let manifest = platform_toml(p)?;
+        // Write to a temporary name and rename, so a running service never
+        // reads half a file; the manifest first, so the wasm's arrival finds it.
+        install(&manifest, &out_dir.join(format!("{p}.toml")))?;
         let to = out_dir.join(format!("{p}.wasm"));
-        // Write to a temporary name and rename, so a running service never reads half a file.
-        let tmp = out_dir.join(format!(".{p}.wasm.tmp"));
-        std::fs::copy(&from, &tmp).map_err(|e| format!("copying {}: {e}", from.display()))?;
-        std::fs::rename(&tmp, &to).map_err(|e| e.to_string())?;
+        install(&from, &to)?;
         let size = std::fs::metadata(&to).map(|m| m.len()).unwrap_or(0);
         eprintln!("  {p:<12} {:>8} bytes  {}", size, to.display());
         built.push(to);
     }
     Ok(built)
+}
+
+/// `extractors/<p>/platform.toml`, checked (a broken one fails the build,
+/// not the service's reload).
+fn platform_toml(platform: &str) -> Result<PathBuf> {
+    let path = root()
+        .join("extractors")
+        .join(platform)
+        .join("platform.toml");
+    let manifest = mediaparse_catalogue::Manifest::load(&path).map_err(|e| e.to_string())?;
+    if manifest.id != platform {
+        return Err(format!(
+            "{}: id {:?} differs from the folder's name",
+            path.display(),
+            manifest.id
+        ));
+    }
+    Ok(path)
+}
+
+/// Copy `from` to `to` through a hidden temporary name and a rename.
+fn install(from: &Path, to: &Path) -> Result {
+    let name = to.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+    let tmp = to.with_file_name(format!(".{name}.tmp"));
+    std::fs::copy(from, &tmp).map_err(|e| format!("copying {}: {e}", from.display()))?;
+    std::fs::rename(&tmp, to).map_err(|e| e.to_string())
 }
 
 /// Test-only components (`tests/guests/<name>`) → `target/test-guests/<name>.wasm`.
@@ -262,7 +289,9 @@ fn test(args: &[String]) -> Result {
     c.arg("test").args(TEST_SELECTION).args(args);
     c.env("MEDIAPARSE_BIN", bin)
         .env("MEDIAPARSE_EXTRACTORS", extractors_out())
-        .env("MEDIAPARSE_TEST_GUESTS", guests);
+        .env("MEDIAPARSE_TEST_GUESTS", guests)
+        .env("MEDIAPARSE_TEMPLATE_WASM", template_wasm())
+        .env("MEDIAPARSE_TEMPLATE_TOML", template_toml());
     run(c)
 }
 
@@ -365,7 +394,8 @@ const TEMPLATE_DIR: &str = "xtask/template";
 
 /// A platform id: lower-case ASCII letters and digits, starting with a letter.
 fn valid_name(name: &str) -> bool {
-    (2..=32).contains(&name.len())
+    // At most 16 bytes: mediaparse_catalogue::is_platform_id.
+    (2..=16).contains(&name.len())
         && name.starts_with(|c: char| c.is_ascii_lowercase())
         && name
             .chars()
@@ -418,30 +448,10 @@ fn render_template(name: &str, dest: &Path) -> Result<Vec<PathBuf>> {
     Ok(written)
 }
 
-/// Add `name` to the SDK's list of platform ids the service accepts
-/// (`sdk/src/spec.rs`, `PLATFORMS`); returns false when it is already there.
-fn register_platform(spec_rs: &str, name: &str) -> Result<Option<String>> {
-    let start = spec_rs
-        .find("pub const PLATFORMS")
-        .ok_or("sdk/src/spec.rs has no `pub const PLATFORMS`")?;
-    let end = start
-        + spec_rs[start..]
-            .find("];")
-            .ok_or("sdk/src/spec.rs: PLATFORMS is not closed by `];`")?;
-    if spec_rs[start..end].contains(&format!("\"{name}\"")) {
-        return Ok(None);
-    }
-    let mut out = String::with_capacity(spec_rs.len() + name.len() + 8);
-    out.push_str(&spec_rs[..end]);
-    out.push_str(&format!("    \"{name}\",\n"));
-    out.push_str(&spec_rs[end..]);
-    Ok(Some(out))
-}
-
 fn new_extractor(name: &str) -> Result {
     if !valid_name(name) {
         return Err(format!(
-            "{name:?} is not a platform id: use 2-32 lower-case letters and digits, starting with a letter"
+            "{name:?} is not a platform id: use 2-16 lower-case letters and digits, starting with a letter"
         ));
     }
     let dest = root().join("extractors").join(name);
@@ -455,21 +465,39 @@ fn new_extractor(name: &str) -> Result {
             f.strip_prefix(root()).unwrap_or(f).display()
         );
     }
-    let spec_path = root().join("sdk/src/spec.rs");
-    let spec = std::fs::read_to_string(&spec_path).map_err(|e| e.to_string())?;
-    if let Some(updated) = register_platform(&spec, name)? {
-        std::fs::write(&spec_path, updated).map_err(|e| e.to_string())?;
-        eprintln!(
-            "  added \"{name}\" to sdk/src/spec.rs PLATFORMS, the platform ids the service loads \
-             (SPEC.md lists eleven: a new platform is a SPEC change, say so in the pull request)"
-        );
-    }
     eprintln!(
         "\nextractors/{name} is a workspace member and on the build list already (both take every \
-         extractors/* folder).\nNext: cargo test -p mediaparse-extractor-{name}, then \
+         extractors/* folder); its platform.toml (id, name, price, listed members) is what the \
+         service learns about it, no host or SDK change needed.\nNext: cargo test -p mediaparse-extractor-{name}, then \
          docs/writing-an-extractor.md."
     );
     Ok(())
+}
+
+/// The platform id the template is rendered as by [`check_template`].
+const TEMPLATE_CHECK: &str = "templatecheck";
+
+/// Where [`check_template`] renders the template.
+fn template_check_dir() -> PathBuf {
+    root().join("target").join("template-check")
+}
+
+/// The template's example component as [`check_template`] builds it (the
+/// drop-in test installs it into a running service).
+fn template_wasm() -> PathBuf {
+    root()
+        .join("target")
+        .join(WASM_TARGET)
+        .join(GUEST_PROFILE)
+        .join(format!("mediaparse_extractor_{TEMPLATE_CHECK}.wasm"))
+}
+
+/// Its `platform.toml`.
+fn template_toml() -> PathBuf {
+    template_check_dir()
+        .join("extractors")
+        .join(TEMPLATE_CHECK)
+        .join("platform.toml")
 }
 
 /// CI guard: the template must render, pass its own tests, build as a wasm
@@ -477,23 +505,20 @@ fn new_extractor(name: &str) -> Result {
 /// only member of a scratch workspace in `target/template-check/` sharing
 /// this target directory, so it costs one small crate per run.
 fn check_template(host_bin: &Path) -> Result {
-    const NAME: &str = "templatecheck";
-    let dir = root().join("target").join("template-check");
+    const NAME: &str = TEMPLATE_CHECK;
+    let dir = template_check_dir();
     if dir.exists() {
         std::fs::remove_dir_all(&dir).map_err(|e| e.to_string())?;
     }
     let manifest = std::fs::read_to_string(root().join("Cargo.toml")).map_err(|e| e.to_string())?;
-    let sdk = root().join("sdk");
     let manifest: String = manifest
         .lines()
         .map(|l| {
             if l.starts_with("members") {
                 "members = [\"extractors/*\"]".to_string()
-            } else if l.starts_with("mediaparse-sdk") {
-                format!(
-                    "mediaparse-sdk = {{ path = {:?} }}",
-                    sdk.display().to_string()
-                )
+            } else if l.starts_with("mediaparse-") && l.contains("path = \"") {
+                // Workspace path dependencies (the SDK, the catalogue): absolute.
+                l.replacen("path = \"", &format!("path = \"{}/", root().display()), 1)
             } else {
                 l.to_string()
             }
@@ -524,11 +549,7 @@ fn check_template(host_bin: &Path) -> Result {
         "--profile",
         GUEST_PROFILE,
     ]))?;
-    let wasm = root()
-        .join("target")
-        .join(WASM_TARGET)
-        .join(GUEST_PROFILE)
-        .join(format!("mediaparse_extractor_{NAME}.wasm"));
+    let wasm = template_wasm();
     let mut replay = Command::new(host_bin);
     replay
         .arg("replay")
@@ -581,22 +602,22 @@ mod tests {
     }
 
     #[test]
-    fn registering_a_platform_adds_one_line_once() {
-        let spec =
-            "pub const PLATFORMS: &[&str] = &[\n    \"tiktok\",\n];\nconst OTHER: &[&str] = &[];\n";
-        let added = register_platform(spec, "streamable").unwrap().unwrap();
+    fn the_template_renders_a_valid_platform_toml() {
+        let dir = std::env::temp_dir().join(format!("xtask-render-{}", std::process::id()));
+        render_template("streamable", &dir).unwrap();
+        let m = mediaparse_catalogue::Manifest::load(&dir.join("platform.toml"));
+        std::fs::remove_dir_all(&dir).unwrap();
+        let m = m.unwrap();
         assert_eq!(
-            added,
-            "pub const PLATFORMS: &[&str] = &[\n    \"tiktok\",\n    \"streamable\",\n];\nconst OTHER: &[&str] = &[];\n"
+            (m.id.as_str(), m.name.as_str()),
+            ("streamable", "Streamable")
         );
-        assert_eq!(register_platform(&added, "streamable").unwrap(), None);
-        assert_eq!(register_platform(spec, "tiktok").unwrap(), None);
     }
 
     #[test]
-    fn the_real_spec_list_can_take_a_new_platform() {
-        let spec = std::fs::read_to_string(root().join("sdk/src/spec.rs")).unwrap();
-        let added = register_platform(&spec, "streamable").unwrap().unwrap();
-        assert!(added.contains("    \"weibo\",\n    \"streamable\",\n];"));
+    fn every_extractor_has_its_platform_toml() {
+        for p in platforms().unwrap() {
+            platform_toml(&p).unwrap();
+        }
     }
 }

@@ -130,8 +130,9 @@ pub fn parse_expiry(value: &str) -> Result<Option<String>, String> {
         .map_err(|_| format!("expiry must be YYYY-MM-DD or never, got {v:?}"))
 }
 
-/// Parse a platform permission argument: `all`, or a comma list of ids.
-pub fn parse_platforms(value: &str) -> Result<Option<Vec<String>>, String> {
+/// Parse a platform permission argument: `all`, or a comma list of ids,
+/// each one of the `known` platforms.
+pub fn parse_platforms(value: &str, known: &[String]) -> Result<Option<Vec<String>>, String> {
     let v = value.trim();
     if v.eq_ignore_ascii_case("all") {
         return Ok(None);
@@ -139,10 +140,10 @@ pub fn parse_platforms(value: &str) -> Result<Option<Vec<String>>, String> {
     let mut list: Vec<String> = Vec::new();
     for p in v.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let p = p.to_ascii_lowercase();
-        if !mediaparse_sdk::spec::PLATFORMS.contains(&p.as_str()) {
+        if !known.contains(&p) {
             return Err(format!(
                 "unknown platform {p:?}; known: {}",
-                mediaparse_sdk::spec::PLATFORMS.join(", ")
+                known.join(", ")
             ));
         }
         if !list.contains(&p) {
@@ -221,13 +222,14 @@ mod tests {
 
     #[test]
     fn platform_lists() {
-        assert_eq!(parse_platforms("all").unwrap(), None);
+        let known = vec!["tiktok".to_string(), "youtube".to_string()];
+        assert_eq!(parse_platforms("all", &known).unwrap(), None);
         assert_eq!(
-            parse_platforms("TikTok, youtube,tiktok").unwrap(),
+            parse_platforms("TikTok, youtube,tiktok", &known).unwrap(),
             Some(vec!["tiktok".into(), "youtube".into()])
         );
-        assert!(parse_platforms("myspace").is_err());
-        assert!(parse_platforms(",").is_err());
+        assert!(parse_platforms("myspace", &known).is_err());
+        assert!(parse_platforms(",", &known).is_err());
         assert_eq!(parse_expiry("never").unwrap(), None);
         assert!(parse_expiry("2026-02-30").is_err());
     }

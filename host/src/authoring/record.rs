@@ -12,7 +12,7 @@ use std::sync::Arc;
 use mediaparse_sdk::fixture::{
     Case, DEFAULT_NOW_MS, Expect, RecordedExchange, RecordedRequest, RecordedResponse,
 };
-use mediaparse_sdk::{Context, Header, spec};
+use mediaparse_sdk::{Context, Header};
 use serde_json::{Map, Value};
 
 use super::replay::{ComponentChoice, component_for, replay_loaded};
@@ -157,7 +157,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
     let outcome = match &result {
         Ok((media, data)) => {
             expect.media = Some(scrub.json(&media.to_json(&platform)));
-            let checks = platform_data_checks(&platform, data, &scrub);
+            let checks = platform_data_checks(&ext.manifest, data, &scrub);
             expect.platform_data = (!checks.is_empty()).then_some(checks);
             format!(
                 "{} images, {} videos, {} audios",
@@ -352,16 +352,18 @@ fn extension(content_type: Option<&str>) -> &'static str {
     }
 }
 
-/// Checks on platform data: SPEC's listed members that are scalars, or,
-/// for a platform SPEC does not list, the top-level scalars (at most 12).
-fn platform_data_checks(platform: &str, data: &Value, scrub: &Scrubber) -> Map<String, Value> {
+/// Checks on platform data: the listed members (its `platform.toml`) that
+/// are scalars, or, for a platform that lists none, the top-level scalars
+/// (at most 12).
+fn platform_data_checks(
+    manifest: &mediaparse_catalogue::Manifest,
+    data: &Value,
+    scrub: &Scrubber,
+) -> Map<String, Value> {
     let Some(object) = data.as_object() else {
         return Map::new();
     };
-    let listed: Vec<&str> = spec::listed_members(platform)
-        .iter()
-        .map(|(n, _)| *n)
-        .collect();
+    let listed: Vec<&str> = manifest.listed().map(|(n, _)| n).collect();
     object
         .iter()
         .filter(|(k, v)| {

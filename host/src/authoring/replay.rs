@@ -97,6 +97,7 @@ pub fn component_for(
                 && dir.join(format!("{p}.wasm")).is_file()
             {
                 let ext = Arc::new(registry.load_file(&dir.join(format!("{p}.wasm")))?);
+                register_members(case, &ext);
                 return Ok((registry, ext));
             }
             registry
@@ -110,7 +111,28 @@ pub fn component_for(
             })?
         }
     };
+    register_members(case, &ext);
     Ok((registry, ext))
+}
+
+/// Tell the SDK's checks (`replay::compare`) the platform's listed members:
+/// the component's `.toml`, or for a candidate without one, the
+/// `platform.toml` of the source tree the case lives in
+/// (`extractors/<platform>/fixtures/<case>`).
+fn register_members(case: &Case, ext: &LoadedExtractor) {
+    let from_tree = || {
+        let dir = std::path::absolute(&case.dir).ok()?;
+        let file = dir.parent()?.parent()?.join("platform.toml");
+        mediaparse_catalogue::Manifest::load(&file)
+            .ok()
+            .filter(|m| m.id == ext.platform())
+    };
+    let manifest = if ext.manifest.members.is_empty() {
+        from_tree().unwrap_or_else(|| (*ext.manifest).clone())
+    } else {
+        (*ext.manifest).clone()
+    };
+    mediaparse_sdk::spec::register(manifest);
 }
 
 /// `…/extractors/<platform>/fixtures/<case>` → `<platform>`.

@@ -1,7 +1,11 @@
-//! Billing: the price table (the only source for charging and for
-//! `GET /api/v1/capabilities` `data.billing`), the balance pre-check before
+//! Billing: the price (the only source for charging and for
+//! `GET /api/v1/capabilities` `data.billing`: a platform's `platform.toml`
+//! `price`, unless the operator configuration sets `[platforms.<id>] price`),
+//! the balance pre-check before
 //! any upstream request, and the charge — one conditional debit with its
 //! ledger row — after a parse that returned media.
+
+use mediaparse_catalogue::{Catalogue, Manifest};
 
 use crate::store::{Charge, Store, StoreResult};
 
@@ -45,34 +49,52 @@ pub fn charge(store: &Store, bill: &Bill, now_unix_s: i64) -> StoreResult<Charge
     )
 }
 
-/// Credits one successful parse (at least one media URL) costs (SPEC.md Limits).
-pub fn price(platform: &str) -> i64 {
-    match platform {
-        "youtube" => 3,
-        "threads" | "kuaishou" => 2,
-        "xiaohongshu" => 10,
-        _ => 1,
-    }
+/// Credits one successful parse (at least one media URL) of `manifest`'s
+/// platform costs: the operator's override (`[platforms.<id>] price`,
+/// `OperatorConfig::price_override`) or the file's price.
+pub fn price(manifest: &Manifest, override_price: Option<i64>) -> i64 {
+    override_price.unwrap_or(manifest.price)
 }
 
-/// `{platform: credits}` for every platform, in SPEC order.
-pub fn price_table() -> serde_json::Map<String, serde_json::Value> {
-    mediaparse_sdk::spec::PLATFORMS
+/// `{platform: credits}` for every platform of `catalogue`, in listing order.
+pub fn price_table(
+    catalogue: &Catalogue,
+    override_price: impl Fn(&str) -> Option<i64>,
+) -> serde_json::Map<String, serde_json::Value> {
+    catalogue
         .iter()
-        .map(|p| ((*p).to_string(), price(p).into()))
+        .map(|m| (m.id.clone(), price(m, override_price(&m.id)).into()))
         .collect()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
+    use super::*;
+
+    fn bundled() -> Catalogue {
+        Catalogue::from_source_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../extractors"))
+            .unwrap()
+    }
+
     #[test]
     fn spec_prices() {
-        let t = super::price_table();
+        let t = price_table(&bundled(), |_| None);
         assert_eq!(t["youtube"], 3);
         assert_eq!(t["threads"], 2);
         assert_eq!(t["kuaishou"], 2);
         assert_eq!(t["xiaohongshu"], 10);
         assert_eq!(t["tiktok"], 1);
-        assert_eq!(t.len(), 11);
+        assert_eq!(t.keys().next().map(String::as_str), Some("tiktok"));
+    }
+
+    #[test]
+    fn the_operator_overrides_a_price() {
+        let t = price_table(&bundled(), |id| (id == "youtube").then_some(5));
+        assert_eq!(
+            (t["youtube"].clone(), t["threads"].clone()),
+            (5.into(), 2.into())
+        );
     }
 }

@@ -203,7 +203,8 @@ pub fn keys(db: &Path, command: KeysCommand) -> anyhow::Result<i32> {
                 account,
                 expires_on: auth::parse_expiry(expires.as_deref().unwrap_or("never"))
                     .map_err(anyhow::Error::msg)?,
-                platforms: auth::parse_platforms(&platforms).map_err(anyhow::Error::msg)?,
+                platforms: auth::parse_platforms(&platforms, &crate::cli::installed_platforms())
+                    .map_err(anyhow::Error::msg)?,
                 rate_limit_per_minute: match rate_limit.as_deref() {
                     Some(v) => operator::parse_rate_limit(v)?,
                     None => None,
@@ -252,7 +253,7 @@ pub fn keys(db: &Path, command: KeysCommand) -> anyhow::Result<i32> {
                     .map_err(anyhow::Error::msg)?,
                 platforms: platforms
                     .as_deref()
-                    .map(auth::parse_platforms)
+                    .map(|p| auth::parse_platforms(p, &crate::cli::installed_platforms()))
                     .transpose()
                     .map_err(anyhow::Error::msg)?,
                 rate_limit_per_minute: rate_limit
@@ -400,7 +401,7 @@ pub fn usage(db: &Path, args: UsageArgs) -> anyhow::Result<i32> {
             .transpose()?,
         entries: args.entries.min(10_000),
     };
-    let view = operator::usage(&store, &filter)?;
+    let view = operator::usage(&store, &filter, &crate::cli::installed_platforms())?;
     if args.json {
         print_json(&view)?;
         return Ok(0);

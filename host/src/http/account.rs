@@ -55,9 +55,11 @@ async fn view(
     .filter()?;
     let store = state.services.store.clone();
     let auth_now = state.auth_now();
+    let catalogue = state.services.registry.known();
+    let known: Vec<String> = catalogue.ids().into_iter().map(String::from).collect();
     let (balance, usage) = tokio::task::spawn_blocking(move || {
         let balance = store.balance(&filter.account.clone().unwrap_or_default());
-        let usage = operator::usage(&store, &filter);
+        let usage = operator::usage(&store, &filter, &known);
         (balance, usage)
     })
     .await
@@ -70,7 +72,9 @@ async fn view(
         "balance": balance,
         "key": operator::key_view(&key, auth_now),
         "usage": usage,
-        "prices": crate::billing::price_table(),
+        "prices": crate::billing::price_table(&catalogue, |id| {
+            state.services.config.load().price_override(id)
+        }),
     });
     Ok((
         StatusCode::OK,

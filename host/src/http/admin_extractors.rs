@@ -36,9 +36,11 @@ fn listing(state: &AppState) -> Value {
             .map(|f| json!({"message": f.message, "at": time(f.at_unix_s)}))
             .unwrap_or(Value::Null)
     };
-    let mut extractors: Vec<Value> = mediaparse_sdk::spec::PLATFORMS
+    let known = registry.known();
+    let mut extractors: Vec<Value> = known
         .iter()
-        .map(|p| {
+        .map(|m| {
+            let p = m.id.as_str();
             let ext = registry.get(p);
             let enabled = config.enabled(p);
             let status = match (&ext, enabled) {
@@ -48,6 +50,7 @@ fn listing(state: &AppState) -> Value {
             };
             json!({
                 "platform": p,
+                "name": m.name,
                 "status": status,
                 "enabled": enabled && ext.is_some(),
                 "version": ext.as_ref().map(|e| e.info.version.clone()),
@@ -61,13 +64,10 @@ fn listing(state: &AppState) -> Value {
             })
         })
         .collect();
-    // Files that name no platform are refused; list them too.
-    for stem in failures
-        .keys()
-        .filter(|s| !mediaparse_sdk::spec::PLATFORMS.contains(&s.as_str()))
-    {
+    // Files of platforms that never loaded are refused; list them too.
+    for stem in failures.keys().filter(|s| !known.contains(s)) {
         extractors.push(json!({
-            "platform": stem, "status": "refused", "enabled": false, "version": null,
+            "platform": stem, "name": null, "status": "refused", "enabled": false, "version": null,
             "witVersion": null, "sha256": null, "loadedAt": null, "source": null,
             "compiledFrom": null, "loadMs": null, "lastError": error(stem),
         }));
@@ -82,6 +82,9 @@ fn listing(state: &AppState) -> Value {
             "sha256": cs.sha256,
             "loadedAt": cs.loaded_at_unix_s.map(time),
             "lastError": cs.last_error.map(|(m, at)| json!({"message": m, "at": time(at)})),
+            // `[platforms.<id>]` sections of platforms not loaded: they apply
+            // when one arrives (and show a typo).
+            "unloadedPlatforms": config.platforms.keys().filter(|p| !known.contains(p)).collect::<Vec<_>>(),
         },
     })
 }

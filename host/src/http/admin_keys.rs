@@ -89,6 +89,18 @@ fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
         .map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))
 }
 
+/// The platform ids the service knows (loaded, or removed while running).
+fn known_platforms(state: &AppState) -> Vec<String> {
+    state
+        .services
+        .registry
+        .known()
+        .ids()
+        .into_iter()
+        .map(String::from)
+        .collect()
+}
+
 /// Present-but-null is `Some(None)`; absent is `None` (with `#[serde(default)]`).
 fn present<'de, D: serde::Deserializer<'de>, T: Deserialize<'de>>(
     d: D,
@@ -101,7 +113,7 @@ fn expiry(value: Option<&str>) -> Result<Option<String>, ApiError> {
 }
 
 /// `"all"`, `"p1,p2"`, `["p1","p2"]`, or null (all).
-fn platforms(value: &Value) -> Result<Option<Vec<String>>, ApiError> {
+fn platforms(value: &Value, known: &[String]) -> Result<Option<Vec<String>>, ApiError> {
     let text = match value {
         Value::Null => "all".to_string(),
         Value::String(s) => s.clone(),
@@ -120,7 +132,7 @@ fn platforms(value: &Value) -> Result<Option<Vec<String>>, ApiError> {
             ));
         }
     };
-    auth::parse_platforms(&text).map_err(ApiError::invalid_request)
+    auth::parse_platforms(&text, known).map_err(ApiError::invalid_request)
 }
 
 #[derive(Deserialize)]
@@ -160,7 +172,7 @@ async fn create_key(
         name: b.name,
         account: b.account.unwrap_or_else(|| "default".into()),
         expires_on: expiry(b.expires_on.as_deref())?,
-        platforms: platforms(&b.platforms)?,
+        platforms: platforms(&b.platforms, &known_platforms(&state))?,
         rate_limit_per_minute: b.rate_limit_per_minute,
     };
     let issued = op(&state, move |s, now| operator::create_key(s, spec, now)).await?;
@@ -193,7 +205,11 @@ async fn edit_key(
     let edit = KeyEdit {
         name: b.name,
         expires_on: b.expires_on.map(|e| expiry(e.as_deref())).transpose()?,
-        platforms: b.platforms.as_ref().map(platforms).transpose()?,
+        platforms: b
+            .platforms
+            .as_ref()
+            .map(|p| platforms(p, &known_platforms(&state)))
+            .transpose()?,
         rate_limit_per_minute: b.rate_limit_per_minute,
     };
     let key = op(&state, move |s, now| operator::edit_key(s, &id, edit, now)).await?;
@@ -313,8 +329,9 @@ async fn usage(
     q: Result<Query<UsageQuery>, QueryRejection>,
 ) -> Answer {
     let filter = query(q)?.filter()?;
+    let known = known_platforms(&state);
     ok(
         StatusCode::OK,
-        op(&state, move |s, _| operator::usage(s, &filter)).await?,
+        op(&state, move |s, _| operator::usage(s, &filter, &known)).await?,
     )
 }

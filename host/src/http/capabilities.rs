@@ -23,16 +23,19 @@ async fn capabilities(State(state): State<Arc<AppState>>) -> impl IntoResponse {
 pub fn capabilities_data(state: &AppState) -> serde_json::Value {
     let services = &state.services;
     let config = services.config.load();
-    let platforms: Vec<_> = mediaparse_sdk::spec::PLATFORMS
+    // The loaded platforms, and removed ones as unavailable (the catalogue).
+    let catalogue = services.registry.known();
+    let platforms: Vec<_> = catalogue
         .iter()
-        .map(|p| {
+        .map(|m| {
+            let p = m.id.as_str();
             let ext = services.registry.get(p);
             json!({
                 "id": p,
                 "enabled": ext.is_some() && config.enabled(p),
                 "extractorVersion": ext.as_ref().map(|e| e.info.version.clone()),
                 "urlShapes": ext.as_ref().map(|e| e.info.url_shapes.clone()).unwrap_or_default(),
-                "credits": billing::price(p),
+                "credits": billing::price(m, config.price_override(p)),
             })
         })
         .collect();
@@ -42,7 +45,7 @@ pub fn capabilities_data(state: &AppState) -> serde_json::Value {
         "billing": {
             "unit": "credit",
             "chargedWhen": "a parse returns at least one image, video or audio URL; failures and no-media results cost 0",
-            "prices": billing::price_table(),
+            "prices": billing::price_table(&catalogue, |id| config.price_override(id)),
         },
         "platformDataVersion": "1",
     })

@@ -60,7 +60,7 @@ impl FromRequestParts<Arc<AppState>> for PathPlatform {
         let Path(p) = Path::<String>::from_request_parts(parts, state)
             .await
             .map_err(|e| ApiError::invalid_request(e.body_text()))?;
-        if !mediaparse_sdk::spec::PLATFORMS.contains(&p.as_str()) {
+        if !state.services.registry.knows(&p) {
             return Err(ApiError::new(
                 ErrorCode::UnknownPlatform,
                 format!("{p:?} is not a platform id"),

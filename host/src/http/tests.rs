@@ -44,7 +44,19 @@ struct Harness {
 }
 
 fn harness(admin_token: Option<&str>) -> Harness {
-    harness_with(admin_token, Arc::new(Registry::new(runtime())))
+    harness_with(admin_token, declared_only())
+}
+
+/// A registry that knows `tiktok` from its `tiktok.toml` but serves no
+/// component (a platform declared, not loaded).
+fn declared_only() -> Arc<Registry> {
+    let registry = Arc::new(Registry::new(runtime()));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let toml = crate::parse::tests::bundled_toml("tiktok");
+    std::fs::copy(toml, dir.path().join("tiktok.toml")).expect("copy toml");
+    assert_eq!(registry.load_dir(dir.path()).expect("load"), 0);
+    assert!(registry.knows("tiktok"));
+    registry
 }
 
 fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {

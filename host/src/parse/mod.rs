@@ -132,7 +132,7 @@ async fn parse_routed(
     }
     target.input = input.to_string();
 
-    let price = billing::price(&platform);
+    let price = billing::price(&ext.manifest, config.price_override(&platform));
     let funds = store_call(&services.store, {
         let account = key.account_id.clone();
         move |store| billing::precheck(store, &account, price)

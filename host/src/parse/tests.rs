@@ -35,6 +35,14 @@ fn test_guest() -> PathBuf {
     path
 }
 
+/// A bundled platform's `platform.toml` (`extractors/<id>/platform.toml`).
+pub(crate) fn bundled_toml(platform: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../extractors")
+        .join(platform)
+        .join("platform.toml")
+}
+
 /// One registry holding the test guest as `tiktok`, compiled once (the
 /// HTTP layer's tests use it too).
 pub(crate) fn registry() -> Arc<Registry> {
@@ -44,6 +52,9 @@ pub(crate) fn registry() -> Arc<Registry> {
             let runtime = Runtime::new(SandboxLimits::default()).expect("wasm runtime");
             let registry = Arc::new(Registry::new(runtime));
             let dir = tempfile::tempdir().expect("tempdir");
+            // With tiktok's platform.toml: a component is served with its manifest.
+            std::fs::copy(bundled_toml("tiktok"), dir.path().join("tiktok.toml"))
+                .expect("copy toml");
             std::fs::copy(test_guest(), dir.path().join("tiktok.wasm")).expect("copy guest");
             assert_eq!(registry.load_dir(dir.path()).expect("load"), 1);
             registry

@@ -1,6 +1,8 @@
-//! Extractor components: loading `<platform>.wasm` files, checking who they
-//! say they are, routing inputs to them by their declared hosts, and
-//! replacing them while the service runs (hot reload: `crate::reload`).
+//! Extractor components: loading `<platform>.wasm` files with their
+//! `<platform>.toml` (the platform's facts: `mediaparse_catalogue`),
+//! checking who they say they are, routing inputs to them by their declared
+//! hosts, and replacing them while the service runs (hot reload:
+//! `crate::reload`). The loaded manifests are the service's catalogue.
 //!
 //! A parse holds an `Arc<LoadedExtractor>` for its whole life, so a swap
 //! never disturbs a parse in flight: it finishes on the component it
@@ -15,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use arc_swap::ArcSwap;
+use mediaparse_catalogue::{Catalogue, Manifest};
 use mediaparse_sdk as sdk;
 use mediaparse_sdk::urls::host_matches;
 use sha2::{Digest, Sha256};
@@ -35,12 +38,29 @@ pub struct LoadedExtractor {
     pub compiled_from: &'static str,
     /// Time spent compiling (or loading from the cache) and checking, in ms.
     pub load_ms: u64,
+    /// Its `<platform>.toml` (a candidate without one: a bare manifest).
+    pub manifest: Arc<Manifest>,
     pre: runtime::bindings::ExtractorPre<runtime::GuestState>,
 }
 
 impl LoadedExtractor {
     pub fn platform(&self) -> &str {
         &self.info.platform
+    }
+
+    /// The same component with other platform facts (a changed `.toml`).
+    fn with_manifest(&self, manifest: Arc<Manifest>) -> LoadedExtractor {
+        LoadedExtractor {
+            info: self.info.clone(),
+            wit_version: self.wit_version.clone(),
+            sha256: self.sha256.clone(),
+            source: self.source.clone(),
+            loaded_at_unix_s: chrono::Utc::now().timestamp(),
+            compiled_from: self.compiled_from,
+            load_ms: 0,
+            manifest,
+            pre: self.pre.clone(),
+        }
     }
 
     pub fn accepts_host(&self, host: &str) -> bool {
@@ -84,8 +104,13 @@ pub struct Registry {
     /// One reload at a time (the watcher and a startup scan never interleave).
     reload_lock: std::sync::Mutex<()>,
     /// What removed components declared, so their URLs still route to
-    /// `503 extractor_unavailable` rather than "unsupported URL".
-    retired: ArcSwap<BTreeMap<String, sdk::Info>>,
+    /// `503 extractor_unavailable` rather than "unsupported URL", and their
+    /// platform stays known (listed as unavailable).
+    retired: ArcSwap<BTreeMap<String, (sdk::Info, Arc<Manifest>)>>,
+    /// Every valid `<platform>.toml` in the folder, with or without its
+    /// `.wasm`: a platform declared but not served is known (listed as
+    /// unavailable, `503` rather than `404`).
+    declared: ArcSwap<BTreeMap<String, Arc<Manifest>>>,
 }
 
 impl Registry {
@@ -103,6 +128,7 @@ impl Registry {
             errors: ArcSwap::from_pointee(BTreeMap::new()),
             reload_lock: std::sync::Mutex::new(()),
             retired: ArcSwap::from_pointee(BTreeMap::new()),
+            declared: ArcSwap::from_pointee(BTreeMap::new()),
         }
     }
 
@@ -122,13 +148,16 @@ impl Registry {
         &self.runtime
     }
 
-    /// Load every `*.wasm` in `dir`; a broken file is reported and skipped.
+    /// Load every `*.wasm` in `dir` with its `.toml`; a broken pair is reported and skipped.
     pub fn load_dir(&self, dir: &Path) -> std::io::Result<usize> {
+        // One reload per platform, whichever of its two files is seen.
         let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
             .filter_map(|e| e.ok().map(|e| e.path()))
-            .filter(|p| is_component_path(p))
+            .filter(|p| is_platform_file(p))
+            .map(|p| p.with_extension("wasm"))
             .collect();
         paths.sort();
+        paths.dedup();
         let mut loaded = 0;
         for path in paths {
             if let Reload::Loaded { .. } = self.reload_path(&path) {
@@ -138,13 +167,16 @@ impl Registry {
         Ok(loaded)
     }
 
-    /// Bring the registry in line with `path` (a `<platform>.wasm` that was
-    /// created, changed or removed): compile and check it, then swap it in;
-    /// on any error keep what was serving and record the error. Blocking
+    /// Bring the registry in line with `path` (a `<platform>.wasm` or its
+    /// `<platform>.toml` that was created, changed or removed): read the
+    /// manifest, compile and check the component, then swap the pair in; on
+    /// any error keep what was serving and record the error. Blocking
     /// (compiles): call it off the request path.
     pub fn reload_path(&self, path: &Path) -> Reload {
         let _one_at_a_time = self.reload_lock.lock().unwrap_or_else(|p| p.into_inner());
         let stem = file_stem(path);
+        let path = &path.with_extension("wasm");
+        self.declare(&stem, manifest_beside(path, &stem).ok().map(Arc::new));
         let metrics = crate::metrics::global();
         if !path.exists() {
             let removed = self.remove(&stem);
@@ -160,11 +192,32 @@ impl Registry {
             Err(e) => return self.failed(&stem, format!("{}: {e}", path.display())),
         };
         let sha256 = hex::encode(Sha256::digest(&bytes));
-        if self.get(&stem).is_some_and(|e| e.sha256 == sha256) {
+        if let Some(current) = self.get(&stem).filter(|e| e.sha256 == sha256) {
+            let manifest = match manifest_beside(path, &stem) {
+                Ok(m) => Arc::new(m),
+                Err(message) => return self.failed(&stem, message),
+            };
             self.forget_error(&stem);
-            return Reload::Unchanged;
+            if current.manifest == manifest {
+                return Reload::Unchanged;
+            }
+            // Only the platform's facts changed: no recompilation.
+            let ext = current.with_manifest(manifest);
+            let (platform, version) = (ext.platform().to_string(), ext.info.version.clone());
+            tracing::info!(platform = %platform, "platform.toml reloaded");
+            self.install(ext);
+            metrics.reload(&platform, "loaded");
+            return Reload::Loaded { platform, version };
         }
-        match self.load_bytes(path, &bytes, sha256, true) {
+        // The component's own checks first (WIT major, identity), then its manifest.
+        let loaded = self
+            .load_bytes(path, &bytes, sha256, true)
+            .map_err(|e| format!("{}: {e:#}", path.display()))
+            .and_then(|ext| {
+                let manifest = Arc::new(manifest_beside(path, &stem)?);
+                Ok(LoadedExtractor { manifest, ..ext })
+            });
+        match loaded {
             Ok(ext) => {
                 let (platform, version) = (ext.platform().to_string(), ext.info.version.clone());
                 tracing::info!(platform = %platform, version = %version, sha256 = %&ext.sha256[..12], from = ext.compiled_from, load_ms = ext.load_ms, "extractor loaded");
@@ -172,7 +225,7 @@ impl Registry {
                 metrics.reload(&platform, "loaded");
                 Reload::Loaded { platform, version }
             }
-            Err(e) => self.failed(&stem, format!("{}: {e:#}", path.display())),
+            Err(message) => self.failed(&stem, message),
         }
     }
 
@@ -205,6 +258,22 @@ impl Registry {
         }
     }
 
+    /// Record (or forget) the valid `.toml` of `stem`.
+    fn declare(&self, stem: &str, manifest: Option<Arc<Manifest>>) {
+        let current = self.declared.load().get(stem).cloned();
+        if current == manifest {
+            return;
+        }
+        self.declared.rcu(|map| {
+            let mut map = BTreeMap::clone(map);
+            match &manifest {
+                Some(m) => map.insert(stem.to_string(), m.clone()),
+                None => map.remove(stem),
+            };
+            map
+        });
+    }
+
     /// Stop serving `platform`; parses already holding it finish on it.
     pub fn remove(&self, platform: &str) -> bool {
         let Some(old) = self.get(platform) else {
@@ -212,7 +281,10 @@ impl Registry {
         };
         self.retired.rcu(|map| {
             let mut map = BTreeMap::clone(map);
-            map.insert(platform.to_string(), old.info.clone());
+            map.insert(
+                platform.to_string(),
+                (old.info.clone(), old.manifest.clone()),
+            );
             map
         });
         self.extractors.rcu(|map| {
@@ -224,7 +296,7 @@ impl Registry {
         true
     }
 
-    /// Compile and check one component file (off the request path).
+    /// Compile and check one component file and its `.toml` (off the request path).
     pub fn load_file(&self, path: &Path) -> Result<LoadedExtractor, LoadError> {
         let invalid = |message: String| LoadError::Invalid {
             path: path.display().to_string(),
@@ -232,8 +304,14 @@ impl Registry {
         };
         let bytes = std::fs::read(path).map_err(|e| invalid(e.to_string()))?;
         let sha256 = hex::encode(Sha256::digest(&bytes));
-        self.load_bytes(path, &bytes, sha256, true)
-            .map_err(|e| invalid(format!("{e:#}")))
+        let ext = self
+            .load_bytes(path, &bytes, sha256, true)
+            .map_err(|e| invalid(format!("{e:#}")))?;
+        let manifest = manifest_beside(path, &file_stem(path)).map_err(invalid)?;
+        Ok(LoadedExtractor {
+            manifest: Arc::new(manifest),
+            ..ext
+        })
     }
 
     /// Load a candidate component from any file (`mediaparse replay` and
@@ -279,7 +357,7 @@ impl Registry {
         let info = self.runtime.session(&stem, &pre)?.info()?;
         if !check_identity {
             // A candidate: nothing more to check.
-        } else if !sdk::spec::PLATFORMS.contains(&info.platform.as_str()) {
+        } else if !mediaparse_catalogue::is_platform_id(&info.platform) {
             anyhow::bail!("info().platform {:?} is not a platform id", info.platform);
         }
         if check_identity && info.platform != stem {
@@ -292,7 +370,16 @@ impl Registry {
         if let (Some(cache), "compiled", true) = (&self.cache, compiled_from, check_identity) {
             cache.store(&sha256, &component);
         }
+        // A candidate's own `.toml` when it has a valid one; the service's
+        // loads replace this with the checked one.
+        let manifest = Arc::new(
+            Manifest::load(&path.with_extension("toml"))
+                .ok()
+                .filter(|m| m.id == info.platform)
+                .unwrap_or_else(|| bare_manifest(&info)),
+        );
         Ok(LoadedExtractor {
+            manifest,
             info,
             wit_version,
             sha256,
@@ -328,8 +415,8 @@ impl Registry {
         self.retired
             .load()
             .values()
-            .find(|i| i.url_hosts.iter().any(|p| host_matches(host, p)))
-            .map(|i| i.platform.clone())
+            .find(|(i, _)| i.url_hosts.iter().any(|p| host_matches(host, p)))
+            .map(|(i, _)| i.platform.clone())
     }
 
     pub fn get(&self, platform: &str) -> Option<Arc<LoadedExtractor>> {
@@ -347,6 +434,40 @@ impl Registry {
 
     pub fn all(&self) -> Vec<Arc<LoadedExtractor>> {
         self.extractors.load().values().cloned().collect()
+    }
+
+    /// The platforms of the loaded components: the service's catalogue.
+    pub fn catalogue(&self) -> Catalogue {
+        let mut catalogue = Catalogue::new();
+        for ext in self.extractors.load().values() {
+            catalogue.insert(ext.manifest.clone());
+        }
+        catalogue
+    }
+
+    /// Every platform the service knows: loaded, declared by a `.toml`
+    /// without its `.wasm`, or removed while running (the last two listed as
+    /// unavailable, answering 503 rather than 404).
+    pub fn known(&self) -> Catalogue {
+        let mut catalogue = self.catalogue();
+        let declared = self.declared.load();
+        let retired = self.retired.load();
+        let others = declared
+            .iter()
+            .chain(retired.iter().map(|(id, (_, m))| (id, m)));
+        for (id, manifest) in others {
+            if !catalogue.contains(id) {
+                catalogue.insert(manifest.clone());
+            }
+        }
+        catalogue
+    }
+
+    /// Is `platform` a platform this service knows (see [`Registry::known`])?
+    pub fn knows(&self, platform: &str) -> bool {
+        self.extractors.load().contains_key(platform)
+            || self.declared.load().contains_key(platform)
+            || self.retired.load().contains_key(platform)
     }
 
     /// Last load error per file stem (files that are currently refused).
@@ -376,6 +497,50 @@ impl Registry {
     ) -> Result<Session, RuntimeError> {
         self.runtime
             .session_with(ext.platform(), &ext.pre, limits, secrets)
+    }
+}
+
+/// `<platform>.wasm` or `<platform>.toml`, not a hidden or temporary file:
+/// a file whose change reloads its platform.
+pub fn is_platform_file(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e == "wasm" || e == "toml")
+        && path
+            .file_name()
+            .is_some_and(|n| !n.to_string_lossy().starts_with('.'))
+}
+
+/// The checked `<stem>.toml` beside `<stem>.wasm`.
+fn manifest_beside(wasm: &Path, stem: &str) -> Result<Manifest, String> {
+    let toml = wasm.with_extension("toml");
+    if !toml.is_file() {
+        return Err(format!(
+            "no {stem}.toml beside {stem}.wasm: a component is served with its platform.toml \
+             (`cargo xtask build-extractors` installs both)"
+        ));
+    }
+    let manifest = Manifest::load(&toml).map_err(|e| e.to_string())?;
+    if manifest.id != stem {
+        return Err(format!(
+            "{}: id {:?} differs from the file name {stem:?}",
+            toml.display(),
+            manifest.id
+        ));
+    }
+    Ok(manifest)
+}
+
+/// The manifest of a candidate that has no `.toml`: its id, nothing listed.
+fn bare_manifest(info: &sdk::Info) -> Manifest {
+    Manifest {
+        id: info.platform.clone(),
+        name: info.platform.clone(),
+        price: 0,
+        order: None,
+        example_url: String::new(),
+        media_hosts: Vec::new(),
+        share_text: false,
+        members: Vec::new(),
+        optional_members: Vec::new(),
     }
 }
 

@@ -233,6 +233,14 @@ fn cost<E: Extractor>(platform: &str, registry: &Registry, quick: bool) -> anyho
 
 fn extractor_costs(quick: bool) -> anyhow::Result<Vec<Value>> {
     let registry = Registry::new(Runtime::new(SandboxLimits::default())?);
+    // A component embeds its platform.toml; natively the SDK learns the
+    // listed members from these registrations.
+    for manifest in paths::bundled_catalogue().iter() {
+        mediaparse_sdk::spec::register(manifest.as_ref().clone());
+    }
+    // One line per platform below: the native side links each extractor's
+    // Rust type, and Cargo has no dependency globs (the wasm side takes
+    // whatever is in target/extractors).
     use mediaparse_extractor_bilibili::Bilibili;
     use mediaparse_extractor_douyin::Douyin;
     use mediaparse_extractor_instagram::Instagram;

@@ -73,6 +73,7 @@ async fn start_service(
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn every_fixture_case_replays_through_the_host() {
     let mut cases: Vec<(String, Case)> = Vec::new();
+    let catalogue = paths::bundled_catalogue();
     for (platform, dir) in paths::fixture_dirs() {
         for case in Case::load_all(&dir).expect("fixtures load") {
             cases.push((platform.clone(), case));
@@ -158,7 +159,7 @@ async fn every_fixture_case_replays_through_the_host() {
                         }
                         continue;
                     }
-                    let price = mediaparse::billing::price(platform);
+                    let price = catalogue.get(platform).map_or(-1, |m| m.price);
                     if status != 200 || charged != price {
                         problem(format!(
                             "expected 200 charged {price}, got {status} charged {charged}"
@@ -183,7 +184,8 @@ async fn every_fixture_case_replays_through_the_host() {
                             problem("platformDataVersion is not \"1\"".into());
                         }
                         let data = &body["data"]["platformData"];
-                        for p in mediaparse_sdk::spec::check_platform_data(platform, data) {
+                        let manifest = catalogue.get(platform).expect("a bundled platform.toml");
+                        for p in manifest.check_platform_data(data) {
                             problem(format!("platformData: {p}"));
                         }
                         for (pointer, want) in case.expect.platform_data.iter().flatten() {

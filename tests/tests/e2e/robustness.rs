@@ -103,12 +103,19 @@ async fn sixty_four_clients_across_platforms() {
     let client = reqwest::Client::new();
     let url = Arc::new(service.url("/api/v1/parse"));
     let chosen = Arc::new(chosen);
+    // The bundled prices (each platform.toml's).
+    let prices = Arc::new(paths::bundled_catalogue());
     const CLIENTS: usize = 64;
     const PER_CLIENT: usize = 8;
     let mut tasks = Vec::new();
     for c in 0..CLIENTS {
-        let (client, url, token, chosen) =
-            (client.clone(), url.clone(), token.clone(), chosen.clone());
+        let (client, url, token, chosen, prices) = (
+            client.clone(),
+            url.clone(),
+            token.clone(),
+            chosen.clone(),
+            prices.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             let mut charged = 0i64;
             let mut problems = Vec::new();
@@ -128,7 +135,7 @@ async fn sixty_four_clients_across_platforms() {
                     .and_then(|v| v.to_str().ok()?.parse().ok())
                     .unwrap_or(-1);
                 let body: Value = resp.json().await.unwrap_or(Value::Null);
-                let price = mediaparse::billing::price(platform);
+                let price = prices.get(platform).map_or(-1, |m| m.price);
                 if status != 200 || credits != price {
                     problems.push(format!(
                         "{platform} {input}: {status} charged {credits}: {body}"
@@ -399,9 +406,10 @@ fn request_bodies_never_panic_or_500() {
         .pool_max_idle_per_host(0)
         .build()
         .unwrap();
-    let mut segments: Vec<String> = mediaparse_sdk::spec::PLATFORMS
-        .iter()
-        .map(|p| p.to_string())
+    let mut segments: Vec<String> = paths::bundled_catalogue()
+        .ids()
+        .into_iter()
+        .map(String::from)
         .collect();
     segments.extend(["TikTok", "nope", "%2e%2e", "x%00y"].map(String::from));
     let strategy = (

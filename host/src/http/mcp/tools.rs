@@ -8,7 +8,7 @@
 //! media (code `304`), is a tool error whose structured content is the REST
 //! error envelope `{status, data: null, msg, code}`.
 
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Instant;
 
 use axum::http::request::Parts;
@@ -20,6 +20,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Value, json};
+
+use mediaparse_catalogue::Catalogue;
 
 use crate::http::envelope::ApiError;
 use crate::http::state::AppState;
@@ -37,8 +39,6 @@ impl MediaparseMcp {
     }
 }
 
-static TOOLS: LazyLock<Vec<Tool>> = LazyLock::new(tools);
-
 fn object(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
@@ -47,8 +47,8 @@ fn object(value: Value) -> Arc<JsonObject> {
 }
 
 /// The media schemas of the OpenAPI document, as one self-contained JSON Schema.
-fn output_schema() -> Value {
-    let doc = serde_json::to_value(crate::http::openapi::public_document()).unwrap_or_default();
+fn output_schema(catalogue: &Catalogue, prices: &crate::http::openapi::Prices) -> Value {
+    let doc = crate::http::openapi::public_value(catalogue, prices);
     let schemas = &doc["components"]["schemas"];
     let mut defs = serde_json::Map::new();
     for name in [
@@ -75,9 +75,15 @@ fn output_schema() -> Value {
     })
 }
 
-fn tools() -> Vec<Tool> {
-    let platforms = mediaparse_sdk::spec::PLATFORMS;
-    let prices = crate::billing::price_table();
+/// The tools, described for the platforms the service knows now.
+fn tools(state: &AppState) -> Vec<Tool> {
+    let catalogue = state.services.registry.known();
+    let platforms = catalogue.ids();
+    let config = state.services.config.load();
+    let prices = crate::billing::price_table(&catalogue, |id| config.price_override(id));
+    let share_text = crate::http::openapi::share_text_platforms(&catalogue)
+        .map(|list| format!(" (share text holding a URL is accepted for {list})"))
+        .unwrap_or_default();
     let parse = Tool::new(
         "parse_media",
         format!(
@@ -88,7 +94,7 @@ fn tools() -> Vec<Tool> {
         object(json!({
             "type": "object",
             "properties": {
-                "url": {"type": "string", "minLength": 1, "maxLength": 4096, "description": "The post URL (share text holding a URL is accepted for douyin, xiaohongshu, kuaishou and weibo)."},
+                "url": {"type": "string", "minLength": 1, "maxLength": 4096, "description": format!("The post URL{share_text}.")},
                 "platform": {"type": "string", "enum": platforms, "description": "Parse as this platform and include its platform data."},
             },
             "required": ["url"],
@@ -96,7 +102,7 @@ fn tools() -> Vec<Tool> {
         })),
     )
     .with_title("Parse a media post")
-    .with_raw_output_schema(object(output_schema()))
+    .with_raw_output_schema(object(output_schema(&catalogue, &prices)))
     .with_annotations(
         ToolAnnotations::new()
             .read_only(true)
@@ -134,11 +140,11 @@ impl ServerHandler for MediaparseMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(TOOLS.clone()))
+        Ok(ListToolsResult::with_all_items(tools(&self.state)))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        TOOLS.iter().find(|t| t.name == name).cloned()
+        tools(&self.state).into_iter().find(|t| t.name == name)
     }
 
     async fn call_tool(
@@ -189,7 +195,8 @@ impl MediaparseMcp {
     ) -> CallToolResult {
         let started = Instant::now();
         let outcome = async {
-            let (url, platform) = read_arguments(arguments)?;
+            let (url, platform) =
+                read_arguments(arguments, &|p| self.state.services.registry.knows(p))?;
             let parsed = parse::parse(
                 &self.state.services,
                 key,
@@ -245,7 +252,10 @@ impl MediaparseMcp {
 }
 
 /// `url` (required, a non-empty string) and `platform` (optional platform id).
-fn read_arguments(arguments: &JsonObject) -> Result<(String, Option<String>), ApiError> {
+fn read_arguments(
+    arguments: &JsonObject,
+    known: &dyn Fn(&str) -> bool,
+) -> Result<(String, Option<String>), ApiError> {
     for name in arguments.keys() {
         if name != "url" && name != "platform" {
             return Err(ApiError::invalid_request(format!(
@@ -261,9 +271,7 @@ fn read_arguments(arguments: &JsonObject) -> Result<(String, Option<String>), Ap
     };
     let platform = match arguments.get("platform") {
         None | Some(Value::Null) => None,
-        Some(Value::String(p)) if mediaparse_sdk::spec::PLATFORMS.contains(&p.as_str()) => {
-            Some(p.clone())
-        }
+        Some(Value::String(p)) if known(p) => Some(p.clone()),
         Some(other) => {
             return Err(ApiError::new(
                 crate::core::ErrorCode::UnknownPlatform,

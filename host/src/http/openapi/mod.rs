@@ -16,15 +16,17 @@ mod platforms;
 mod schemas;
 
 pub use errors::ERRORS;
+pub use platforms::share_text_platforms;
 
 use std::sync::{Arc, LazyLock};
 
 use axum::Router;
-use mediaparse_sdk::spec::PLATFORMS;
+use axum::extract::State;
+use mediaparse_catalogue::{Catalogue, Manifest};
 use serde_json::{Map, Value, json};
 use utoipa::OpenApi as _;
 use utoipa::openapi::{OpenApi, RefOr, Schema};
-use utoipa_swagger_ui::{SwaggerUi, Url};
+use utoipa_swagger_ui::{Config, SwaggerUi, Url};
 
 use super::state::AppState;
 
@@ -69,8 +71,11 @@ struct PublicApi;
 )]
 struct AdminApi;
 
-/// The public document.
-pub fn public_document() -> OpenApi {
+/// Prices per platform id (`billing::price_table`).
+pub type Prices = Map<String, Value>;
+
+/// The public document for the platforms of `catalogue` at `prices`.
+pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
     let mut doc = PublicApi::openapi();
     let mut extra = Map::new();
     extra.insert(
@@ -92,8 +97,9 @@ pub fn public_document() -> OpenApi {
         platforms::platform_result_schema(None),
     );
     extra.insert("PlatformSuccess".into(), platform_success(None));
-    for p in PLATFORMS {
-        extra.insert(platforms::data_schema_name(p), platforms::data_schema(p));
+    for m in catalogue.iter() {
+        let p = m.id.as_str();
+        extra.insert(platforms::data_schema_name(p), platforms::data_schema(m));
         extra.insert(
             format!("PlatformResult{}", suffix(p)),
             platforms::platform_result_schema(Some(p)),
@@ -111,7 +117,10 @@ pub fn public_document() -> OpenApi {
             );
         }
     }
-    extra.insert("Capabilities".into(), capabilities_schema());
+    extra.insert(
+        "Capabilities".into(),
+        capabilities_schema(catalogue, prices),
+    );
     extra.insert(
         "Health".into(),
         json!({
@@ -140,18 +149,26 @@ pub fn public_document() -> OpenApi {
     );
 
     let mut paths = Map::new();
+    // The generic operations' example: the first platform's.
+    let example = catalogue
+        .iter()
+        .next()
+        .map(|m| m.example_url.clone())
+        .unwrap_or_default();
+    let ids = catalogue.ids();
     paths.insert(
         "/api/v1/parse".into(),
-        json!({"post": parse_operation(Route::Common)}),
+        json!({"post": parse_operation(Route::Common, &example, &ids)}),
     );
     paths.insert(
         "/api/v1/platforms/{platform}/parse".into(),
-        json!({"post": parse_operation(Route::Templated)}),
+        json!({"post": parse_operation(Route::Templated, &example, &ids)}),
     );
-    for p in PLATFORMS {
+    for m in catalogue.iter() {
+        let price = prices.get(&m.id).and_then(Value::as_i64).unwrap_or(m.price);
         paths.insert(
-            format!("/api/v1/platforms/{p}/parse"),
-            json!({"post": parse_operation(Route::Fixed(p))}),
+            format!("/api/v1/platforms/{}/parse", m.id),
+            json!({"post": parse_operation(Route::Fixed(m, price), &m.example_url, &ids)}),
         );
     }
     paths.insert(
@@ -214,10 +231,29 @@ const REQUIRED_HEADERS: [&str; 2] = ["X-Request-Id", "X-Credits-Charged"];
 
 /// The public document as served: utoipa's document plus `required: true` on
 /// the response headers that are always sent (utoipa's `Header` has no
-/// `required` field).
-pub fn public_value() -> Value {
-    let mut doc = serde_json::to_value(public_document())
+/// `required` field), and the platform ids as the enum of `Media.platform`.
+pub fn public_value(catalogue: &Catalogue, prices: &Prices) -> Value {
+    let mut doc = serde_json::to_value(public_document(catalogue, prices))
         .unwrap_or_else(|e| panic!("OpenAPI document does not serialize: {e}"));
+    let schemas = &mut doc["components"]["schemas"];
+    let platform = &mut schemas["Media"]["properties"]["platform"];
+    if platform.is_object() {
+        platform["enum"] = json!(catalogue.ids());
+    }
+    // What the platform files say about inputs: share text, an example.
+    let request = &mut schemas["ParseRequest"];
+    if request.is_object() {
+        let mut url = "Public media URL to parse (at most 4096 bytes).".to_string();
+        if let Some(list) = platforms::share_text_platforms(catalogue) {
+            url.push_str(&format!(
+                " For {list}, copied share text containing a URL is accepted too."
+            ));
+        }
+        request["properties"]["url"]["description"] = Value::String(url);
+        if let Some(first) = catalogue.iter().next() {
+            request["examples"] = json!([{"url": first.example_url}]);
+        }
+    }
     if let Some(paths) = doc["paths"].as_object_mut() {
         for operation in paths.values_mut().filter_map(Value::as_object_mut) {
             for op in operation.values_mut() {
@@ -246,9 +282,10 @@ pub fn admin_value() -> Value {
         .unwrap_or_else(|e| panic!("OpenAPI document does not serialize: {e}"))
 }
 
-/// Pretty JSON of the public document (what `docs/openapi.json` holds).
-pub fn public_json() -> String {
-    pretty(&public_value())
+/// Pretty JSON of the public document (`docs/openapi.json` holds it for
+/// the bundled platforms at SPEC's prices).
+pub fn public_json(catalogue: &Catalogue, prices: &Prices) -> String {
+    pretty(&public_value(catalogue, prices))
 }
 
 /// Pretty JSON of the admin document (what `docs/openapi-admin.json` holds).
@@ -263,24 +300,36 @@ fn pretty(doc: &Value) -> String {
     text
 }
 
-static PUBLIC: LazyLock<Value> = LazyLock::new(public_value);
 static ADMIN: LazyLock<Value> = LazyLock::new(admin_value);
 
-/// `GET /openapi.json`, `GET /openapi/admin.json` and the `/docs` page.
+/// `GET /openapi.json` (generated from the loaded catalogue on each request:
+/// platforms come and go), `GET /openapi/admin.json` and the `/docs` page.
 pub fn router() -> Router<Arc<AppState>> {
-    SwaggerUi::new("/docs")
-        .external_url_unchecked(Url::new("mediaparse API", "/openapi.json"), PUBLIC.clone())
+    let urls = [
+        Url::new("mediaparse API", "/openapi.json"),
+        Url::new("mediaparse admin API", "/openapi/admin.json"),
+    ];
+    let docs: Router<Arc<AppState>> = SwaggerUi::new("/docs")
+        .config(Config::new(urls))
         .external_url_unchecked(
             Url::new("mediaparse admin API", "/openapi/admin.json"),
             ADMIN.clone(),
         )
-        .into()
+        .into();
+    docs.route("/openapi.json", axum::routing::get(served_public))
+}
+
+async fn served_public(State(state): State<Arc<AppState>>) -> axum::Json<Value> {
+    let catalogue = state.services.registry.known();
+    let config = state.services.config.load();
+    let prices = crate::billing::price_table(&catalogue, |id| config.price_override(id));
+    axum::Json(public_value(&catalogue, &prices))
 }
 
 enum Route<'a> {
     Common,
     Templated,
-    Fixed(&'a str),
+    Fixed(&'a Manifest, i64),
 }
 
 fn suffix(platform: &str) -> String {
@@ -349,31 +398,28 @@ fn json_response(description: &str, schema: &str, credits: bool, retry_after: bo
     })
 }
 
-fn parse_operation(route: Route<'_>) -> Value {
-    let (operation_id, summary, description, success, example) = match &route {
+fn parse_operation(route: Route<'_>, example: &str, ids: &[&str]) -> Value {
+    let (operation_id, summary, description, success) = match &route {
         Route::Common => (
             "parse".to_string(),
             "Parse a post URL (platform detected from the URL)".to_string(),
             "`data` is the media object itself, without platform data. Costs the detected platform's credits when media is returned.".to_string(),
             "CommonSuccess".to_string(),
-            platforms::example_url("tiktok"),
         ),
         Route::Templated => (
             "parsePlatform".to_string(),
             "Parse a post URL of the platform in the path".to_string(),
             "`data` holds the media, the sanitized platform data and its version. The URL must belong to the path's platform (else `400` code `302`). The fixed paths `/api/v1/platforms/<platform>/parse` below are this operation for each platform, with that platform's `platformData` schema.".to_string(),
             "PlatformSuccess".to_string(),
-            platforms::example_url("tiktok"),
         ),
-        Route::Fixed(p) => (
-            format!("parse{}", suffix(p)),
-            format!("Parse a {p} post URL"),
+        Route::Fixed(m, price) => (
+            format!("parse{}", suffix(&m.id)),
+            format!("Parse a {} post URL", m.id),
             format!(
-                "`data` holds the media, the sanitized {p} platform data and its version. Costs {} credit(s) when media is returned.",
-                crate::billing::price(p)
+                "`data` holds the media, the sanitized {} platform data and its version. Costs {price} credit(s) when media is returned.",
+                m.id
             ),
-            format!("PlatformSuccess{}", suffix(p)),
-            platforms::example_url(p),
+            format!("PlatformSuccess{}", suffix(&m.id)),
         ),
     };
     let templated = matches!(route, Route::Templated);
@@ -427,20 +473,19 @@ fn parse_operation(route: Route<'_>) -> Value {
             "in": "path",
             "required": true,
             "description": "Platform id; another value is `404 unknown_platform`.",
-            "schema": {"type": "string", "enum": PLATFORMS},
+            "schema": {"type": "string", "enum": ids},
         }]);
     }
     op
 }
 
-fn capabilities_schema() -> Value {
-    let prices: Map<String, Value> = PLATFORMS
+fn capabilities_schema(catalogue: &Catalogue, price_table: &Prices) -> Value {
+    let ids = catalogue.ids();
+    let prices: Map<String, Value> = catalogue
         .iter()
-        .map(|p| {
-            (
-                (*p).to_string(),
-                json!({"type": "integer", "enum": [crate::billing::price(p)]}),
-            )
+        .map(|m| {
+            let price = price_table.get(&m.id).cloned().unwrap_or(m.price.into());
+            (m.id.clone(), json!({"type": "integer", "enum": [price]}))
         })
         .collect();
     json!({
@@ -459,7 +504,7 @@ fn capabilities_schema() -> Value {
                         "type": "object",
                         "required": ["id", "enabled", "extractorVersion", "urlShapes", "credits"],
                         "properties": {
-                            "id": {"type": "string", "enum": PLATFORMS},
+                            "id": {"type": "string", "enum": ids},
                             "enabled": {"type": "boolean", "description": "A component for the platform is loaded."},
                             "extractorVersion": {"type": ["string", "null"]},
                             "urlShapes": {"type": "array", "items": {"type": "string"}},
@@ -472,7 +517,7 @@ fn capabilities_schema() -> Value {
                         "properties": {
                             "unit": {"type": "string", "enum": ["credit"]},
                             "chargedWhen": {"type": "string"},
-                            "prices": {"type": "object", "required": PLATFORMS, "properties": prices, "additionalProperties": false},
+                            "prices": {"type": "object", "required": ids, "properties": prices, "additionalProperties": false},
                         },
                     },
                 },
@@ -505,9 +550,24 @@ mod tests {
         );
     }
 
+    use mediaparse_catalogue::Catalogue;
+
+    /// The bundled platforms (`extractors/*/platform.toml`) at their prices.
+    fn bundled() -> (Catalogue, super::Prices) {
+        let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../extractors");
+        let catalogue = Catalogue::from_source_tree(&dir).unwrap();
+        let prices = crate::billing::price_table(&catalogue, |_| None);
+        (catalogue, prices)
+    }
+
+    fn bundled_json() -> String {
+        let (catalogue, prices) = bundled();
+        super::public_json(&catalogue, &prices)
+    }
+
     #[test]
     fn committed_public_document_is_current() {
-        check("openapi.json", super::public_json());
+        check("openapi.json", bundled_json());
     }
 
     #[test]
@@ -517,19 +577,22 @@ mod tests {
 
     #[test]
     fn public_document_basics() {
-        let doc: serde_json::Value = serde_json::from_str(&super::public_json()).unwrap();
+        let (catalogue, _) = bundled();
+        let doc: serde_json::Value = serde_json::from_str(&bundled_json()).unwrap();
         assert_eq!(doc["openapi"], "3.1.0");
         assert_eq!(doc["info"]["version"], "1.0.0");
         assert_eq!(
             doc["components"]["schemas"]["ParseRequest"]["additionalProperties"],
             false
         );
-        for p in mediaparse_sdk::spec::PLATFORMS {
+        assert_eq!(catalogue.len(), 11);
+        for m in catalogue.iter() {
+            let p = &m.id;
             let op = &doc["paths"][format!("/api/v1/platforms/{p}/parse")]["post"];
             assert!(op.is_object(), "{p} has its fixed path");
             assert_eq!(op["security"][0]["bearerAuth"], serde_json::json!([]));
             let data = &doc["components"]["schemas"][super::platforms::data_schema_name(p)];
-            for (member, _) in mediaparse_sdk::spec::listed_members(p) {
+            for (member, _) in m.listed() {
                 assert!(data["properties"][member].is_object(), "{p}.{member}");
             }
         }

@@ -1,30 +1,24 @@
-//! Per-platform parts of the document: the `platformData` schema of each
-//! platform (SPEC.md's listed members, from `mediaparse_sdk::spec`, the same
-//! table the tests check responses against), and an example post URL per
-//! platform (each one a fixture case the demo service can parse).
+//! Per-platform parts of the document, from each platform's `platform.toml`:
+//! the `platformData` schema (its listed members, the same ones the tests
+//! check responses against, and its optional members) and the example post
+//! URL (for the bundled platforms, each one a fixture case the demo service
+//! can parse).
 
-use mediaparse_sdk::spec::{self, Kind};
+use mediaparse_catalogue::{Kind, Manifest};
 use serde_json::{Map, Value, json};
 
-/// One public post per platform that the demo's fake upstream can serve.
-pub fn example_url(platform: &str) -> &'static str {
-    match platform {
-        "tiktok" => "https://www.tiktok.com/@lina.travels/photo/7349984207157387783",
-        "douyin" => {
-            "https://p3-sign.douyinpic.com/tos-cn-i-0813c001/oA0BcDeFgHiJkLmNoPqRsTuVwXyZ~tplv-dy-aweme-images:q75.jpeg?x-expires=1702591200&x-signature=Dd0eE%2FfF%3D&from=327834062"
-        }
-        "toutiao" => "https://www.toutiao.com/video/7505382061495176511/",
-        "youtube" => "https://youtu.be/it3OtbTxQk0?si=Q2x7uU3n",
-        "twitter" => "https://x.com/DivineDropbear/status/1850000000000000007",
-        "instagram" => "https://www.instagram.com/p/DZcriO_x82j/embed/captioned/",
-        "threads" => "https://www.threads.com/@carlosentendido/post/C8GJeHhPZX9",
-        "xiaohongshu" => {
-            "https://www.xiaohongshu.com/explore/644e0f65000000001300c589?xsec_token=ABvEx1nSl3W-RDOrtTZbrS4y5s8oTkFrTYFxpPpGbrEfQ=&xsec_source=pc_user"
-        }
-        "bilibili" => "https://www.bilibili.com/bangumi/play/ep85046",
-        "kuaishou" => "https://v.m.chenzhongtech.com/fw/photo/3xatlas4q8n2k6m",
-        "weibo" => "https://mapp.api.weibo.cn/fx/8c2b4e3a1f5d6e7a9b0c1d2e3f4a5b6c.html",
-        _ => "",
+/// The platforms whose `detect` accepts share text, for descriptions:
+/// `"a, b and c"` (`None` when there is none).
+pub fn share_text_platforms(catalogue: &mediaparse_catalogue::Catalogue) -> Option<String> {
+    let ids: Vec<&str> = catalogue
+        .iter()
+        .filter(|m| m.share_text)
+        .map(|m| m.id.as_str())
+        .collect();
+    match ids.split_last() {
+        None => None,
+        Some((last, [])) => Some(last.to_string()),
+        Some((last, rest)) => Some(format!("{} and {last}", rest.join(", "))),
     }
 }
 
@@ -55,20 +49,18 @@ fn kind_schema(kind: Kind) -> Value {
 
 /// The `platformData` schema of one platform: the listed members required
 /// with their types, every other public member allowed.
-pub fn data_schema(platform: &str) -> Value {
+pub fn data_schema(manifest: &Manifest) -> Value {
+    let platform = &manifest.id;
     let mut properties = Map::new();
     let mut required = Vec::new();
-    for (name, kind) in spec::listed_members(platform) {
-        properties.insert((*name).to_string(), kind_schema(*kind));
-        required.push(*name);
+    for (name, kind) in manifest.listed() {
+        properties.insert(name.to_string(), kind_schema(kind));
+        required.push(name);
     }
-    if platform == "douyin" {
-        for name in ["media_url", "media_type"] {
-            properties.insert(
-                name.into(),
-                json!({"type": "string", "description": "Present when a direct media URL was parsed."}),
-            );
-        }
+    for m in &manifest.optional_members {
+        let mut schema = kind_schema(m.kind);
+        schema["description"] = Value::String(m.description.clone());
+        properties.insert(m.name.clone(), schema);
     }
     json!({
         "type": "object",

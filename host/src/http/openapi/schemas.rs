@@ -15,11 +15,10 @@ use utoipa::ToSchema;
 /// values, neither, a blank value or any other member is `400 invalid_request`.)
 #[derive(ToSchema)]
 #[serde(deny_unknown_fields)]
-#[schema(min_properties = 1, max_properties = 1, examples(json!({"url": "https://www.tiktok.com/@lina.travels/photo/7349984207157387783"})))]
+#[schema(min_properties = 1, max_properties = 1, examples(json!({"url": "https://example.com/p/1"})))]
 pub struct ParseRequest {
-    /// Public media URL to parse (at most 4096 bytes). For douyin,
-    /// xiaohongshu, kuaishou and weibo, copied share text containing a URL is
-    /// accepted too.
+    /// Public media URL to parse (at most 4096 bytes). (The document says
+    /// which platforms accept share text: `openapi::public_value`.)
     #[schema(
         format = "uri",
         min_length = 1,
@@ -125,10 +124,10 @@ pub struct Media {
     pub audios: Vec<Audio>,
 }
 
-/// The platform ids, from the one list the whole service uses.
+/// A platform id; the document lists the loaded ones as its `enum`
+/// (`openapi::public_value`, from the catalogue).
 pub fn platform_id() -> utoipa::openapi::Object {
     utoipa::openapi::ObjectBuilder::new()
         .schema_type(utoipa::openapi::schema::Type::String)
-        .enum_values(Some(mediaparse_sdk::spec::PLATFORMS.iter().copied()))
         .build()
 }

@@ -27,13 +27,20 @@ pub fn tiktok_urls() -> Vec<String> {
     urls
 }
 
-/// A folder holding only `tiktok.wasm` (a link), so a service starts fast.
+/// A folder holding only `tiktok.wasm` and the bundled `<id>.toml` files (links), so a service starts fast.
 pub fn tiktok_only() -> (tempfile::TempDir, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
-    let src = paths::extractors_dir().join("tiktok.wasm");
-    let dst = dir.path().join("tiktok.wasm");
-    if std::os::unix::fs::symlink(&src, &dst).is_err() {
-        std::fs::copy(&src, &dst).unwrap();
+    // Every bundled platform stays known (declared by its `.toml`), only
+    // tiktok is served.
+    let tomls = std::fs::read_dir(paths::extractors_dir())
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"));
+    for src in tomls.chain([paths::extractors_dir().join("tiktok.wasm")]) {
+        let dst = dir.path().join(src.file_name().unwrap());
+        if std::os::unix::fs::symlink(&src, &dst).is_err() {
+            std::fs::copy(&src, &dst).unwrap();
+        }
     }
     let path = dir.path().to_path_buf();
     (dir, path)

@@ -136,7 +136,8 @@ async fn restarts_load_compiled_components_from_the_cache() {
     let dir = tempfile::tempdir().expect("tempdir");
     for entry in std::fs::read_dir(mediaparse_tests::paths::extractors_dir()).expect("extractors") {
         let path = entry.expect("entry").path();
-        if mediaparse::registry::is_component_path(&path) {
+        let manifest = path.extension().is_some_and(|x| x == "toml");
+        if mediaparse::registry::is_component_path(&path) || manifest {
             std::fs::copy(&path, dir.path().join(path.file_name().expect("name"))).expect("copy");
         }
     }
