@@ -9,8 +9,12 @@ use serde_json::json;
 
 use crate::registry::{Registry, Runtime, SandboxLimits};
 
+mod database;
 mod manage;
+pub use database::{BackupArgs, MigrateArgs};
 pub use manage::{AccountsCommand, CreditsCommand, KeysCommand, UsageArgs};
+
+use crate::store::DbLocation;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -19,14 +23,15 @@ pub use manage::{AccountsCommand, CreditsCommand, KeysCommand, UsageArgs};
     about = "Turn the URL of one public post into its downloadable media."
 )]
 pub struct Cli {
-    /// SQLite database file.
+    /// The database: a SQLite file path, or a `postgres://` URL (other schemes are refused).
     #[arg(
         long,
         global = true,
         env = "MEDIAPARSE_DB",
-        default_value = "mediaparse.db"
+        default_value = "mediaparse.db",
+        hide_env_values = true
     )]
-    pub db: PathBuf,
+    pub db: DbLocation,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -46,6 +51,10 @@ pub enum Command {
     Credits(CreditsCommand),
     /// Read usage: charged parses by account, key, platform and time range.
     Usage(UsageArgs),
+    /// Bring the database's schema up to this binary's version.
+    Migrate(MigrateArgs),
+    /// Take a consistent online backup of the SQLite database into a new file.
+    Backup(BackupArgs),
     /// Tell which platform and post id a URL is (exit status 0), or why not (2).
     Detect {
         url: String,
@@ -205,13 +214,15 @@ impl CompiledCacheArg {
 }
 
 /// Run a non-serve command; returns the process exit code.
-pub fn run_admin(db: &Path, command: Command) -> anyhow::Result<i32> {
+pub fn run_admin(db: &DbLocation, command: Command) -> anyhow::Result<i32> {
     match command {
         Command::Serve(_) => unreachable_serve(),
         Command::Keys(c) => manage::keys(db, c),
         Command::Accounts(c) => manage::accounts(db, c),
         Command::Credits(c) => manage::credits(db, c),
         Command::Usage(args) => manage::usage(db, args),
+        Command::Migrate(args) => database::migrate(db, args),
+        Command::Backup(args) => database::backup(db, args),
         Command::Detect {
             url,
             json,

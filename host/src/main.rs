@@ -12,10 +12,19 @@ fn main() {
     });
     let code = match cli.command {
         Command::Serve(args) => {
+            // The service runs on SQLite only for now; a PostgreSQL URL is
+            // refused here with the store's own message, before anything starts.
+            let db = match cli.db.sqlite_path() {
+                Ok(path) => path,
+                Err(e) => {
+                    eprintln!("mediaparse: {e}");
+                    std::process::exit(1);
+                }
+            };
             let extractors = args.extractors.resolve();
             let options = ServeOptions {
                 listen: args.listen,
-                db: cli.db,
+                db,
                 compiled_cache: args.compiled_cache.resolve(&extractors),
                 extractors,
                 upstream: args.upstream,

@@ -28,7 +28,9 @@ impl From<StoreError> for OperatorError {
         match e {
             StoreError::NotFound(what, id) => OperatorError::NotFound(what, id),
             StoreError::Invalid(m) => OperatorError::Invalid(m),
-            e @ StoreError::Sqlite(_) => OperatorError::Store(e),
+            e @ (StoreError::Sqlite(_)
+            | StoreError::SchemaTooNew { .. }
+            | StoreError::Unsupported(_)) => OperatorError::Store(e),
         }
     }
 }

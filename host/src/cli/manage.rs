@@ -3,15 +3,13 @@
 //! prints either a line for people or, with `--json`, the same JSON the admin
 //! HTTP API serves. Errors go to stderr with exit status 1.
 
-use std::path::Path;
-
 use clap::{Args, Subcommand};
 use serde::Serialize;
 use serde_json::json;
 
 use crate::auth;
 use crate::operator::{self, KeySpec, KeyView};
-use crate::store::{KeyEdit, Store, UsageFilter};
+use crate::store::{DbLocation, KeyEdit, Store, UsageFilter};
 
 #[derive(Subcommand, Debug)]
 pub enum KeysCommand {
@@ -187,8 +185,8 @@ fn key_line(k: &KeyView) -> String {
     )
 }
 
-pub fn keys(db: &Path, command: KeysCommand) -> anyhow::Result<i32> {
-    let store = Store::open(db)?;
+pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
+    let store = Store::connect(db)?;
     match command {
         KeysCommand::Create {
             name,
@@ -292,8 +290,8 @@ pub fn keys(db: &Path, command: KeysCommand) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-pub fn accounts(db: &Path, command: AccountsCommand) -> anyhow::Result<i32> {
-    let store = Store::open(db)?;
+pub fn accounts(db: &DbLocation, command: AccountsCommand) -> anyhow::Result<i32> {
+    let store = Store::connect(db)?;
     match command {
         AccountsCommand::Create { id, json } => {
             let created = store.create_account(&id, now())?;
@@ -346,8 +344,8 @@ fn show_accounts(store: &Store, account: Option<&str>, json: bool) -> anyhow::Re
     Ok(())
 }
 
-pub fn credits(db: &Path, command: CreditsCommand) -> anyhow::Result<i32> {
-    let store = Store::open(db)?;
+pub fn credits(db: &DbLocation, command: CreditsCommand) -> anyhow::Result<i32> {
+    let store = Store::connect(db)?;
     let (verb, change, json) = match command {
         CreditsCommand::Show { account, json } => {
             show_accounts(&store, account.as_deref(), json)?;
@@ -383,8 +381,8 @@ pub fn credits(db: &Path, command: CreditsCommand) -> anyhow::Result<i32> {
     Ok(0)
 }
 
-pub fn usage(db: &Path, args: UsageArgs) -> anyhow::Result<i32> {
-    let store = Store::open(db)?;
+pub fn usage(db: &DbLocation, args: UsageArgs) -> anyhow::Result<i32> {
+    let store = Store::connect(db)?;
     let filter = UsageFilter {
         account: args.account,
         key: args.key,

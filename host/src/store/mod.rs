@@ -1,11 +1,22 @@
 //! SQLite storage (rusqlite, bundled): accounts and balances, API keys,
 //! the credit ledger. One file, WAL mode, migrations by `user_version`.
 //! All calls are blocking; async callers go through `tokio::task::spawn_blocking`.
+//!
+//! Where the database lives is a [`DbLocation`]; PostgreSQL URLs are
+//! recognised but not served yet (issue 16), and say so.
 
 mod accounts;
+mod backup;
 mod keys;
+mod location;
 mod schema;
+#[cfg(test)]
+mod schema_tests;
 mod usage;
+
+pub use backup::{BackupSummary, backup_sqlite};
+pub use location::{DbLocation, DbLocationError};
+pub use schema::SCHEMA_VERSION;
 
 pub use accounts::{AccountSummary, CreditChange, MAX_CREDITS};
 pub use keys::KeyEdit;
@@ -24,6 +35,13 @@ pub enum StoreError {
     NotFound(&'static str, String),
     #[error("{0}")]
     Invalid(String),
+    #[error(
+        "the database has schema version {found}, newer than this binary's {supported}: \
+         run the newer mediaparse (or restore a backup taken before the upgrade)"
+    )]
+    SchemaTooNew { found: u32, supported: u32 },
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -61,22 +79,31 @@ pub struct Store {
 }
 
 impl Store {
+    /// Open the database `--db` names, applying missing migrations.
+    pub fn connect(location: &DbLocation) -> StoreResult<Store> {
+        match location {
+            DbLocation::Sqlite(path) => Store::open(path),
+            DbLocation::Postgres(_) => Err(postgres_unavailable(location)),
+        }
+    }
+
     /// Open (creating if needed) and migrate the database file.
     pub fn open(path: &Path) -> StoreResult<Store> {
-        if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-            std::fs::create_dir_all(parent).map_err(|e| {
-                StoreError::Invalid(format!("cannot create {}: {e}", parent.display()))
-            })?;
-        }
-        let conn = Connection::open(path)?;
-        conn.busy_timeout(std::time::Duration::from_secs(5))?;
-        conn.pragma_update(None, "journal_mode", "WAL")?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
+        let conn = open_sqlite(path)?;
         schema::migrate(&conn)?;
         Ok(Store {
             conn: Arc::new(Mutex::new(conn)),
         })
+    }
+
+    /// The schema version of the open database.
+    pub fn schema_version(&self) -> StoreResult<u32> {
+        self.with(|c| Ok(schema::version(c)?))
+    }
+
+    /// The totals of the books (what a backup or a copy must reproduce).
+    pub fn summary(&self) -> StoreResult<BackupSummary> {
+        self.with(|c| backup::summarize(c))
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Connection) -> StoreResult<T>) -> StoreResult<T> {
@@ -265,6 +292,36 @@ impl Store {
             })
         })
     }
+}
+
+/// Open a SQLite file with the service's settings (no migrations).
+fn open_sqlite(path: &Path) -> StoreResult<Connection> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)
+            .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    let conn = Connection::open(path)?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.pragma_update(None, "journal_mode", "WAL")?;
+    // FULL: an acknowledged charge or grant survives power loss, not
+    // only a process crash (NORMAL may lose the last commits in WAL mode).
+    conn.pragma_update(None, "synchronous", "FULL")?;
+    conn.pragma_update(None, "foreign_keys", "ON")?;
+    Ok(conn)
+}
+
+/// The schema version of an existing SQLite file, read without changing it.
+pub fn sqlite_schema_version(path: &Path) -> StoreResult<u32> {
+    let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
+    Ok(schema::version(&conn)?)
+}
+
+/// PostgreSQL URLs are recognised so they are never mistaken for a file
+/// name, but this build has no PostgreSQL backend yet (issue 16).
+fn postgres_unavailable(location: &DbLocation) -> StoreError {
+    StoreError::Unsupported(format!(
+        "PostgreSQL ({location}) is not supported by this build yet; use a SQLite file path"
+    ))
 }
 
 const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute";

@@ -2,6 +2,8 @@
 
 use rusqlite::Connection;
 
+use super::{StoreError, StoreResult};
+
 const MIGRATIONS: &[&str] = &[
     // 1: accounts, keys, ledger, credit grants
     "CREATE TABLE accounts (
@@ -48,14 +50,46 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX ledger_by_platform ON ledger (platform, created_at);",
 ];
 
-pub fn migrate(conn: &Connection) -> rusqlite::Result<()> {
-    let current: usize =
-        conn.query_row("PRAGMA user_version", [], |r| r.get::<_, i64>(0))? as usize;
-    for (i, sql) in MIGRATIONS.iter().enumerate().skip(current) {
+/// The schema version this binary writes and understands.
+pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
+
+/// The database's schema version (`PRAGMA user_version`; 0 = empty).
+pub fn version(conn: &Connection) -> rusqlite::Result<u32> {
+    conn.query_row("PRAGMA user_version", [], |r| r.get(0))
+}
+
+/// Refuse a database written by a newer binary: its books may hold columns
+/// or rules this one would silently ignore.
+pub fn check_not_newer(conn: &Connection) -> StoreResult<u32> {
+    let found = version(conn)?;
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(found)
+}
+
+/// Apply every migration the database lacks, each in its own transaction;
+/// returns (version before, version after).
+pub fn migrate(conn: &Connection) -> StoreResult<(u32, u32)> {
+    migrate_to(conn, SCHEMA_VERSION)
+}
+
+/// Migrate up to `target` (tests build each earlier version with this).
+pub(super) fn migrate_to(conn: &Connection, target: u32) -> StoreResult<(u32, u32)> {
+    let current = check_not_newer(conn)?;
+    for (i, sql) in MIGRATIONS
+        .iter()
+        .enumerate()
+        .take(target as usize)
+        .skip(current as usize)
+    {
         conn.execute_batch(&format!(
             "BEGIN; {sql}; PRAGMA user_version = {}; COMMIT;",
             i + 1
         ))?;
     }
-    Ok(())
+    Ok((current, version(conn)?))
 }

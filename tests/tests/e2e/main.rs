@@ -11,6 +11,7 @@ mod accounts;
 mod api;
 mod authoring;
 mod cli;
+mod database;
 mod dropin;
 mod fixtures_e2e;
 mod mcp;
