@@ -159,11 +159,13 @@ impl Fetcher {
             .redirect(reqwest::redirect::Policy::none())
             .timeout(limits.request_timeout)
             .connect_timeout(limits.request_timeout.min(Duration::from_secs(5)))
-            .pool_max_idle_per_host(32);
+            .pool_max_idle_per_host(32)
+            // No implicit proxies: `HTTP(S)_PROXY`/`ALL_PROXY` would send
+            // requests past the public-only resolver. Proxies are the
+            // operator's to name, per platform, in the configuration.
+            .no_proxy();
         if upstream.is_none() {
             builder = builder.dns_resolver(Arc::new(guard::PublicOnlyResolver));
-        } else {
-            builder = builder.no_proxy();
         }
         Ok(Fetcher {
             client: builder.build()?,
@@ -559,5 +561,65 @@ mod tests {
             listener.accept().is_err(),
             "the loopback listener was reached"
         );
+    }
+
+    /// Set by [`environment_proxies_are_ignored`] for its child process.
+    const CHILD: &str = "MEDIAPARSE_TEST_ENV_PROXY_CHILD";
+
+    /// `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` pointing at a loopback
+    /// listener are ignored: the request is refused by the public-only
+    /// resolver and the "proxy" never sees a connection. reqwest reads the
+    /// environment once per process, so the fetch runs in a child process
+    /// (this test binary, filtered to the test below) started with them set.
+    #[test]
+    fn environment_proxies_are_ignored() {
+        let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        proxy.set_nonblocking(true).unwrap();
+        let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args(["--exact", "fetch::tests::env_proxy_child", "--nocapture"])
+            .env(CHILD, "1");
+        for var in [
+            "HTTP_PROXY",
+            "http_proxy",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+        ] {
+            child.env(var, &proxy_url);
+        }
+        for var in ["NO_PROXY", "no_proxy", "REQUEST_METHOD"] {
+            child.env_remove(var);
+        }
+        let out = child.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "child: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(proxy.accept().is_err(), "the environment's proxy was used");
+    }
+
+    #[tokio::test]
+    async fn env_proxy_child() {
+        if std::env::var_os(CHILD).is_none() {
+            return; // only meaningful inside environment_proxies_are_ignored
+        }
+        let limits = FetchLimits {
+            request_timeout: Duration::from_secs(2),
+            ..FetchLimits::default()
+        };
+        let fetcher = Fetcher::new(None, limits).unwrap();
+        let request = HttpRequest::get("http://localhost:9/".to_string());
+        match fetcher
+            .fetch("tiktok", &["localhost".into()], &request)
+            .await
+        {
+            Err(FetchError::PrivateDestination(_)) => {}
+            other => panic!("{other:?}"),
+        }
     }
 }
