@@ -16,6 +16,9 @@
 //! [platforms.twitter]
 //! enabled = true
 //! proxy = "http://user:pass@proxy.internal:3128"
+//! [[platforms.twitter.exits]]          # an exit pool (fetch/exits.rs)
+//! label = "dc-1"
+//! url = "socks5h://user:pass@exit1.internal:1080"
 //! [platforms.twitter.limits]
 //! request_timeout_ms = 4000
 //! [platforms.twitter.config]
@@ -31,7 +34,7 @@ use serde::Deserialize;
 
 use crate::core::ParseLimits;
 pub use crate::core::Secrets;
-use crate::fetch::FetchLimits;
+use crate::fetch::{Cooling, ExitSpec, FetchLimits};
 use crate::registry::SandboxLimits;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -54,12 +57,25 @@ pub struct PlatformSettings {
     /// `https://`, credentials allowed in the URL).
     #[serde(default)]
     pub proxy: Option<String>,
+    /// The platform's exit pool (`http://`, `https://`, `socks5h://`
+    /// proxies, credentials allowed in the URL). `proxy` counts as one more
+    /// exit labelled `proxy`. None at all: direct.
+    #[serde(default)]
+    pub exits: Vec<ExitSettings>,
     /// Overrides of `[limits]` for this platform.
     #[serde(default)]
     pub limits: LimitSettings,
     /// Name/value pairs for the extractor's `context.config`.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+}
+
+/// One exit of a pool: the label operators see, the URL they never do.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExitSettings {
+    pub label: String,
+    pub url: String,
 }
 
 /// Timeouts and limits; every field is optional and falls back to the
@@ -82,6 +98,10 @@ pub struct LimitSettings {
     /// Requests per minute per API key; read by the rate limiter (issue 3).
     /// Global only: not allowed under `[platforms.X.limits]`.
     pub rate_limit_per_minute: Option<u32>,
+    /// First cooling-off of a failing exit; doubles per consecutive failure (default 30000).
+    pub exit_cooldown_ms: Option<u64>,
+    /// Longest cooling-off of an exit (default 1800000).
+    pub exit_cooldown_max_ms: Option<u64>,
 }
 
 impl LimitSettings {
@@ -94,6 +114,8 @@ impl LimitSettings {
             memory_bytes: self.memory_bytes.or(base.memory_bytes),
             max_output_bytes: self.max_output_bytes.or(base.max_output_bytes),
             rate_limit_per_minute: base.rate_limit_per_minute,
+            exit_cooldown_ms: self.exit_cooldown_ms.or(base.exit_cooldown_ms),
+            exit_cooldown_max_ms: self.exit_cooldown_max_ms.or(base.exit_cooldown_max_ms),
         }
     }
 }
@@ -104,6 +126,8 @@ pub struct PlatformLimits {
     pub parse_timeout: Duration,
     pub fetch: FetchLimits,
     pub sandbox: SandboxLimits,
+    /// Cooling-off of the platform's failing exits.
+    pub cooling: Cooling,
 }
 
 fn yes() -> bool {
@@ -148,11 +172,31 @@ impl OperatorConfig {
             if !mediaparse_sdk::spec::PLATFORMS.contains(&name.as_str()) {
                 return Err(format!("unknown platform [platforms.{name}]"));
             }
-            if let Some(proxy) = &p.proxy {
-                let ok = url::Url::parse(proxy)
-                    .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
-                if !ok {
-                    return Err(format!("[platforms.{name}] proxy is not an http(s) URL"));
+            if let Some(proxy) = &p.proxy
+                && !is_proxy_url(proxy)
+            {
+                return Err(format!(
+                    "[platforms.{name}] proxy is not an http, https or socks5h URL"
+                ));
+            }
+            let mut labels = std::collections::BTreeSet::new();
+            for (i, exit) in p.exits.iter().enumerate() {
+                let place = format!("[platforms.{name}] exit {}", i + 1);
+                if !is_proxy_url(&exit.url) {
+                    return Err(format!("{place}: url is not an http, https or socks5h URL"));
+                }
+                let label_ok = (1..=64).contains(&exit.label.len())
+                    && exit
+                        .label
+                        .chars()
+                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+                if !label_ok {
+                    return Err(format!(
+                        "{place}: label must be 1-64 letters, digits, '-', '_' or '.'"
+                    ));
+                }
+                if exit.label == "proxy" && p.proxy.is_some() || !labels.insert(&exit.label) {
+                    return Err(format!("{place}: label {} is used twice", exit.label));
                 }
             }
             if p.limits.rate_limit_per_minute.is_some() {
@@ -180,8 +224,21 @@ impl OperatorConfig {
             .unwrap_or_default()
     }
 
-    pub fn proxy(&self, platform: &str) -> Option<&str> {
-        self.platforms.get(platform)?.proxy.as_deref()
+    /// The platform's exit pool (empty: direct); `proxy` is the exit labelled `proxy`.
+    pub fn exits(&self, platform: &str) -> Vec<ExitSpec> {
+        let Some(p) = self.platforms.get(platform) else {
+            return Vec::new();
+        };
+        let legacy = p.proxy.iter().map(|url| ExitSpec {
+            label: "proxy".into(),
+            url: Some(url.clone()),
+        });
+        legacy
+            .chain(p.exits.iter().map(|e| ExitSpec {
+                label: e.label.clone(),
+                url: Some(e.url.clone()),
+            }))
+            .collect()
     }
 
     /// The default requests-per-minute limit for a key (`None`: unlimited).
@@ -219,6 +276,18 @@ impl OperatorConfig {
                 call_timeout: l.call_timeout_ms.map(ms).unwrap_or(sandbox.call_timeout),
                 max_output_bytes: l.max_output_bytes.unwrap_or(sandbox.max_output_bytes),
             },
+            cooling: {
+                let default = Cooling::default();
+                let base = l.exit_cooldown_ms.map(ms).unwrap_or(default.base);
+                Cooling {
+                    base,
+                    max: l
+                        .exit_cooldown_max_ms
+                        .map(ms)
+                        .unwrap_or(default.max)
+                        .max(base),
+                }
+            },
         }
     }
 
@@ -227,7 +296,7 @@ impl OperatorConfig {
         let mut values = Vec::new();
         if let Some(p) = self.platforms.get(platform) {
             values.extend(p.config.values().cloned());
-            if let Some(proxy) = &p.proxy {
+            for proxy in p.proxy.iter().chain(p.exits.iter().map(|e| &e.url)) {
                 values.push(proxy.clone());
                 if let Ok(u) = url::Url::parse(proxy) {
                     values.push(u.username().to_string());
@@ -237,6 +306,12 @@ impl OperatorConfig {
         }
         Secrets::new(values)
     }
+}
+
+/// An outbound proxy URL the fetcher can use.
+fn is_proxy_url(raw: &str) -> bool {
+    url::Url::parse(raw)
+        .is_ok_and(|u| matches!(u.scheme(), "http" | "https" | "socks5h") && u.host().is_some())
 }
 
 /// Remove quoted parts of a parser message: they can echo a value.
@@ -327,6 +402,8 @@ mod tests {
             "[platforms.twitter.config]\ncookie = \"auth_token=SECRETVALUE\n",
             "[platforms.twitter]\nenabled = \"SECRETVALUE\"\n",
             "[platforms.twitter]\nproxy = \"ftp://u:SECRETVALUE@h\"\n",
+            "[[platforms.twitter.exits]]\nlabel = \"a\"\nurl = \"socks5://u:SECRETVALUE@h\"\n",
+            "[[platforms.twitter.exits]]\nlabel = \"SECRETVALUE@\"\nurl = \"http://h\"\n",
             "[platforms.twitter.config]\ncookie = { a = \"SECRETVALUE\" }\n",
         ] {
             let e = OperatorConfig::parse(bad).unwrap_err();
@@ -354,5 +431,25 @@ mod tests {
         s.redact_json(&mut v);
         assert_eq!(v, serde_json::json!({"a": ["[redacted]"], "[redacted]": 1}));
         assert!(c.secrets("tiktok").is_empty());
+    }
+
+    #[test]
+    fn exit_pools_parse_with_the_legacy_proxy_first() {
+        let c = OperatorConfig::parse(
+            "[platforms.tiktok]\nproxy = \"http://p:3128\"\n\
+             [[platforms.tiktok.exits]]\nlabel = \"dc-1\"\nurl = \"socks5h://me:pw5678@s:1080\"\n\
+             [platforms.tiktok.limits]\nexit_cooldown_ms = 1000\n",
+        )
+        .unwrap();
+        let labels: Vec<String> = c.exits("tiktok").into_iter().map(|e| e.label).collect();
+        assert_eq!(labels, ["proxy", "dc-1"]);
+        assert!(c.exits("twitter").is_empty());
+        assert_eq!(c.secrets("tiktok").redact("pw5678"), "[redacted]");
+        let cooling = c.limits_for("tiktok").cooling;
+        assert_eq!(cooling.base, Duration::from_secs(1));
+        assert_eq!(cooling.max, Cooling::default().max);
+        let twice = "[[platforms.tiktok.exits]]\nlabel = \"a\"\nurl = \"http://h\"\n\
+                     [[platforms.tiktok.exits]]\nlabel = \"a\"\nurl = \"http://i\"\n";
+        assert!(OperatorConfig::parse(twice).is_err());
     }
 }

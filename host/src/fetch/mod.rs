@@ -5,6 +5,7 @@
 //! and the upstream override (DESIGN.md §5).
 
 mod cache;
+mod exits;
 mod guard;
 mod upstream;
 
@@ -17,6 +18,7 @@ use mediaparse_sdk::urls::host_matches;
 use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
 
 pub use cache::BootstrapCache;
+pub use exits::{AllCooling, Cooling, ExitLease, ExitPools, ExitSpec, ExitStatus, Outcome};
 pub use upstream::UpstreamOverride;
 
 /// Limits on upstream traffic.

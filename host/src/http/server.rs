@@ -83,6 +83,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
             fixed_parse_ms: options.fixed_clock_ms,
             fixed_auth_s: options.fixed_auth_clock,
         },
+        exits: Default::default(),
     });
     let state = Arc::new(AppState {
         services: services.clone(),

@@ -4,6 +4,7 @@ use mediaparse_sdk as sdk;
 
 use crate::auth::AuthError;
 use crate::core::{ErrorCode, Secrets};
+use crate::fetch::AllCooling;
 use crate::registry::RuntimeError;
 use crate::store::StoreError;
 
@@ -29,6 +30,9 @@ pub enum ParseError {
     UpstreamTimeout,
     #[error("{0}")]
     Upstream(String),
+    /// Every exit of the platform is cooling off: refused before any request.
+    #[error(transparent)]
+    ExitsCooling(#[from] AllCooling),
     #[error("{0}")]
     Internal(String),
 }
@@ -45,6 +49,7 @@ impl ParseError {
             ParseError::ExtractorFailed(_) => ErrorCode::ExtractorFailed,
             ParseError::UpstreamTimeout => ErrorCode::UpstreamTimeout,
             ParseError::Upstream(_) => ErrorCode::UpstreamError,
+            ParseError::ExitsCooling(_) => ErrorCode::UpstreamRateLimited,
             ParseError::Internal(_) => ErrorCode::Internal,
         }
     }

@@ -21,7 +21,7 @@ use crate::billing::{self, Bill, Funds};
 use crate::config::OperatorConfig;
 use crate::core::Clock;
 pub use crate::core::ParseLimits;
-use crate::fetch::Upstream;
+use crate::fetch::{ExitPools, Outcome, Upstream};
 use crate::registry::Registry;
 use crate::store::{Charge, KeyRecord, Store, StoreError};
 pub use error::ParseError;
@@ -40,6 +40,8 @@ pub struct Services {
     /// The operator configuration in force (hot-reloaded).
     pub config: Arc<ArcSwap<OperatorConfig>>,
     pub clock: Clock,
+    /// The health of every platform's exits (fetch/exits.rs).
+    pub exits: Arc<ExitPools>,
 }
 
 /// A successful parse (possibly without media: SPEC code 304).
@@ -150,11 +152,14 @@ async fn parse_routed(
         now_unix_ms: services.clock.parse_now_ms(),
         config: config.extractor_config(&platform),
     };
+    // One exit for every request of this parse.
+    let exit = services.exits.lease(&platform, &config.exits(&platform))?;
     let outbound = Outbound {
         limits: &limits,
-        proxy: config.proxy(&platform),
+        exit: &exit,
+        exits: &services.exits,
     };
-    let (mut media, mut platform_data) = tokio::time::timeout(
+    let extracted = tokio::time::timeout(
         limits.parse_timeout,
         extract(
             services.fetcher.as_ref(),
@@ -167,7 +172,17 @@ async fn parse_routed(
         ),
     )
     .await
-    .map_err(|_| ParseError::UpstreamTimeout)??;
+    .map_err(|_| ParseError::UpstreamTimeout)?;
+    // A challenge or login wall is only known once the extractor read the answers.
+    let verdict = match &extracted {
+        Err(ParseError::Failure(sdk::Failure::RateLimited(_))) => Some(Outcome::Challenge),
+        Err(ParseError::Failure(sdk::Failure::LoginRequired(_))) => Some(Outcome::LoginWall),
+        _ => None,
+    };
+    if let Some(outcome) = verdict {
+        services.exits.record(&exit, outcome, &limits.cooling);
+    }
+    let (mut media, mut platform_data) = extracted?;
     redact_media(&secrets, &mut media);
     secrets.redact_json(&mut platform_data);
 

@@ -8,14 +8,27 @@ use serde_json::Value;
 use super::{ParseError, ParseLimits, blocking};
 use crate::config::PlatformLimits;
 use crate::core::sanitize;
-use crate::fetch::{FetchError, Upstream};
+use crate::fetch::{ExitLease, ExitPools, FetchError, Outcome, Upstream};
 use crate::registry::{LoadedExtractor, Session};
 
 /// Where and how a parse's upstream requests go: the platform's limits and
-/// outbound proxy from the operator configuration.
+/// the exit this parse holds, whose health every answer updates.
 pub struct Outbound<'a> {
     pub limits: &'a PlatformLimits,
-    pub proxy: Option<&'a str>,
+    pub exit: &'a ExitLease,
+    pub exits: &'a ExitPools,
+}
+
+impl Outbound<'_> {
+    /// Tell the exit pool what one request met.
+    fn record(&self, answer: &Result<sdk::HttpResponse, FetchError>) {
+        let outcome = match answer {
+            Ok(response) => Outcome::of_status(response.status),
+            Err(FetchError::Connect(_)) => Outcome::ConnectError,
+            Err(_) => return,
+        };
+        self.exits.record(self.exit, outcome, &self.limits.cooling);
+    }
 }
 
 /// The plan/fetch rounds and the map call (also `mediaparse record`).
@@ -56,11 +69,14 @@ pub async fn extract(
                         &ext.info.api_hosts,
                         r,
                         &outbound.limits.fetch,
-                        outbound.proxy,
+                        outbound.exit.url.as_deref(),
                     )
                 }))
                 .await;
                 let mut next = Vec::clone(&done);
+                for answer in &answers {
+                    outbound.record(answer);
+                }
                 for (request, answer) in requests.into_iter().zip(answers) {
                     let response = answer.map_err(fetch_error)?;
                     next.push(sdk::Exchange { request, response });
