@@ -146,6 +146,9 @@ pub struct ExitStatus {
 
 type Key = (String, String, Option<String>);
 
+/// Last failure, then last lease: the smallest is chosen (`None` is oldest).
+type Rank = (Option<Instant>, Option<Instant>);
+
 /// The health of every exit, shared by all parses.
 #[derive(Default)]
 pub struct ExitPools {
@@ -180,7 +183,7 @@ impl ExitPools {
             (exits, true)
         };
         Self::reconcile(&mut health, platform, exits);
-        let mut best: Option<(&ExitSpec, (Option<Instant>, Option<Instant>))> = None;
+        let mut best: Option<(&ExitSpec, Rank)> = None;
         let mut soonest: Option<Instant> = None;
         for spec in exits {
             let h = health.entry(Self::key(platform, spec)).or_default();

@@ -11,6 +11,7 @@ mod accounts;
 mod api;
 mod authoring;
 mod cli;
+mod egress;
 mod fixtures_e2e;
 mod mcp;
 mod openapi;
