@@ -217,6 +217,7 @@ impl Fetcher {
             client: &client,
             platform,
             limits,
+            proxied: proxy.is_some(),
         };
         if let Some(log) = &self.recorder {
             let n = log.calls.fetch_add(1, Ordering::SeqCst);
@@ -275,6 +276,14 @@ impl Fetcher {
         let mut body = request.body.clone();
         for hop in 0..=call.limits.max_redirects {
             self.check_destination(api_hosts, &url)?;
+            if call.proxied
+                && self.upstream.is_none()
+                && let Some(url::Host::Domain(name)) = url.host()
+            {
+                guard::check_public_name(name)
+                    .await
+                    .map_err(|e| FetchError::PrivateDestination(e.0))?;
+            }
             let started = Instant::now();
             let sent = self
                 .send(call, &method, &url, &request.headers, body.as_deref())
@@ -435,6 +444,8 @@ struct Call<'a> {
     client: &'a reqwest::Client,
     platform: &'a str,
     limits: &'a FetchLimits,
+    /// Through an operator's proxy, which resolves names itself.
+    proxied: bool,
 }
 
 fn parse_logical(raw: &str) -> Result<url::Url, FetchError> {
@@ -563,6 +574,33 @@ mod tests {
             listener.accept().is_err(),
             "the loopback listener was reached"
         );
+    }
+
+    /// Through an operator's proxy the proxy resolves names, so the fetcher
+    /// checks them first: a name resolving to loopback is refused and the
+    /// proxy never sees the request.
+    #[tokio::test]
+    async fn proxied_requests_still_refuse_non_public_names() {
+        let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        proxy.set_nonblocking(true).unwrap();
+        let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+        let fetcher = production();
+        let request = HttpRequest::get("http://localhost:9/".to_string());
+        let limits = FetchLimits::default();
+        match fetcher
+            .fetch_with(
+                "tiktok",
+                &["localhost".into()],
+                &request,
+                &limits,
+                Some(&proxy_url),
+            )
+            .await
+        {
+            Err(FetchError::PrivateDestination(_)) => {}
+            other => panic!("{other:?}"),
+        }
+        assert!(proxy.accept().is_err(), "the proxy was asked");
     }
 
     /// Set by [`environment_proxies_are_ignored`] for its child process.
