@@ -34,7 +34,7 @@ use serde::Deserialize;
 
 use crate::core::ParseLimits;
 pub use crate::core::Secrets;
-use crate::fetch::{Cooling, ExitSpec, FetchLimits};
+use crate::fetch::{Cooling, ExitSpec, FetchLimits, SessionSpec};
 use crate::registry::SandboxLimits;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -62,6 +62,9 @@ pub struct PlatformSettings {
     /// exit labelled `proxy`. None at all: direct.
     #[serde(default)]
     pub exits: Vec<ExitSettings>,
+    /// The platform's session pool (fetch/sessions.rs): one per parse.
+    #[serde(default)]
+    pub sessions: Vec<SessionSettings>,
     /// Overrides of `[limits]` for this platform.
     #[serde(default)]
     pub limits: LimitSettings,
@@ -76,6 +79,21 @@ pub struct PlatformSettings {
 pub struct ExitSettings {
     pub label: String,
     pub url: String,
+}
+
+/// One operator session: its label, its cookie string and extra
+/// `context.config` values (all secrets), and optionally the exit it must use.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSettings {
+    pub label: String,
+    #[serde(default)]
+    pub cookie: String,
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
+    /// The label of one of the platform's exits.
+    #[serde(default)]
+    pub exit: Option<String>,
 }
 
 /// Timeouts and limits; every field is optional and falls back to the
@@ -185,18 +203,32 @@ impl OperatorConfig {
                 if !is_proxy_url(&exit.url) {
                     return Err(format!("{place}: url is not an http, https or socks5h URL"));
                 }
-                let label_ok = (1..=64).contains(&exit.label.len())
-                    && exit
-                        .label
-                        .chars()
-                        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-                if !label_ok {
+                if !is_label(&exit.label) {
                     return Err(format!(
                         "{place}: label must be 1-64 letters, digits, '-', '_' or '.'"
                     ));
                 }
                 if exit.label == "proxy" && p.proxy.is_some() || !labels.insert(&exit.label) {
                     return Err(format!("{place}: label {} is used twice", exit.label));
+                }
+            }
+            let mut session_labels = std::collections::BTreeSet::new();
+            for (i, s) in p.sessions.iter().enumerate() {
+                let place = format!("[platforms.{name}] session {}", i + 1);
+                if !is_label(&s.label) {
+                    return Err(format!(
+                        "{place}: label must be 1-64 letters, digits, '-', '_' or '.'"
+                    ));
+                }
+                if !session_labels.insert(&s.label) {
+                    return Err(format!("{place}: label {} is used twice", s.label));
+                }
+                let pinned_ok = s
+                    .exit
+                    .as_ref()
+                    .is_none_or(|e| labels.contains(e) || (e == "proxy" && p.proxy.is_some()));
+                if !pinned_ok {
+                    return Err(format!("{place}: exit names no exit of the platform"));
                 }
             }
             if p.limits.rate_limit_per_minute.is_some() {
@@ -239,6 +271,24 @@ impl OperatorConfig {
                 url: Some(e.url.clone()),
             }))
             .collect()
+    }
+
+    /// The platform's session pool (empty: only `[platforms.X.config]`).
+    pub fn sessions(&self, platform: &str) -> Vec<SessionSpec> {
+        self.platforms
+            .get(platform)
+            .map(|p| {
+                p.sessions
+                    .iter()
+                    .map(|s| SessionSpec {
+                        label: s.label.clone(),
+                        cookie: s.cookie.clone(),
+                        config: s.config.clone(),
+                        exit: s.exit.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The default requests-per-minute limit for a key (`None`: unlimited).
@@ -293,9 +343,18 @@ impl OperatorConfig {
 
     /// Everything secret configured for `platform`.
     pub fn secrets(&self, platform: &str) -> Secrets {
-        let mut values = Vec::new();
+        self.secrets_with(platform, Vec::new())
+    }
+
+    /// [`OperatorConfig::secrets`] plus `extra` (sessions' rotated cookies).
+    pub fn secrets_with(&self, platform: &str, extra: Vec<String>) -> Secrets {
+        let mut values = extra;
         if let Some(p) = self.platforms.get(platform) {
             values.extend(p.config.values().cloned());
+            for s in &p.sessions {
+                values.push(s.cookie.clone());
+                values.extend(s.config.values().cloned());
+            }
             for proxy in p.proxy.iter().chain(p.exits.iter().map(|e| &e.url)) {
                 values.push(proxy.clone());
                 if let Ok(u) = url::Url::parse(proxy) {
@@ -306,6 +365,14 @@ impl OperatorConfig {
         }
         Secrets::new(values)
     }
+}
+
+/// A label operators see in the listing and the metrics.
+fn is_label(label: &str) -> bool {
+    (1..=64).contains(&label.len())
+        && label
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
 /// An outbound proxy URL the fetcher can use.

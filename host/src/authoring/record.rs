@@ -109,6 +109,8 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
                 limits: &platform_limits,
                 exit: &exit,
                 exits: &exits,
+                session: None,
+                sessions: &crate::fetch::Sessions::default(),
             };
             let extracted = tokio::time::timeout(
                 platform_limits.parse_timeout,

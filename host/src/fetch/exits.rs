@@ -149,15 +149,34 @@ type Key = (String, String, Option<String>);
 /// Last failure, then last lease: the smallest is chosen (`None` is oldest).
 type Rank = (Option<Instant>, Option<Instant>);
 
-/// The health of every exit, shared by all parses.
-#[derive(Default)]
+/// The health of every exit (or, with [`ExitPools::for_sessions`], every
+/// session: the same rules, keyed by a digest instead of a URL), shared by
+/// all parses.
 pub struct ExitPools {
+    /// The `pool` label of the metrics: `exit` or `session`.
+    kind: &'static str,
     health: Mutex<HashMap<Key, Health>>,
+}
+
+impl Default for ExitPools {
+    fn default() -> Self {
+        ExitPools::new()
+    }
 }
 
 impl ExitPools {
     pub fn new() -> ExitPools {
-        ExitPools::default()
+        ExitPools {
+            kind: "exit",
+            health: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn for_sessions() -> ExitPools {
+        ExitPools {
+            kind: "session",
+            health: Mutex::new(HashMap::new()),
+        }
     }
 
     fn key(platform: &str, spec: &ExitSpec) -> Key {
@@ -174,6 +193,17 @@ impl ExitPools {
     /// Choose the exit for one parse of `platform` among `exits` (the
     /// configured pool; empty: direct).
     pub fn lease(&self, platform: &str, exits: &[ExitSpec]) -> Result<ExitLease, AllCooling> {
+        self.lease_among(platform, exits, None)
+    }
+
+    /// [`ExitPools::lease`] restricted to the exit labelled `only` (a
+    /// session pinned to an exit), if given.
+    pub fn lease_among(
+        &self,
+        platform: &str,
+        exits: &[ExitSpec],
+        only: Option<&str>,
+    ) -> Result<ExitLease, AllCooling> {
         let now = Instant::now();
         let mut health = self.health.lock().unwrap_or_else(|p| p.into_inner());
         let direct = [ExitSpec::direct()];
@@ -185,7 +215,7 @@ impl ExitPools {
         Self::reconcile(&mut health, platform, exits);
         let mut best: Option<(&ExitSpec, Rank)> = None;
         let mut soonest: Option<Instant> = None;
-        for spec in exits {
+        for spec in exits.iter().filter(|e| only.is_none_or(|o| o == e.label)) {
             let h = health.entry(Self::key(platform, spec)).or_default();
             if let Some(until) = h.cooling_until.filter(|u| *u > now) {
                 soonest = Some(soonest.map_or(until, |s| s.min(until)));
@@ -240,13 +270,16 @@ impl ExitPools {
         let metric = |until: Option<i64>| {
             crate::metrics::global().egress(
                 &lease.platform,
-                "exit",
+                self.kind,
                 &lease.label,
                 outcome.as_str(),
                 until,
             )
         };
-        if !outcome.cools_exit() {
+        // A login wall is a session's fault, not an address's.
+        let cools =
+            outcome.cools_exit() || (self.kind == "session" && outcome == Outcome::LoginWall);
+        if !cools {
             if outcome == Outcome::Ok {
                 h.consecutive_failures = 0;
             }
@@ -266,7 +299,7 @@ impl ExitPools {
         let rest = cooling.after(h.consecutive_failures);
         h.cooling_until = Some(now + rest);
         metric(Some(unix_after(rest)));
-        tracing::warn!(platform = %lease.platform, exit = %lease.label, outcome = outcome.as_str(), cooling_s = rest.as_secs(), "exit cooling off");
+        tracing::warn!(platform = %lease.platform, pool = self.kind, label = %lease.label, outcome = outcome.as_str(), cooling_s = rest.as_secs(), "cooling off");
         Some(rest)
     }
 

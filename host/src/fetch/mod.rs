@@ -7,6 +7,7 @@
 mod cache;
 mod exits;
 mod guard;
+mod sessions;
 mod upstream;
 
 use std::collections::HashMap;
@@ -19,6 +20,7 @@ use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
 
 pub use cache::BootstrapCache;
 pub use exits::{AllCooling, Cooling, ExitLease, ExitPools, ExitSpec, ExitStatus, Outcome};
+pub use sessions::{SessionLease, SessionSpec, Sessions};
 pub use upstream::UpstreamOverride;
 
 /// Limits on upstream traffic.

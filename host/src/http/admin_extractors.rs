@@ -60,6 +60,7 @@ fn listing(state: &AppState) -> Value {
                 "lastError": error(p),
                 // By label only: exit URLs are secrets.
                 "exits": state.services.exits.status(p, &config.exits(p)),
+                "sessions": state.services.sessions.status(p, &config.sessions(p)),
             })
         })
         .collect();

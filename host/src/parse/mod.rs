@@ -21,7 +21,7 @@ use crate::billing::{self, Bill, Funds};
 use crate::config::OperatorConfig;
 use crate::core::Clock;
 pub use crate::core::ParseLimits;
-use crate::fetch::{ExitPools, Outcome, Upstream};
+use crate::fetch::{ExitPools, Outcome, Sessions, Upstream};
 use crate::registry::Registry;
 use crate::store::{Charge, KeyRecord, Store, StoreError};
 pub use error::ParseError;
@@ -42,6 +42,8 @@ pub struct Services {
     pub clock: Clock,
     /// The health of every platform's exits (fetch/exits.rs).
     pub exits: Arc<ExitPools>,
+    /// Every platform's operator sessions and their rotated cookies (fetch/sessions.rs).
+    pub sessions: Arc<Sessions>,
 }
 
 /// A successful parse (possibly without media: SPEC code 304).
@@ -76,7 +78,10 @@ pub async fn parse(
         .or(path_platform)
         .unwrap_or("unknown")
         .to_string();
-    let secrets = services.config.load().secrets(&platform);
+    let secrets = services
+        .config
+        .load()
+        .secrets_with(&platform, services.sessions.secrets(&platform));
     let result = result.map_err(|e| e.redact(&secrets));
     let (outcome, charged) = match &result {
         Ok(p) if p.media.is_empty() => ("no_media", 0),
@@ -114,7 +119,7 @@ async fn parse_routed(
     }
     auth::check_platform(key, &platform)?;
     let limits = config.limits_for(&platform);
-    let secrets = config.secrets(&platform);
+    let secrets = config.secrets_with(&platform, services.sessions.secrets(&platform));
     let mut session = blocking({
         let registry = services.registry.clone();
         let (ext, sandbox, secrets) = (ext.clone(), limits.sandbox.clone(), secrets.clone());
@@ -148,16 +153,29 @@ async fn parse_routed(
         });
     }
 
+    // One session and one exit for every request of this parse.
+    let operator_session = services
+        .sessions
+        .lease(&platform, &config.sessions(&platform))?;
+    let exit = services.exits.lease_among(
+        &platform,
+        &config.exits(&platform),
+        operator_session.as_ref().and_then(|s| s.exit()),
+    )?;
+    let mut extractor_config = config.extractor_config(&platform);
+    if let Some(s) = &operator_session {
+        extractor_config = services.sessions.config_for(s, extractor_config);
+    }
     let ctx = sdk::Context {
         now_unix_ms: services.clock.parse_now_ms(),
-        config: config.extractor_config(&platform),
+        config: extractor_config,
     };
-    // One exit for every request of this parse.
-    let exit = services.exits.lease(&platform, &config.exits(&platform))?;
     let outbound = Outbound {
         limits: &limits,
         exit: &exit,
         exits: &services.exits,
+        session: operator_session.as_ref(),
+        sessions: &services.sessions,
     };
     let extracted = tokio::time::timeout(
         limits.parse_timeout,
@@ -182,7 +200,13 @@ async fn parse_routed(
     if let Some(outcome) = verdict {
         services.exits.record(&exit, outcome, &limits.cooling);
     }
+    if let Some(s) = &operator_session {
+        let outcome = verdict.unwrap_or(Outcome::Ok);
+        services.sessions.record(s, outcome, &limits.cooling);
+    }
     let (mut media, mut platform_data) = extracted?;
+    // Cookies rotated during this parse are secrets too.
+    let secrets = config.secrets_with(&platform, services.sessions.secrets(&platform));
     redact_media(&secrets, &mut media);
     secrets.redact_json(&mut platform_data);
 

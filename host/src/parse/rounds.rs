@@ -8,7 +8,7 @@ use serde_json::Value;
 use super::{ParseError, ParseLimits, blocking};
 use crate::config::PlatformLimits;
 use crate::core::sanitize;
-use crate::fetch::{ExitLease, ExitPools, FetchError, Outcome, Upstream};
+use crate::fetch::{ExitLease, ExitPools, FetchError, Outcome, SessionLease, Sessions, Upstream};
 use crate::registry::{LoadedExtractor, Session};
 
 /// Where and how a parse's upstream requests go: the platform's limits and
@@ -17,11 +17,17 @@ pub struct Outbound<'a> {
     pub limits: &'a PlatformLimits,
     pub exit: &'a ExitLease,
     pub exits: &'a ExitPools,
+    /// The operator session this parse holds, if the platform has a pool.
+    pub session: Option<&'a SessionLease>,
+    pub sessions: &'a Sessions,
 }
 
 impl Outbound<'_> {
     /// Tell the exit pool what one request met.
-    fn record(&self, answer: &Result<sdk::HttpResponse, FetchError>) {
+    fn record(&self, api_hosts: &[String], answer: &Result<sdk::HttpResponse, FetchError>) {
+        if let (Some(session), Ok(response)) = (self.session, answer) {
+            self.sessions.absorb(session, api_hosts, response);
+        }
         let outcome = match answer {
             Ok(response) => Outcome::of_status(response.status),
             Err(FetchError::Connect(_)) => Outcome::ConnectError,
@@ -75,7 +81,7 @@ pub async fn extract(
                 .await;
                 let mut next = Vec::clone(&done);
                 for answer in &answers {
-                    outbound.record(answer);
+                    outbound.record(&ext.info.api_hosts, answer);
                 }
                 for (request, answer) in requests.into_iter().zip(answers) {
                     let response = answer.map_err(fetch_error)?;
