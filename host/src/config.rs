@@ -34,7 +34,7 @@ use serde::Deserialize;
 
 use crate::core::ParseLimits;
 pub use crate::core::Secrets;
-use crate::fetch::{Cooling, ExitSpec, FetchLimits, SessionSpec};
+use crate::fetch::{Cooling, ExitSpec, FetchLimits, Pace, SessionSpec};
 use crate::registry::SandboxLimits;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -120,6 +120,10 @@ pub struct LimitSettings {
     pub exit_cooldown_ms: Option<u64>,
     /// Longest cooling-off of an exit (default 1800000).
     pub exit_cooldown_max_ms: Option<u64>,
+    /// Upstream requests per second per exit (default: unlimited).
+    pub requests_per_second: Option<f64>,
+    /// Upstream requests in flight per exit (default: unlimited).
+    pub max_in_flight: Option<usize>,
 }
 
 impl LimitSettings {
@@ -134,6 +138,8 @@ impl LimitSettings {
             rate_limit_per_minute: base.rate_limit_per_minute,
             exit_cooldown_ms: self.exit_cooldown_ms.or(base.exit_cooldown_ms),
             exit_cooldown_max_ms: self.exit_cooldown_max_ms.or(base.exit_cooldown_max_ms),
+            requests_per_second: self.requests_per_second.or(base.requests_per_second),
+            max_in_flight: self.max_in_flight.or(base.max_in_flight),
         }
     }
 }
@@ -146,6 +152,8 @@ pub struct PlatformLimits {
     pub sandbox: SandboxLimits,
     /// Cooling-off of the platform's failing exits.
     pub cooling: Cooling,
+    /// Requests per second and in flight, per exit.
+    pub pace: Pace,
 }
 
 fn yes() -> bool {
@@ -325,6 +333,10 @@ impl OperatorConfig {
                 memory_bytes: l.memory_bytes.unwrap_or(sandbox.memory_bytes),
                 call_timeout: l.call_timeout_ms.map(ms).unwrap_or(sandbox.call_timeout),
                 max_output_bytes: l.max_output_bytes.unwrap_or(sandbox.max_output_bytes),
+            },
+            pace: Pace {
+                requests_per_second: l.requests_per_second.filter(|r| *r > 0.0),
+                max_in_flight: l.max_in_flight.filter(|m| *m > 0),
             },
             cooling: {
                 let default = Cooling::default();

@@ -111,6 +111,8 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
                 exits: &exits,
                 session: None,
                 sessions: &crate::fetch::Sessions::default(),
+                pacer: &crate::fetch::Pacer::new(),
+                deadline: std::time::Instant::now() + platform_limits.parse_timeout,
             };
             let extracted = tokio::time::timeout(
                 platform_limits.parse_timeout,

@@ -7,6 +7,7 @@
 mod cache;
 mod exits;
 mod guard;
+mod pacing;
 mod sessions;
 mod upstream;
 
@@ -20,6 +21,7 @@ use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
 
 pub use cache::BootstrapCache;
 pub use exits::{AllCooling, Cooling, ExitLease, ExitPools, ExitSpec, ExitStatus, Outcome};
+pub use pacing::{Pace, Paced, Pacer, Slot};
 pub use sessions::{SessionLease, SessionSpec, Sessions};
 pub use upstream::UpstreamOverride;
 

@@ -102,6 +102,11 @@ impl From<ParseError> for ApiError {
                 err.retry_after = Some(c.retry_after_secs.max(1));
                 err
             }
+            ParseError::Paced(p) => {
+                let mut err = ApiError::new(code, p.to_string());
+                err.retry_after = Some(p.retry_after_secs.max(1));
+                err
+            }
             ParseError::Internal(m) => internal(m),
             ParseError::Failure(_)
             | ParseError::InsufficientCredits { .. }

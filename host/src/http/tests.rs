@@ -61,6 +61,7 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
             fixed_auth_s: Some(NOW_S),
         },
         exits: Default::default(),
+        pacer: Default::default(),
         sessions: Default::default(),
     });
     let state = Arc::new(AppState {

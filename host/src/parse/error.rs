@@ -4,7 +4,7 @@ use mediaparse_sdk as sdk;
 
 use crate::auth::AuthError;
 use crate::core::{ErrorCode, Secrets};
-use crate::fetch::AllCooling;
+use crate::fetch::{AllCooling, Paced};
 use crate::registry::RuntimeError;
 use crate::store::StoreError;
 
@@ -33,6 +33,9 @@ pub enum ParseError {
     /// Every exit of the platform is cooling off: refused before any request.
     #[error(transparent)]
     ExitsCooling(#[from] AllCooling),
+    /// The platform's pace leaves no room for a request before the deadline.
+    #[error(transparent)]
+    Paced(#[from] Paced),
     #[error("{0}")]
     Internal(String),
 }
@@ -49,7 +52,7 @@ impl ParseError {
             ParseError::ExtractorFailed(_) => ErrorCode::ExtractorFailed,
             ParseError::UpstreamTimeout => ErrorCode::UpstreamTimeout,
             ParseError::Upstream(_) => ErrorCode::UpstreamError,
-            ParseError::ExitsCooling(_) => ErrorCode::UpstreamRateLimited,
+            ParseError::ExitsCooling(_) | ParseError::Paced(_) => ErrorCode::UpstreamRateLimited,
             ParseError::Internal(_) => ErrorCode::Internal,
         }
     }

@@ -21,7 +21,7 @@ use crate::billing::{self, Bill, Funds};
 use crate::config::OperatorConfig;
 use crate::core::Clock;
 pub use crate::core::ParseLimits;
-use crate::fetch::{ExitPools, Outcome, Sessions, Upstream};
+use crate::fetch::{ExitPools, Outcome, Pacer, Sessions, Upstream};
 use crate::registry::Registry;
 use crate::store::{Charge, KeyRecord, Store, StoreError};
 pub use error::ParseError;
@@ -44,6 +44,8 @@ pub struct Services {
     pub exits: Arc<ExitPools>,
     /// Every platform's operator sessions and their rotated cookies (fetch/sessions.rs).
     pub sessions: Arc<Sessions>,
+    /// Requests per second and in flight per platform and exit.
+    pub pacer: Arc<Pacer>,
 }
 
 /// A successful parse (possibly without media: SPEC code 304).
@@ -176,6 +178,8 @@ async fn parse_routed(
         exits: &services.exits,
         session: operator_session.as_ref(),
         sessions: &services.sessions,
+        pacer: &services.pacer,
+        deadline: Instant::now() + limits.parse_timeout,
     };
     let extracted = tokio::time::timeout(
         limits.parse_timeout,

@@ -8,7 +8,9 @@ use serde_json::Value;
 use super::{ParseError, ParseLimits, blocking};
 use crate::config::PlatformLimits;
 use crate::core::sanitize;
-use crate::fetch::{ExitLease, ExitPools, FetchError, Outcome, SessionLease, Sessions, Upstream};
+use crate::fetch::{
+    ExitLease, ExitPools, FetchError, Outcome, Pacer, SessionLease, Sessions, Upstream,
+};
 use crate::registry::{LoadedExtractor, Session};
 
 /// Where and how a parse's upstream requests go: the platform's limits and
@@ -20,6 +22,10 @@ pub struct Outbound<'a> {
     /// The operator session this parse holds, if the platform has a pool.
     pub session: Option<&'a SessionLease>,
     pub sessions: &'a Sessions,
+    /// Requests per second and in flight per exit.
+    pub pacer: &'a Pacer,
+    /// When the parse must be done: a request that cannot start before is refused.
+    pub deadline: std::time::Instant,
 }
 
 impl Outbound<'_> {
@@ -69,16 +75,31 @@ pub async fn extract(
                     )));
                 }
                 let platform = ext.platform();
-                let answers = futures::future::join_all(requests.iter().map(|r| {
-                    fetcher.fetch(
-                        platform,
-                        &ext.info.api_hosts,
-                        r,
-                        &outbound.limits.fetch,
-                        outbound.exit.url.as_deref(),
+                let answers = futures::future::join_all(requests.iter().map(|r| async {
+                    let _slot = outbound
+                        .pacer
+                        .slot(
+                            platform,
+                            &outbound.exit.label,
+                            outbound.limits.pace,
+                            outbound.deadline,
+                        )
+                        .await?;
+                    Ok::<_, ParseError>(
+                        fetcher
+                            .fetch(
+                                platform,
+                                &ext.info.api_hosts,
+                                r,
+                                &outbound.limits.fetch,
+                                outbound.exit.url.as_deref(),
+                            )
+                            .await,
                     )
                 }))
-                .await;
+                .await
+                .into_iter()
+                .collect::<Result<Vec<_>, ParseError>>()?;
                 let mut next = Vec::clone(&done);
                 for answer in &answers {
                     outbound.record(&ext.info.api_hosts, answer);

@@ -105,6 +105,7 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
             fixed_auth_s: Some(1_000),
         },
         exits: Default::default(),
+        pacer: Default::default(),
         sessions: Default::default(),
     };
     World {

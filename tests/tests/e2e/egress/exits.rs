@@ -208,3 +208,39 @@ async fn a_failing_exit_cools_off_and_all_cooling_answers_503_at_once() {
     })
     .await;
 }
+
+/// Pacing: one request per second per exit and a 2 s parse deadline; of
+/// three parses sent at once the third cannot start in time and is refused
+/// with `503 upstream_rate_limited` and a `Retry-After`, not a timeout.
+#[tokio::test]
+async fn a_burst_beyond_the_pace_is_refused_within_the_deadline() {
+    let up = upstream().await;
+    let dir = extractors(&[("tiktok", "1.0.0")]);
+    let conf_dir = tempfile::tempdir().unwrap();
+    let conf = config_file(
+        &conf_dir,
+        "[platforms.tiktok.limits]\nrequests_per_second = 1\nparse_timeout_ms = 1500\n",
+    );
+    let run = start(dir.path(), &up.base_url(), Some(conf), None).await;
+    let (a, b, c) = tokio::join!(
+        run.parse("tiktok", "ok"),
+        run.parse("tiktok", "ok"),
+        run.parse("tiktok", "ok")
+    );
+    let answers = [a, b, c];
+    let mut statuses: Vec<u16> = answers.iter().map(|a| a.status).collect();
+    statuses.sort();
+    assert_eq!(
+        statuses,
+        [200, 200, 503],
+        "{:?}",
+        answers.iter().map(|a| &a.body).collect::<Vec<_>>()
+    );
+    let refused = answers.iter().find(|a| a.status == 503).unwrap();
+    assert_eq!(
+        refused.body["code"], "upstream_rate_limited",
+        "{}",
+        refused.body
+    );
+    assert_eq!(up.hits().iter().filter(|h| h.contains(OK_URL)).count(), 2);
+}
