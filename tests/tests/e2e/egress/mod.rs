@@ -6,3 +6,4 @@
 
 mod exits;
 mod proxies;
+mod sessions;
