@@ -204,6 +204,29 @@ impl ExitPools {
         exits: &[ExitSpec],
         only: Option<&str>,
     ) -> Result<ExitLease, AllCooling> {
+        self.lease_where(platform, exits, &|e| only.is_none_or(|o| o == e.label))
+    }
+
+    /// Whether the exit labelled `label` of `platform` is cooling now.
+    pub fn is_cooling(&self, platform: &str, exits: &[ExitSpec], label: &str) -> bool {
+        let now = Instant::now();
+        let health = self.health.lock().unwrap_or_else(|p| p.into_inner());
+        exits.iter().filter(|e| e.label == label).any(|e| {
+            health
+                .get(&Self::key(platform, e))
+                .and_then(|h| h.cooling_until)
+                .is_some_and(|u| u > now)
+        })
+    }
+
+    /// [`ExitPools::lease`] among the entries `usable` accepts (the others
+    /// keep their health: the whole list is the configuration).
+    pub fn lease_where(
+        &self,
+        platform: &str,
+        exits: &[ExitSpec],
+        usable: &dyn Fn(&ExitSpec) -> bool,
+    ) -> Result<ExitLease, AllCooling> {
         let now = Instant::now();
         let mut health = self.health.lock().unwrap_or_else(|p| p.into_inner());
         let direct = [ExitSpec::direct()];
@@ -215,7 +238,7 @@ impl ExitPools {
         Self::reconcile(&mut health, platform, exits);
         let mut best: Option<(&ExitSpec, Rank)> = None;
         let mut soonest: Option<Instant> = None;
-        for spec in exits.iter().filter(|e| only.is_none_or(|o| o == e.label)) {
+        for spec in exits.iter().filter(|e| usable(e)) {
             let h = health.entry(Self::key(platform, spec)).or_default();
             if let Some(until) = h.cooling_until.filter(|u| *u > now) {
                 soonest = Some(soonest.map_or(until, |s| s.min(until)));

@@ -175,17 +175,24 @@ impl Sessions {
         }
     }
 
-    /// Choose the session for one parse (`None` when the platform has none).
+    /// Choose the session for one parse (`None` when the platform has none)
+    /// among those `usable` accepts (e.g. not pinned to a cooling exit).
     pub fn lease(
         &self,
         platform: &str,
         specs: &[SessionSpec],
+        usable: &dyn Fn(&SessionSpec) -> bool,
     ) -> Result<Option<SessionLease>, AllCooling> {
         if specs.is_empty() {
             return Ok(None);
         }
         let keys: Vec<ExitSpec> = specs.iter().map(SessionSpec::health_key).collect();
-        let health = self.health.lease(platform, &keys)?;
+        let health = self.health.lease_where(platform, &keys, &|key| {
+            specs
+                .iter()
+                .find(|s| s.label == key.label)
+                .is_some_and(usable)
+        })?;
         let Some(spec) = specs.iter().find(|s| s.label == health.label).cloned() else {
             return Ok(None);
         };
@@ -349,7 +356,10 @@ mod tests {
         let hosts = ["*.x.com".to_string()];
         {
             let sessions = Sessions::open(Some(path.clone()));
-            let lease = sessions.lease("twitter", &specs).unwrap().unwrap();
+            let lease = sessions
+                .lease("twitter", &specs, &|_| true)
+                .unwrap()
+                .unwrap();
             // Another site's cookies are ignored.
             sessions.absorb(
                 &lease,
@@ -377,7 +387,10 @@ mod tests {
             assert!(sessions.secrets("twitter").contains(&"new999".to_string()));
         }
         let restarted = Sessions::open(Some(path.clone()));
-        let lease = restarted.lease("twitter", &specs).unwrap().unwrap();
+        let lease = restarted
+            .lease("twitter", &specs, &|_| true)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             cookie_of(&restarted.config_for(&lease, Vec::new())),
             "auth_token=AAA111; ct0=new999; twid=u%3D1"
@@ -390,7 +403,10 @@ mod tests {
         }
         // An edited session starts again from the configuration.
         let edited = [spec("a", "auth_token=BBB222")];
-        let lease = restarted.lease("twitter", &edited).unwrap().unwrap();
+        let lease = restarted
+            .lease("twitter", &edited, &|_| true)
+            .unwrap()
+            .unwrap();
         assert_eq!(
             cookie_of(&restarted.config_for(&lease, Vec::new())),
             "auth_token=BBB222"
@@ -402,17 +418,36 @@ mod tests {
         let sessions = Sessions::default();
         let specs = [spec("a", "sid=1"), spec("b", "sid=2")];
         let cooling = Cooling::default();
-        let first = sessions.lease("threads", &specs).unwrap().unwrap();
+        let first = sessions
+            .lease("threads", &specs, &|_| true)
+            .unwrap()
+            .unwrap();
         sessions.record(&first, Outcome::LoginWall, &cooling);
         for _ in 0..3 {
-            let next = sessions.lease("threads", &specs).unwrap().unwrap();
+            let next = sessions
+                .lease("threads", &specs, &|_| true)
+                .unwrap()
+                .unwrap();
             assert_ne!(next.spec.label, first.spec.label);
         }
-        let other = sessions.lease("threads", &specs).unwrap().unwrap();
+        let other = sessions
+            .lease("threads", &specs, &|_| true)
+            .unwrap()
+            .unwrap();
         sessions.record(&other, Outcome::Challenge, &cooling);
-        assert!(sessions.lease("threads", &specs).is_err());
+        assert!(sessions.lease("threads", &specs, &|_| true).is_err());
+        // Unusable sessions (pinned to a cooling exit) are passed over.
+        let fresh = Sessions::default();
+        for _ in 0..3 {
+            let l = fresh
+                .lease("threads", &specs, &|s| s.label != "a")
+                .unwrap()
+                .unwrap();
+            assert_eq!(l.spec.label, "b");
+        }
+        assert!(fresh.lease("threads", &specs, &|_| false).is_err());
         let status = sessions.status("threads", &specs);
         assert!(status.iter().all(|s| s.cooling));
-        assert!(sessions.lease("threads", &[]).unwrap().is_none());
+        assert!(sessions.lease("threads", &[], &|_| true).unwrap().is_none());
     }
 }

@@ -156,12 +156,19 @@ async fn parse_routed(
     }
 
     // One session and one exit for every request of this parse.
-    let operator_session = services
-        .sessions
-        .lease(&platform, &config.sessions(&platform))?;
+    let exits = config.exits(&platform);
+    // A session pinned to a cooling exit is passed over.
+    let operator_session =
+        services
+            .sessions
+            .lease(&platform, &config.sessions(&platform), &|s| {
+                s.exit
+                    .as_deref()
+                    .is_none_or(|e| !services.exits.is_cooling(&platform, &exits, e))
+            })?;
     let exit = services.exits.lease_among(
         &platform,
-        &config.exits(&platform),
+        &exits,
         operator_session.as_ref().and_then(|s| s.exit()),
     )?;
     let mut extractor_config = config.extractor_config(&platform);
