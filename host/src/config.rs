@@ -16,6 +16,9 @@
 //! [platforms.twitter]
 //! enabled = true
 //! proxy = "http://user:pass@proxy.internal:3128"
+//! [[platforms.twitter.exits]]          # an exit pool (fetch/exits.rs)
+//! label = "dc-1"
+//! url = "socks5h://user:pass@exit1.internal:1080"
 //! [platforms.twitter.limits]
 //! request_timeout_ms = 4000
 //! [platforms.twitter.config]
@@ -31,7 +34,7 @@ use serde::Deserialize;
 
 use crate::core::ParseLimits;
 pub use crate::core::Secrets;
-use crate::fetch::FetchLimits;
+use crate::fetch::{Cooling, ExitSpec, FetchLimits, Pace, SessionSpec};
 use crate::registry::SandboxLimits;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -58,12 +61,43 @@ pub struct PlatformSettings {
     /// `https://`, credentials allowed in the URL).
     #[serde(default)]
     pub proxy: Option<String>,
+    /// The platform's exit pool (`http://`, `https://`, `socks5h://`
+    /// proxies, credentials allowed in the URL). `proxy` counts as one more
+    /// exit labelled `proxy`. None at all: direct.
+    #[serde(default)]
+    pub exits: Vec<ExitSettings>,
+    /// The platform's session pool (fetch/sessions.rs): one per parse.
+    #[serde(default)]
+    pub sessions: Vec<SessionSettings>,
     /// Overrides of `[limits]` for this platform.
     #[serde(default)]
     pub limits: LimitSettings,
     /// Name/value pairs for the extractor's `context.config`.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+}
+
+/// One exit of a pool: the label operators see, the URL they never do.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ExitSettings {
+    pub label: String,
+    pub url: String,
+}
+
+/// One operator session: its label, its cookie string and extra
+/// `context.config` values (all secrets), and optionally the exit it must use.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SessionSettings {
+    pub label: String,
+    #[serde(default)]
+    pub cookie: String,
+    #[serde(default)]
+    pub config: BTreeMap<String, String>,
+    /// The label of one of the platform's exits.
+    #[serde(default)]
+    pub exit: Option<String>,
 }
 
 /// Timeouts and limits; every field is optional and falls back to the
@@ -86,6 +120,14 @@ pub struct LimitSettings {
     /// Requests per minute per API key; read by the rate limiter (issue 3).
     /// Global only: not allowed under `[platforms.X.limits]`.
     pub rate_limit_per_minute: Option<u32>,
+    /// First cooling-off of a failing exit; doubles per consecutive failure (default 30000).
+    pub exit_cooldown_ms: Option<u64>,
+    /// Longest cooling-off of an exit (default 1800000).
+    pub exit_cooldown_max_ms: Option<u64>,
+    /// Upstream requests per second per exit (default: unlimited).
+    pub requests_per_second: Option<f64>,
+    /// Upstream requests in flight per exit (default: unlimited).
+    pub max_in_flight: Option<usize>,
 }
 
 impl LimitSettings {
@@ -98,6 +140,10 @@ impl LimitSettings {
             memory_bytes: self.memory_bytes.or(base.memory_bytes),
             max_output_bytes: self.max_output_bytes.or(base.max_output_bytes),
             rate_limit_per_minute: base.rate_limit_per_minute,
+            exit_cooldown_ms: self.exit_cooldown_ms.or(base.exit_cooldown_ms),
+            exit_cooldown_max_ms: self.exit_cooldown_max_ms.or(base.exit_cooldown_max_ms),
+            requests_per_second: self.requests_per_second.or(base.requests_per_second),
+            max_in_flight: self.max_in_flight.or(base.max_in_flight),
         }
     }
 }
@@ -108,6 +154,10 @@ pub struct PlatformLimits {
     pub parse_timeout: Duration,
     pub fetch: FetchLimits,
     pub sandbox: SandboxLimits,
+    /// Cooling-off of the platform's failing exits.
+    pub cooling: Cooling,
+    /// Requests per second and in flight, per exit.
+    pub pace: Pace,
 }
 
 fn yes() -> bool {
@@ -160,11 +210,45 @@ impl OperatorConfig {
             if p.price.is_some_and(|price| price < 0) {
                 return Err(format!("[platforms.{name}] price is negative"));
             }
-            if let Some(proxy) = &p.proxy {
-                let ok = url::Url::parse(proxy)
-                    .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
-                if !ok {
-                    return Err(format!("[platforms.{name}] proxy is not an http(s) URL"));
+            if let Some(proxy) = &p.proxy
+                && !is_proxy_url(proxy)
+            {
+                return Err(format!(
+                    "[platforms.{name}] proxy is not an http, https or socks5h URL"
+                ));
+            }
+            let mut labels = std::collections::BTreeSet::new();
+            for (i, exit) in p.exits.iter().enumerate() {
+                let place = format!("[platforms.{name}] exit {}", i + 1);
+                if !is_proxy_url(&exit.url) {
+                    return Err(format!("{place}: url is not an http, https or socks5h URL"));
+                }
+                if !is_label(&exit.label) {
+                    return Err(format!(
+                        "{place}: label must be 1-64 letters, digits, '-', '_' or '.'"
+                    ));
+                }
+                if exit.label == "proxy" && p.proxy.is_some() || !labels.insert(&exit.label) {
+                    return Err(format!("{place}: label {} is used twice", exit.label));
+                }
+            }
+            let mut session_labels = std::collections::BTreeSet::new();
+            for (i, s) in p.sessions.iter().enumerate() {
+                let place = format!("[platforms.{name}] session {}", i + 1);
+                if !is_label(&s.label) {
+                    return Err(format!(
+                        "{place}: label must be 1-64 letters, digits, '-', '_' or '.'"
+                    ));
+                }
+                if !session_labels.insert(&s.label) {
+                    return Err(format!("{place}: label {} is used twice", s.label));
+                }
+                let pinned_ok = s
+                    .exit
+                    .as_ref()
+                    .is_none_or(|e| labels.contains(e) || (e == "proxy" && p.proxy.is_some()));
+                if !pinned_ok {
+                    return Err(format!("{place}: exit names no exit of the platform"));
                 }
             }
             if p.limits.rate_limit_per_minute.is_some() {
@@ -197,8 +281,39 @@ impl OperatorConfig {
             .unwrap_or_default()
     }
 
-    pub fn proxy(&self, platform: &str) -> Option<&str> {
-        self.platforms.get(platform)?.proxy.as_deref()
+    /// The platform's exit pool (empty: direct); `proxy` is the exit labelled `proxy`.
+    pub fn exits(&self, platform: &str) -> Vec<ExitSpec> {
+        let Some(p) = self.platforms.get(platform) else {
+            return Vec::new();
+        };
+        let legacy = p.proxy.iter().map(|url| ExitSpec {
+            label: "proxy".into(),
+            url: Some(url.clone()),
+        });
+        legacy
+            .chain(p.exits.iter().map(|e| ExitSpec {
+                label: e.label.clone(),
+                url: Some(e.url.clone()),
+            }))
+            .collect()
+    }
+
+    /// The platform's session pool (empty: only `[platforms.X.config]`).
+    pub fn sessions(&self, platform: &str) -> Vec<SessionSpec> {
+        self.platforms
+            .get(platform)
+            .map(|p| {
+                p.sessions
+                    .iter()
+                    .map(|s| SessionSpec {
+                        label: s.label.clone(),
+                        cookie: s.cookie.clone(),
+                        config: s.config.clone(),
+                        exit: s.exit.clone(),
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
     }
 
     /// The default requests-per-minute limit for a key (`None`: unlimited).
@@ -236,15 +351,40 @@ impl OperatorConfig {
                 call_timeout: l.call_timeout_ms.map(ms).unwrap_or(sandbox.call_timeout),
                 max_output_bytes: l.max_output_bytes.unwrap_or(sandbox.max_output_bytes),
             },
+            pace: Pace {
+                requests_per_second: l.requests_per_second.filter(|r| *r > 0.0),
+                max_in_flight: l.max_in_flight.filter(|m| *m > 0),
+            },
+            cooling: {
+                let default = Cooling::default();
+                let base = l.exit_cooldown_ms.map(ms).unwrap_or(default.base);
+                Cooling {
+                    base,
+                    max: l
+                        .exit_cooldown_max_ms
+                        .map(ms)
+                        .unwrap_or(default.max)
+                        .max(base),
+                }
+            },
         }
     }
 
     /// Everything secret configured for `platform`.
     pub fn secrets(&self, platform: &str) -> Secrets {
-        let mut values = Vec::new();
+        self.secrets_with(platform, Vec::new())
+    }
+
+    /// [`OperatorConfig::secrets`] plus `extra` (sessions' rotated cookies).
+    pub fn secrets_with(&self, platform: &str, extra: Vec<String>) -> Secrets {
+        let mut values = extra;
         if let Some(p) = self.platforms.get(platform) {
             values.extend(p.config.values().cloned());
-            if let Some(proxy) = &p.proxy {
+            for s in &p.sessions {
+                values.push(s.cookie.clone());
+                values.extend(s.config.values().cloned());
+            }
+            for proxy in p.proxy.iter().chain(p.exits.iter().map(|e| &e.url)) {
                 values.push(proxy.clone());
                 if let Ok(u) = url::Url::parse(proxy) {
                     values.push(u.username().to_string());
@@ -254,6 +394,20 @@ impl OperatorConfig {
         }
         Secrets::new(values)
     }
+}
+
+/// A label operators see in the listing and the metrics.
+fn is_label(label: &str) -> bool {
+    (1..=64).contains(&label.len())
+        && label
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// An outbound proxy URL the fetcher can use.
+fn is_proxy_url(raw: &str) -> bool {
+    url::Url::parse(raw)
+        .is_ok_and(|u| matches!(u.scheme(), "http" | "https" | "socks5h") && u.host().is_some())
 }
 
 /// Remove quoted parts of a parser message: they can echo a value.
@@ -350,6 +504,8 @@ mod tests {
             "[platforms.twitter.config]\ncookie = \"auth_token=SECRETVALUE\n",
             "[platforms.twitter]\nenabled = \"SECRETVALUE\"\n",
             "[platforms.twitter]\nproxy = \"ftp://u:SECRETVALUE@h\"\n",
+            "[[platforms.twitter.exits]]\nlabel = \"a\"\nurl = \"socks5://u:SECRETVALUE@h\"\n",
+            "[[platforms.twitter.exits]]\nlabel = \"SECRETVALUE@\"\nurl = \"http://h\"\n",
             "[platforms.twitter.config]\ncookie = { a = \"SECRETVALUE\" }\n",
         ] {
             let e = OperatorConfig::parse(bad).unwrap_err();
@@ -377,5 +533,25 @@ mod tests {
         s.redact_json(&mut v);
         assert_eq!(v, serde_json::json!({"a": ["[redacted]"], "[redacted]": 1}));
         assert!(c.secrets("tiktok").is_empty());
+    }
+
+    #[test]
+    fn exit_pools_parse_with_the_legacy_proxy_first() {
+        let c = OperatorConfig::parse(
+            "[platforms.tiktok]\nproxy = \"http://p:3128\"\n\
+             [[platforms.tiktok.exits]]\nlabel = \"dc-1\"\nurl = \"socks5h://me:pw5678@s:1080\"\n\
+             [platforms.tiktok.limits]\nexit_cooldown_ms = 1000\n",
+        )
+        .unwrap();
+        let labels: Vec<String> = c.exits("tiktok").into_iter().map(|e| e.label).collect();
+        assert_eq!(labels, ["proxy", "dc-1"]);
+        assert!(c.exits("twitter").is_empty());
+        assert_eq!(c.secrets("tiktok").redact("pw5678"), "[redacted]");
+        let cooling = c.limits_for("tiktok").cooling;
+        assert_eq!(cooling.base, Duration::from_secs(1));
+        assert_eq!(cooling.max, Cooling::default().max);
+        let twice = "[[platforms.tiktok.exits]]\nlabel = \"a\"\nurl = \"http://h\"\n\
+                     [[platforms.tiktok.exits]]\nlabel = \"a\"\nurl = \"http://i\"\n";
+        assert!(OperatorConfig::parse(twice).is_err());
     }
 }

@@ -14,6 +14,8 @@
 //! | `mediaparse_sandbox_kills_total` | `platform`, `reason` (`deadline`, `memory`, `trap`, `output_limit`) |
 //! | `mediaparse_config_reloads_total` | `outcome` (`loaded`, `failed`) |
 //! | `mediaparse_extractors_loaded` | none |
+//! | `mediaparse_egress_outcomes_total` | `platform`, `pool` (`exit`), `label` (the operator's label, never the URL), `outcome` (`ok`, `403`, `429`, `challenge`, `login_wall`, `connect_error`) |
+//! | `mediaparse_egress_cooling_until_seconds` | `platform`, `pool`, `label`: Unix time the entry cools off until (0: serving) |
 
 use std::sync::LazyLock;
 
@@ -42,6 +44,21 @@ struct PlatformReason {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EgressEntry {
+    platform: String,
+    pool: String,
+    label: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct EgressOutcome {
+    platform: String,
+    pool: String,
+    label: String,
+    outcome: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabel {
     outcome: String,
 }
@@ -59,6 +76,8 @@ pub struct Metrics {
     kills: Family<PlatformReason, Counter>,
     config_reloads: Family<OutcomeLabel, Counter>,
     loaded: Gauge,
+    egress: Family<EgressOutcome, Counter>,
+    egress_cooling: Family<EgressEntry, Gauge>,
 }
 
 fn upstream_buckets() -> Histogram {
@@ -131,7 +150,21 @@ impl Metrics {
             "Extractor components currently serving",
             loaded.clone(),
         );
+        let egress = Family::<EgressOutcome, Counter>::default();
+        registry.register(
+            "egress_outcomes",
+            "Upstream requests (and challenge/login-wall verdicts) by exit or session label and outcome",
+            egress.clone(),
+        );
+        let egress_cooling = Family::<EgressEntry, Gauge>::default();
+        registry.register(
+            "egress_cooling_until_seconds",
+            "Unix time an exit or session cools off until (0: serving)",
+            egress_cooling.clone(),
+        );
         Metrics {
+            egress,
+            egress_cooling,
             registry,
             parses,
             parse_seconds,
@@ -197,6 +230,35 @@ impl Metrics {
                 outcome: outcome.into(),
             })
             .inc();
+    }
+
+    /// What one exit or session (`pool`) met; `cooling_until_unix_s` is
+    /// set when it went cooling (0 when it serves again).
+    pub fn egress(
+        &self,
+        platform: &str,
+        pool: &str,
+        label: &str,
+        outcome: &str,
+        cooling_until_unix_s: Option<i64>,
+    ) {
+        self.egress
+            .get_or_create(&EgressOutcome {
+                platform: platform.into(),
+                pool: pool.into(),
+                label: label.into(),
+                outcome: outcome.into(),
+            })
+            .inc();
+        if let Some(until) = cooling_until_unix_s {
+            self.egress_cooling
+                .get_or_create(&EgressEntry {
+                    platform: platform.into(),
+                    pool: pool.into(),
+                    label: label.into(),
+                })
+                .set(until);
+        }
     }
 
     pub fn set_loaded(&self, n: usize) {

@@ -11,6 +11,7 @@
 //! - `layers`            the host's module graph; fails on an import cycle or `AppState` below the HTTP layer
 
 mod layers;
+mod system;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -279,6 +280,7 @@ const TEST_SELECTION: &[&str] = &["--workspace", "--exclude", "mediaparse-bench"
 fn test(args: &[String]) -> Result {
     // Network and unpacking, not compilation: done while the builds run.
     let python_tools = std::thread::spawn(prepare_python_tools);
+    system::ensure_test_programs()?;
     build_extractors()?;
     let guests = build_test_guests()?;
     let bin = build_host_and_tests()?;

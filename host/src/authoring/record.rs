@@ -100,9 +100,19 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
             let limits = ParseLimits::default();
             let platform_limits =
                 crate::config::OperatorConfig::default().limits_for(ext.platform());
+            // Recording leaves direct: no operator pool.
+            let exits = crate::fetch::ExitPools::new();
+            let exit = exits
+                .lease(ext.platform(), &[])
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
             let outbound = parse::Outbound {
                 limits: &platform_limits,
-                proxy: None,
+                exit: &exit,
+                exits: &exits,
+                session: None,
+                sessions: &crate::fetch::Sessions::default(),
+                pacer: &crate::fetch::Pacer::new(),
+                deadline: std::time::Instant::now() + platform_limits.parse_timeout,
             };
             let extracted = tokio::time::timeout(
                 platform_limits.parse_timeout,

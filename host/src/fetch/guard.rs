@@ -38,6 +38,21 @@ impl Resolve for PublicOnlyResolver {
     }
 }
 
+/// For a request through a proxy (which resolves the name itself): refuse
+/// a name that resolves to any non-public address here. The proxy may still
+/// resolve differently (DNS rebinding); operators' proxies should refuse
+/// private destinations too.
+pub async fn check_public_name(host: &str) -> Result<(), PrivateAddress> {
+    let addrs: Vec<SocketAddr> = tokio::net::lookup_host((host, 0))
+        .await
+        .map_err(|_| PrivateAddress(host.to_string()))?
+        .collect();
+    if addrs.is_empty() || addrs.iter().any(|a| !is_public(a.ip())) {
+        return Err(PrivateAddress(host.to_string()));
+    }
+    Ok(())
+}
+
 pub fn literal_ip(url: &url::Url) -> Option<IpAddr> {
     match url.host()? {
         url::Host::Ipv4(v4) => Some(IpAddr::V4(v4)),

@@ -5,7 +5,10 @@
 //! and the upstream override (DESIGN.md §5).
 
 mod cache;
+mod exits;
 mod guard;
+mod pacing;
+mod sessions;
 mod upstream;
 
 use std::collections::HashMap;
@@ -17,6 +20,9 @@ use mediaparse_sdk::urls::host_matches;
 use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
 
 pub use cache::BootstrapCache;
+pub use exits::{AllCooling, Cooling, ExitLease, ExitPools, ExitSpec, ExitStatus, Outcome};
+pub use pacing::{Pace, Paced, Pacer, Slot};
+pub use sessions::{SessionLease, SessionSpec, Sessions};
 pub use upstream::UpstreamOverride;
 
 /// Limits on upstream traffic.
@@ -159,11 +165,13 @@ impl Fetcher {
             .redirect(reqwest::redirect::Policy::none())
             .timeout(limits.request_timeout)
             .connect_timeout(limits.request_timeout.min(Duration::from_secs(5)))
-            .pool_max_idle_per_host(32);
+            .pool_max_idle_per_host(32)
+            // No implicit proxies: `HTTP(S)_PROXY`/`ALL_PROXY` would send
+            // requests past the public-only resolver. Proxies are the
+            // operator's to name, per platform, in the configuration.
+            .no_proxy();
         if upstream.is_none() {
             builder = builder.dns_resolver(Arc::new(guard::PublicOnlyResolver));
-        } else {
-            builder = builder.no_proxy();
         }
         Ok(Fetcher {
             client: builder.build()?,
@@ -213,6 +221,7 @@ impl Fetcher {
             client: &client,
             platform,
             limits,
+            proxied: proxy.is_some(),
         };
         if let Some(log) = &self.recorder {
             let n = log.calls.fetch_add(1, Ordering::SeqCst);
@@ -271,6 +280,14 @@ impl Fetcher {
         let mut body = request.body.clone();
         for hop in 0..=call.limits.max_redirects {
             self.check_destination(api_hosts, &url)?;
+            if call.proxied
+                && self.upstream.is_none()
+                && let Some(url::Host::Domain(name)) = url.host()
+            {
+                guard::check_public_name(name)
+                    .await
+                    .map_err(|e| FetchError::PrivateDestination(e.0))?;
+            }
             let started = Instant::now();
             let sent = self
                 .send(call, &method, &url, &request.headers, body.as_deref())
@@ -431,6 +448,8 @@ struct Call<'a> {
     client: &'a reqwest::Client,
     platform: &'a str,
     limits: &'a FetchLimits,
+    /// Through an operator's proxy, which resolves names itself.
+    proxied: bool,
 }
 
 fn parse_logical(raw: &str) -> Result<url::Url, FetchError> {
@@ -559,5 +578,92 @@ mod tests {
             listener.accept().is_err(),
             "the loopback listener was reached"
         );
+    }
+
+    /// Through an operator's proxy the proxy resolves names, so the fetcher
+    /// checks them first: a name resolving to loopback is refused and the
+    /// proxy never sees the request.
+    #[tokio::test]
+    async fn proxied_requests_still_refuse_non_public_names() {
+        let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        proxy.set_nonblocking(true).unwrap();
+        let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+        let fetcher = production();
+        let request = HttpRequest::get("http://localhost:9/".to_string());
+        let limits = FetchLimits::default();
+        match fetcher
+            .fetch_with(
+                "tiktok",
+                &["localhost".into()],
+                &request,
+                &limits,
+                Some(&proxy_url),
+            )
+            .await
+        {
+            Err(FetchError::PrivateDestination(_)) => {}
+            other => panic!("{other:?}"),
+        }
+        assert!(proxy.accept().is_err(), "the proxy was asked");
+    }
+
+    /// Set by [`environment_proxies_are_ignored`] for its child process.
+    const CHILD: &str = "MEDIAPARSE_TEST_ENV_PROXY_CHILD";
+
+    /// `HTTP_PROXY`/`HTTPS_PROXY`/`ALL_PROXY` pointing at a loopback
+    /// listener are ignored: the request is refused by the public-only
+    /// resolver and the "proxy" never sees a connection. reqwest reads the
+    /// environment once per process, so the fetch runs in a child process
+    /// (this test binary, filtered to the test below) started with them set.
+    #[test]
+    fn environment_proxies_are_ignored() {
+        let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        proxy.set_nonblocking(true).unwrap();
+        let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap());
+        child
+            .args(["--exact", "fetch::tests::env_proxy_child", "--nocapture"])
+            .env(CHILD, "1");
+        for var in [
+            "HTTP_PROXY",
+            "http_proxy",
+            "HTTPS_PROXY",
+            "https_proxy",
+            "ALL_PROXY",
+            "all_proxy",
+        ] {
+            child.env(var, &proxy_url);
+        }
+        for var in ["NO_PROXY", "no_proxy", "REQUEST_METHOD"] {
+            child.env_remove(var);
+        }
+        let out = child.output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && stdout.contains("1 passed"),
+            "child: {stdout}{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(proxy.accept().is_err(), "the environment's proxy was used");
+    }
+
+    #[tokio::test]
+    async fn env_proxy_child() {
+        if std::env::var_os(CHILD).is_none() {
+            return; // only meaningful inside environment_proxies_are_ignored
+        }
+        let limits = FetchLimits {
+            request_timeout: Duration::from_secs(2),
+            ..FetchLimits::default()
+        };
+        let fetcher = Fetcher::new(None, limits).unwrap();
+        let request = HttpRequest::get("http://localhost:9/".to_string());
+        match fetcher
+            .fetch("tiktok", &["localhost".into()], &request)
+            .await
+        {
+            Err(FetchError::PrivateDestination(_)) => {}
+            other => panic!("{other:?}"),
+        }
     }
 }

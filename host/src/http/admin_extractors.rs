@@ -61,6 +61,9 @@ fn listing(state: &AppState) -> Value {
                 "compiledFrom": ext.as_ref().map(|e| e.compiled_from),
                 "loadMs": ext.as_ref().map(|e| e.load_ms),
                 "lastError": error(p),
+                // By label only: exit URLs are secrets.
+                "exits": state.services.exits.status(p, &config.exits(p)),
+                "sessions": state.services.sessions.status(p, &config.sessions(p)),
             })
         })
         .collect();

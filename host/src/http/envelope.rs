@@ -97,6 +97,16 @@ impl From<ParseError> for ApiError {
                 ApiError::of(code)
             }
             ParseError::Upstream(m) => ApiError::new(code, format!("upstream error: {m}")),
+            ParseError::ExitsCooling(c) => {
+                let mut err = ApiError::new(code, c.to_string());
+                err.retry_after = Some(c.retry_after_secs.max(1));
+                err
+            }
+            ParseError::Paced(p) => {
+                let mut err = ApiError::new(code, p.to_string());
+                err.retry_after = Some(p.retry_after_secs.max(1));
+                err
+            }
             ParseError::Internal(m) => internal(m),
             ParseError::Failure(_)
             | ParseError::InsufficientCredits { .. }

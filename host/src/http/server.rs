@@ -83,6 +83,12 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
             fixed_parse_ms: options.fixed_clock_ms,
             fixed_auth_s: options.fixed_auth_clock,
         },
+        exits: Default::default(),
+        pacer: Default::default(),
+        // Rotated session cookies, beside the database (owner-only file).
+        sessions: Arc::new(crate::fetch::Sessions::open(Some(
+            options.db.with_extension("sessions.json"),
+        ))),
     });
     let state = Arc::new(AppState {
         services: services.clone(),

@@ -72,6 +72,9 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
             fixed_parse_ms: Some(1_000),
             fixed_auth_s: Some(NOW_S),
         },
+        exits: Default::default(),
+        pacer: Default::default(),
+        sessions: Default::default(),
     });
     let state = Arc::new(AppState {
         services,

@@ -4,6 +4,7 @@ use mediaparse_sdk as sdk;
 
 use crate::auth::AuthError;
 use crate::core::{ErrorCode, Secrets};
+use crate::fetch::{AllCooling, Paced};
 use crate::registry::RuntimeError;
 use crate::store::StoreError;
 
@@ -29,6 +30,12 @@ pub enum ParseError {
     UpstreamTimeout,
     #[error("{0}")]
     Upstream(String),
+    /// Every exit of the platform is cooling off: refused before any request.
+    #[error(transparent)]
+    ExitsCooling(#[from] AllCooling),
+    /// The platform's pace leaves no room for a request before the deadline.
+    #[error(transparent)]
+    Paced(#[from] Paced),
     #[error("{0}")]
     Internal(String),
 }
@@ -45,6 +52,7 @@ impl ParseError {
             ParseError::ExtractorFailed(_) => ErrorCode::ExtractorFailed,
             ParseError::UpstreamTimeout => ErrorCode::UpstreamTimeout,
             ParseError::Upstream(_) => ErrorCode::UpstreamError,
+            ParseError::ExitsCooling(_) | ParseError::Paced(_) => ErrorCode::UpstreamRateLimited,
             ParseError::Internal(_) => ErrorCode::Internal,
         }
     }

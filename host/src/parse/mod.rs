@@ -21,7 +21,7 @@ use crate::billing::{self, Bill, Funds};
 use crate::config::OperatorConfig;
 use crate::core::Clock;
 pub use crate::core::ParseLimits;
-use crate::fetch::Upstream;
+use crate::fetch::{ExitPools, Outcome, Pacer, Sessions, Upstream};
 use crate::registry::Registry;
 use crate::store::{Charge, KeyRecord, Store, StoreError};
 pub use error::ParseError;
@@ -40,6 +40,12 @@ pub struct Services {
     /// The operator configuration in force (hot-reloaded).
     pub config: Arc<ArcSwap<OperatorConfig>>,
     pub clock: Clock,
+    /// The health of every platform's exits (fetch/exits.rs).
+    pub exits: Arc<ExitPools>,
+    /// Every platform's operator sessions and their rotated cookies (fetch/sessions.rs).
+    pub sessions: Arc<Sessions>,
+    /// Requests per second and in flight per platform and exit.
+    pub pacer: Arc<Pacer>,
 }
 
 /// A successful parse (possibly without media: SPEC code 304).
@@ -74,7 +80,10 @@ pub async fn parse(
         .or(path_platform)
         .unwrap_or("unknown")
         .to_string();
-    let secrets = services.config.load().secrets(&platform);
+    let secrets = services
+        .config
+        .load()
+        .secrets_with(&platform, services.sessions.secrets(&platform));
     let result = result.map_err(|e| e.redact(&secrets));
     let (outcome, charged) = match &result {
         Ok(p) if p.media.is_empty() => ("no_media", 0),
@@ -112,7 +121,7 @@ async fn parse_routed(
     }
     auth::check_platform(key, &platform)?;
     let limits = config.limits_for(&platform);
-    let secrets = config.secrets(&platform);
+    let secrets = config.secrets_with(&platform, services.sessions.secrets(&platform));
     let mut session = blocking({
         let registry = services.registry.clone();
         let (ext, sandbox, secrets) = (ext.clone(), limits.sandbox.clone(), secrets.clone());
@@ -146,15 +155,40 @@ async fn parse_routed(
         });
     }
 
+    // One session and one exit for every request of this parse.
+    let exits = config.exits(&platform);
+    // A session pinned to a cooling exit is passed over.
+    let operator_session =
+        services
+            .sessions
+            .lease(&platform, &config.sessions(&platform), &|s| {
+                s.exit
+                    .as_deref()
+                    .is_none_or(|e| !services.exits.is_cooling(&platform, &exits, e))
+            })?;
+    let exit = services.exits.lease_among(
+        &platform,
+        &exits,
+        operator_session.as_ref().and_then(|s| s.exit()),
+    )?;
+    let mut extractor_config = config.extractor_config(&platform);
+    if let Some(s) = &operator_session {
+        extractor_config = services.sessions.config_for(s, extractor_config);
+    }
     let ctx = sdk::Context {
         now_unix_ms: services.clock.parse_now_ms(),
-        config: config.extractor_config(&platform),
+        config: extractor_config,
     };
     let outbound = Outbound {
         limits: &limits,
-        proxy: config.proxy(&platform),
+        exit: &exit,
+        exits: &services.exits,
+        session: operator_session.as_ref(),
+        sessions: &services.sessions,
+        pacer: &services.pacer,
+        deadline: Instant::now() + limits.parse_timeout,
     };
-    let (mut media, mut platform_data) = tokio::time::timeout(
+    let extracted = tokio::time::timeout(
         limits.parse_timeout,
         extract(
             services.fetcher.as_ref(),
@@ -167,7 +201,23 @@ async fn parse_routed(
         ),
     )
     .await
-    .map_err(|_| ParseError::UpstreamTimeout)??;
+    .map_err(|_| ParseError::UpstreamTimeout)?;
+    // A challenge or login wall is only known once the extractor read the answers.
+    let verdict = match &extracted {
+        Err(ParseError::Failure(sdk::Failure::RateLimited(_))) => Some(Outcome::Challenge),
+        Err(ParseError::Failure(sdk::Failure::LoginRequired(_))) => Some(Outcome::LoginWall),
+        _ => None,
+    };
+    if let Some(outcome) = verdict {
+        services.exits.record(&exit, outcome, &limits.cooling);
+    }
+    if let Some(s) = &operator_session {
+        let outcome = verdict.unwrap_or(Outcome::Ok);
+        services.sessions.record(s, outcome, &limits.cooling);
+    }
+    let (mut media, mut platform_data) = extracted?;
+    // Cookies rotated during this parse are secrets too.
+    let secrets = config.secrets_with(&platform, services.sessions.secrets(&platform));
     redact_media(&secrets, &mut media);
     secrets.redact_json(&mut platform_data);
 

@@ -8,14 +8,39 @@ use serde_json::Value;
 use super::{ParseError, ParseLimits, blocking};
 use crate::config::PlatformLimits;
 use crate::core::sanitize;
-use crate::fetch::{FetchError, Upstream};
+use crate::fetch::{
+    ExitLease, ExitPools, FetchError, Outcome, Pacer, SessionLease, Sessions, Upstream,
+};
 use crate::registry::{LoadedExtractor, Session};
 
 /// Where and how a parse's upstream requests go: the platform's limits and
-/// outbound proxy from the operator configuration.
+/// the exit this parse holds, whose health every answer updates.
 pub struct Outbound<'a> {
     pub limits: &'a PlatformLimits,
-    pub proxy: Option<&'a str>,
+    pub exit: &'a ExitLease,
+    pub exits: &'a ExitPools,
+    /// The operator session this parse holds, if the platform has a pool.
+    pub session: Option<&'a SessionLease>,
+    pub sessions: &'a Sessions,
+    /// Requests per second and in flight per exit.
+    pub pacer: &'a Pacer,
+    /// When the parse must be done: a request that cannot start before is refused.
+    pub deadline: std::time::Instant,
+}
+
+impl Outbound<'_> {
+    /// Tell the exit pool what one request met.
+    fn record(&self, api_hosts: &[String], answer: &Result<sdk::HttpResponse, FetchError>) {
+        if let (Some(session), Ok(response)) = (self.session, answer) {
+            self.sessions.absorb(session, api_hosts, response);
+        }
+        let outcome = match answer {
+            Ok(response) => Outcome::of_status(response.status),
+            Err(FetchError::Connect(_)) => Outcome::ConnectError,
+            Err(_) => return,
+        };
+        self.exits.record(self.exit, outcome, &self.limits.cooling);
+    }
 }
 
 /// The plan/fetch rounds and the map call (also `mediaparse record`).
@@ -50,17 +75,35 @@ pub async fn extract(
                     )));
                 }
                 let platform = ext.platform();
-                let answers = futures::future::join_all(requests.iter().map(|r| {
-                    fetcher.fetch(
-                        platform,
-                        &ext.info.api_hosts,
-                        r,
-                        &outbound.limits.fetch,
-                        outbound.proxy,
+                let answers = futures::future::join_all(requests.iter().map(|r| async {
+                    let _slot = outbound
+                        .pacer
+                        .slot(
+                            platform,
+                            &outbound.exit.label,
+                            outbound.limits.pace,
+                            outbound.deadline,
+                        )
+                        .await?;
+                    Ok::<_, ParseError>(
+                        fetcher
+                            .fetch(
+                                platform,
+                                &ext.info.api_hosts,
+                                r,
+                                &outbound.limits.fetch,
+                                outbound.exit.url.as_deref(),
+                            )
+                            .await,
                     )
                 }))
-                .await;
+                .await
+                .into_iter()
+                .collect::<Result<Vec<_>, ParseError>>()?;
                 let mut next = Vec::clone(&done);
+                for answer in &answers {
+                    outbound.record(&ext.info.api_hosts, answer);
+                }
                 for (request, answer) in requests.into_iter().zip(answers) {
                     let response = answer.map_err(fetch_error)?;
                     next.push(sdk::Exchange { request, response });

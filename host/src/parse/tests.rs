@@ -115,6 +115,9 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
             fixed_parse_ms: Some(1_000),
             fixed_auth_s: Some(1_000),
         },
+        exits: Default::default(),
+        pacer: Default::default(),
+        sessions: Default::default(),
     };
     World {
         _dir: dir,

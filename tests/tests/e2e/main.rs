@@ -13,6 +13,7 @@ mod authoring;
 mod cli;
 mod database;
 mod dropin;
+mod egress;
 mod fixtures_e2e;
 mod mcp;
 mod openapi;

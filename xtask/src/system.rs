@@ -1,0 +1,85 @@
+//! Debian packages the test suite runs as real processes. Installed with
+//! `apt-get` when xtask runs as root (and says so); otherwise the run stops
+//! with the exact command. Never a silent skip: a test that needs a missing
+//! program would fail anyway, with less to go on.
+
+use std::path::Path;
+use std::process::Command;
+
+use super::Result;
+
+/// (program, Debian package, why the tests need it).
+const TEST_PROGRAMS: &[(&str, &str, &str)] = &[
+    ("tinyproxy", "tinyproxy", "HTTP proxy for the egress tests"),
+    (
+        "danted",
+        "dante-server",
+        "SOCKS5 proxy for the egress tests",
+    ),
+];
+
+fn installed(program: &str) -> bool {
+    ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
+        .iter()
+        .any(|d| Path::new(d).join(program).is_file())
+}
+
+fn is_root() -> bool {
+    Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0")
+}
+
+/// Make sure every program of [`TEST_PROGRAMS`] is there.
+pub fn ensure_test_programs() -> Result {
+    let missing: Vec<&(&str, &str, &str)> = TEST_PROGRAMS
+        .iter()
+        .filter(|(program, ..)| !installed(program))
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let packages: Vec<&str> = missing.iter().map(|(_, p, _)| *p).collect();
+    let command = format!(
+        "apt-get install -y --no-install-recommends {}",
+        packages.join(" ")
+    );
+    if !is_root() {
+        return Err(format!(
+            "the tests need {} ({}); run: sudo {command}",
+            packages.join(", "),
+            missing
+                .iter()
+                .map(|(_, _, why)| *why)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
+    }
+    for (_, package, why) in &missing {
+        eprintln!("xtask: installing Debian package {package} ({why})");
+    }
+    let install = || {
+        Command::new("apt-get")
+            .args(["install", "-y", "--no-install-recommends"])
+            .args(&packages)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    // A fresh machine may have no package lists yet.
+    let done = install()
+        || (Command::new("apt-get")
+            .arg("update")
+            .status()
+            .is_ok_and(|s| s.success())
+            && install());
+    if done && missing.iter().all(|(program, ..)| installed(program)) {
+        Ok(())
+    } else {
+        Err(format!(
+            "installing {} failed; run: {command}",
+            packages.join(", ")
+        ))
+    }
+}
