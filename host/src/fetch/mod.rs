@@ -4,8 +4,12 @@
 //! refusal of non-public destinations in production, the bootstrap cache,
 //! and the upstream override (DESIGN.md §5).
 
+mod browser;
 mod cache;
+#[cfg(test)]
+mod fingerprint;
 mod guard;
+mod profile;
 mod upstream;
 
 use std::collections::HashMap;
@@ -16,7 +20,9 @@ use std::time::{Duration, Instant};
 use mediaparse_sdk::urls::host_matches;
 use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
 
+pub use browser::BrowserTrust;
 pub use cache::BootstrapCache;
+pub use profile::{Device, FetchProfile, ProfileSetting, UnknownProfile};
 pub use upstream::UpstreamOverride;
 
 /// Limits on upstream traffic.
@@ -28,6 +34,8 @@ pub struct FetchLimits {
     pub max_body_bytes: usize,
     /// Redirect hops followed for one request.
     pub max_redirects: usize,
+    /// The TLS/HTTP2 identity requests leave with (platform default or operator override).
+    pub profile: ProfileSetting,
 }
 
 impl Default for FetchLimits {
@@ -36,6 +44,7 @@ impl Default for FetchLimits {
             request_timeout: Duration::from_secs(10),
             max_body_bytes: 8 * 1024 * 1024,
             max_redirects: 10,
+            profile: ProfileSetting::default(),
         }
     }
 }
@@ -145,6 +154,8 @@ pub struct Fetcher {
     client: reqwest::Client,
     /// One client per configured outbound proxy URL.
     proxied: Mutex<HashMap<String, reqwest::Client>>,
+    /// The impersonating clients, per (profile, device, proxy).
+    browser: browser::BrowserClients,
     upstream: Option<UpstreamOverride>,
     limits: FetchLimits,
     cache: BootstrapCache,
@@ -158,21 +169,52 @@ impl Fetcher {
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(limits.request_timeout)
-            .connect_timeout(limits.request_timeout.min(Duration::from_secs(5)))
+            .connect_timeout(connect_timeout(&limits))
             .pool_max_idle_per_host(32);
         if upstream.is_none() {
             builder = builder.dns_resolver(Arc::new(guard::PublicOnlyResolver));
         } else {
             builder = builder.no_proxy();
         }
+        let trust = BrowserTrust {
+            public_only: upstream.is_none(),
+            test_roots: None,
+        };
         Ok(Fetcher {
             client: builder.build()?,
             proxied: Mutex::new(HashMap::new()),
+            browser: browser::BrowserClients::new(trust, connect_timeout(&limits)),
             upstream,
             limits,
             cache: BootstrapCache::new(1024),
             recorder: None,
         })
+    }
+
+    /// Tests only: the browser backend trusts these PEM roots instead of the
+    /// public ones (the loopback fingerprint server's CA). Production never
+    /// calls this; rustls keeps its own roots.
+    pub fn with_test_roots(mut self, pem: Vec<u8>) -> Fetcher {
+        let trust = BrowserTrust {
+            public_only: self.upstream.is_none(),
+            test_roots: Some(pem),
+        };
+        self.browser = browser::BrowserClients::new(trust, connect_timeout(&self.limits));
+        self
+    }
+
+    /// The impersonating client for `profile` on `device` through `proxy`
+    /// (`None` for rustls, which [`Fetcher::fetch_with`] serves itself).
+    pub fn browser_client(
+        &self,
+        profile: FetchProfile,
+        device: Device,
+        proxy: Option<&str>,
+    ) -> Result<Option<wreq::Client>, FetchError> {
+        if profile == FetchProfile::Rustls {
+            return Ok(None);
+        }
+        self.browser.client(profile, device, proxy).map(Some)
     }
 
     /// Record every hop into `log`. A recording fetcher never answers from
@@ -213,6 +255,7 @@ impl Fetcher {
             client: &client,
             platform,
             limits,
+            proxy,
         };
         if let Some(log) = &self.recorder {
             let n = log.calls.fetch_add(1, Ordering::SeqCst);
@@ -250,7 +293,7 @@ impl Fetcher {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(self.limits.request_timeout)
-            .connect_timeout(self.limits.request_timeout.min(Duration::from_secs(5)))
+            .connect_timeout(connect_timeout(&self.limits))
             .pool_max_idle_per_host(32)
             .proxy(reqwest::Proxy::all(proxy).map_err(|_| bad())?)
             .build()
@@ -388,6 +431,24 @@ impl Fetcher {
             Some(up) => up.to_wire(url),
             None => url.clone(),
         };
+        let user_agent = headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("user-agent"))
+            .map(|h| h.value.as_str());
+        let profile = call.limits.profile.resolve(user_agent);
+        let device = profile::device_for_agent(user_agent);
+        if let Some(client) = self.browser_client(profile, device, call.proxy)? {
+            return browser::send(
+                &client,
+                method,
+                &wire_url,
+                headers,
+                body,
+                call.limits.request_timeout,
+                call.limits.max_body_bytes,
+            )
+            .await;
+        }
         let method = reqwest::Method::from_bytes(method.as_bytes())
             .map_err(|_| FetchError::InvalidUrl(format!("bad method {method}")))?;
         let mut builder = call
@@ -426,11 +487,16 @@ impl Fetcher {
     }
 }
 
-/// One request's client and limits.
+/// One request's client, limits and outbound proxy.
 struct Call<'a> {
     client: &'a reqwest::Client,
     platform: &'a str,
     limits: &'a FetchLimits,
+    proxy: Option<&'a str>,
+}
+
+fn connect_timeout(limits: &FetchLimits) -> Duration {
+    limits.request_timeout.min(Duration::from_secs(5))
 }
 
 fn parse_logical(raw: &str) -> Result<url::Url, FetchError> {
