@@ -53,11 +53,14 @@ pub struct BrowserTrust {
     pub test_roots: Option<Vec<u8>>,
 }
 
+/// What one client is for: an identity, the device it claims, the exit.
+type ClientKey = (FetchProfile, Device, Option<String>);
+
 /// One wreq client per (profile, device, outbound proxy), built on first use.
 pub struct BrowserClients {
     trust: BrowserTrust,
     connect_timeout: Duration,
-    clients: Mutex<HashMap<(FetchProfile, Device, Option<String>), wreq::Client>>,
+    clients: Mutex<HashMap<ClientKey, wreq::Client>>,
 }
 
 impl BrowserClients {
