@@ -26,5 +26,7 @@ mod members;
 #[cfg(feature = "parse")]
 pub use catalogue::Catalogue;
 #[cfg(feature = "parse")]
-pub use manifest::{Manifest, ManifestError, Member, OptionalMember, is_platform_id};
+pub use manifest::{
+    FETCH_PROFILES, Manifest, ManifestError, Member, OptionalMember, is_platform_id,
+};
 pub use members::{Kind, check_members, fill_members};

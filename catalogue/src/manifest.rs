@@ -18,6 +18,7 @@ use crate::Kind;
 /// share_text = false            # accepts copied share text holding a URL
 /// members = [{ name = "aweme_id", type = "string" }]   # listed platformData members
 /// optional_members = [{ name = "x", type = "string", description = "…" }]
+/// fetch_profile = "browser"     # how upstream requests leave (absent: "rustls"); see FETCH_PROFILES
 /// ```
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -45,7 +46,17 @@ pub struct Manifest {
     /// Members present only in some answers (documented, never required).
     #[serde(default)]
     pub optional_members: Vec<OptionalMember>,
+    /// The TLS/HTTP2 identity its upstream requests leave with, one of
+    /// [`FETCH_PROFILES`]; absent means `"rustls"`. The operator's
+    /// `[platforms.<id>] fetch_profile` overrides it.
+    #[serde(default)]
+    pub fetch_profile: Option<String>,
 }
+
+/// Accepted `fetch_profile` values: `"browser"` impersonates the browser
+/// (or app) the extractor's User-Agent names; the others force one identity.
+pub const FETCH_PROFILES: [&str; 6] =
+    ["browser", "chrome", "safari", "firefox", "okhttp", "rustls"];
 
 /// A listed `platformData` member.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -154,6 +165,14 @@ impl Manifest {
                 reason,
             })
         };
+        if let Some(profile) = &self.fetch_profile
+            && !FETCH_PROFILES.contains(&profile.as_str())
+        {
+            return invalid(
+                "fetch_profile",
+                format!("{profile:?} is not one of {FETCH_PROFILES:?}"),
+            );
+        }
         if !is_platform_id(&self.id) {
             return invalid(
                 "id",
@@ -233,6 +252,9 @@ mod tests {
         assert_eq!(m.optional_members[0].name, "u");
         assert_eq!(m.media_hosts.len(), 2);
         assert!(m.share_text);
+        assert_eq!(m.fetch_profile, None);
+        let m = Manifest::parse(&format!("{GOOD}\nfetch_profile = \"browser\"\n")).unwrap();
+        assert_eq!(m.fetch_profile.as_deref(), Some("browser"));
     }
 
     #[test]
@@ -268,6 +290,10 @@ mod tests {
             (
                 GOOD.replace("name = \"Demo\"", "name = \" \""),
                 "name: is empty",
+            ),
+            (
+                format!("{GOOD}\nfetch_profile = \"edge\"\n"),
+                "fetch_profile: \"edge\" is not one of",
             ),
         ];
         for (text, expected) in cases {

@@ -19,6 +19,7 @@
 //! [[platforms.twitter.exits]]          # an exit pool (fetch/exits.rs)
 //! label = "dc-1"
 //! url = "socks5h://user:pass@exit1.internal:1080"
+//! fetch_profile = "chrome"   # TLS/HTTP2 identity; absent: the platform.toml default
 //! [platforms.twitter.limits]
 //! request_timeout_ms = 4000
 //! [platforms.twitter.config]
@@ -34,7 +35,7 @@ use serde::Deserialize;
 
 use crate::core::ParseLimits;
 pub use crate::core::Secrets;
-use crate::fetch::{Cooling, ExitSpec, FetchLimits, Pace, SessionSpec};
+use crate::fetch::{Cooling, ExitSpec, FetchLimits, Pace, ProfileSetting, SessionSpec};
 use crate::registry::SandboxLimits;
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -69,6 +70,11 @@ pub struct PlatformSettings {
     /// The platform's session pool (fetch/sessions.rs): one per parse.
     #[serde(default)]
     pub sessions: Vec<SessionSettings>,
+    /// Forces the TLS/HTTP2 identity of this platform's upstream requests
+    /// (`browser`, `chrome`, `safari`, `firefox`, `okhttp`, `rustls`);
+    /// absent: the platform's `platform.toml` default.
+    #[serde(default)]
+    pub fetch_profile: Option<String>,
     /// Overrides of `[limits]` for this platform.
     #[serde(default)]
     pub limits: LimitSettings,
@@ -251,6 +257,11 @@ impl OperatorConfig {
                     return Err(format!("{place}: exit names no exit of the platform"));
                 }
             }
+            if let Some(profile) = &p.fetch_profile
+                && let Err(e) = ProfileSetting::parse(profile)
+            {
+                return Err(format!("[platforms.{name}] {e}"));
+            }
             if p.limits.rate_limit_per_minute.is_some() {
                 return Err(format!(
                     "[platforms.{name}.limits] rate_limit_per_minute is global: set it in [limits]"
@@ -278,6 +289,18 @@ impl OperatorConfig {
                     .map(|(k, v)| Header::new(k.clone(), v.clone()))
                     .collect()
             })
+            .unwrap_or_default()
+    }
+
+    /// The identity `platform`'s requests leave with: the operator's
+    /// `fetch_profile`, else the platform's default (`platform_default`,
+    /// from its `platform.toml`), else rustls. Both were checked when loaded.
+    pub fn fetch_profile(&self, platform: &str, platform_default: Option<&str>) -> ProfileSetting {
+        self.platforms
+            .get(platform)
+            .and_then(|p| p.fetch_profile.as_deref())
+            .or(platform_default)
+            .and_then(|v| ProfileSetting::parse(v).ok())
             .unwrap_or_default()
     }
 
@@ -345,6 +368,7 @@ impl OperatorConfig {
                     .unwrap_or(fetch.request_timeout),
                 max_body_bytes: l.max_response_bytes.unwrap_or(fetch.max_body_bytes),
                 max_redirects: fetch.max_redirects,
+                profile: fetch.profile,
             },
             sandbox: SandboxLimits {
                 memory_bytes: l.memory_bytes.unwrap_or(sandbox.memory_bytes),
@@ -496,6 +520,21 @@ mod tests {
             OperatorConfig::parse("[platforms.tiktok.limits]\nrate_limit_per_minute = 5\n")
                 .is_err()
         );
+    }
+
+    #[test]
+    fn fetch_profile_operator_then_platform_default_then_rustls() {
+        let c = OperatorConfig::parse("[platforms.tiktok]\nfetch_profile = \"okhttp\"\n").unwrap();
+        let okhttp = ProfileSetting::Fixed(crate::fetch::FetchProfile::OkHttp);
+        assert_eq!(c.fetch_profile("tiktok", Some("browser")), okhttp);
+        assert_eq!(
+            c.fetch_profile("threads", Some("browser")),
+            ProfileSetting::Browser
+        );
+        assert_eq!(c.fetch_profile("twitter", None), ProfileSetting::Rustls);
+        let e =
+            OperatorConfig::parse("[platforms.tiktok]\nfetch_profile = \"edge\"\n").unwrap_err();
+        assert!(e.contains("fetch_profile"), "{e}");
     }
 
     #[test]

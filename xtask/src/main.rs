@@ -11,6 +11,7 @@
 //! - `layers`            the host's module graph; fails on an import cycle or `AppState` below the HTTP layer
 
 mod layers;
+mod native;
 mod system;
 
 use std::path::{Path, PathBuf};
@@ -249,6 +250,7 @@ fn build_test_guests() -> Result<PathBuf> {
 }
 
 fn build_host() -> Result<PathBuf> {
+    native::ensure_native_build_tools()?;
     let mut c = cargo();
     c.args(["build", "-p", "mediaparse", "--bin", "mediaparse"]);
     run(c)?;
@@ -256,6 +258,7 @@ fn build_host() -> Result<PathBuf> {
 }
 
 fn serve(args: &[String]) -> Result {
+    native::ensure_native_build_tools()?;
     build_extractors()?;
     let mut c = cargo();
     c.args([
@@ -278,6 +281,7 @@ fn serve(args: &[String]) -> Result {
 const TEST_SELECTION: &[&str] = &["--workspace", "--exclude", "mediaparse-bench"];
 
 fn test(args: &[String]) -> Result {
+    native::ensure_native_build_tools()?;
     // Network and unpacking, not compilation: done while the builds run.
     let python_tools = std::thread::spawn(prepare_python_tools);
     system::ensure_test_programs()?;
@@ -359,6 +363,7 @@ fn prepare_python_tools() {
 /// `json`, regex-syntax without unicode — and so built wasmtime, cranelift
 /// and the host a second time.)
 fn build_host_and_tests() -> Result<PathBuf> {
+    native::ensure_native_build_tools()?;
     let mut c = cargo();
     c.arg("build")
         .args(TEST_SELECTION)
@@ -566,6 +571,7 @@ fn check_template(host_bin: &Path) -> Result {
 /// Benchmarks are only meaningful on a release host: build it, the
 /// components, and run the bench binary (also in release) against them.
 fn bench(args: &[String]) -> Result {
+    native::ensure_native_build_tools()?;
     build_extractors()?;
     let mut c = cargo();
     c.args([

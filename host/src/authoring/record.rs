@@ -98,8 +98,10 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
                 config: config.clone(),
             };
             let limits = ParseLimits::default();
-            let platform_limits =
-                crate::config::OperatorConfig::default().limits_for(ext.platform());
+            let operator = crate::config::OperatorConfig::default();
+            let mut platform_limits = operator.limits_for(ext.platform());
+            platform_limits.fetch.profile =
+                operator.fetch_profile(ext.platform(), ext.manifest.fetch_profile.as_deref());
             // Recording leaves direct: no operator pool.
             let exits = crate::fetch::ExitPools::new();
             let exit = exits

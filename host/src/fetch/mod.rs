@@ -4,10 +4,14 @@
 //! refusal of non-public destinations in production, the bootstrap cache,
 //! and the upstream override (DESIGN.md §5).
 
+mod browser;
 mod cache;
 mod exits;
+#[cfg(test)]
+mod fingerprint;
 mod guard;
 mod pacing;
+mod profile;
 mod sessions;
 mod upstream;
 
@@ -19,10 +23,12 @@ use std::time::{Duration, Instant};
 use mediaparse_sdk::urls::host_matches;
 use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
 
+pub use browser::BrowserTrust;
 pub use cache::BootstrapCache;
 pub use exits::{AllCooling, Cooling, ExitLease, ExitPools, ExitSpec, ExitStatus, Outcome};
 pub use pacing::{Pace, Paced, Pacer, Slot};
 pub use sessions::{SessionLease, SessionSpec, Sessions};
+pub use profile::{Device, FetchProfile, ProfileSetting, UnknownProfile};
 pub use upstream::UpstreamOverride;
 
 /// Limits on upstream traffic.
@@ -34,6 +40,8 @@ pub struct FetchLimits {
     pub max_body_bytes: usize,
     /// Redirect hops followed for one request.
     pub max_redirects: usize,
+    /// The TLS/HTTP2 identity requests leave with (platform default or operator override).
+    pub profile: ProfileSetting,
 }
 
 impl Default for FetchLimits {
@@ -42,6 +50,7 @@ impl Default for FetchLimits {
             request_timeout: Duration::from_secs(10),
             max_body_bytes: 8 * 1024 * 1024,
             max_redirects: 10,
+            profile: ProfileSetting::default(),
         }
     }
 }
@@ -151,6 +160,8 @@ pub struct Fetcher {
     client: reqwest::Client,
     /// One client per configured outbound proxy URL.
     proxied: Mutex<HashMap<String, reqwest::Client>>,
+    /// The impersonating clients, per (profile, device, proxy).
+    browser: browser::BrowserClients,
     upstream: Option<UpstreamOverride>,
     limits: FetchLimits,
     cache: BootstrapCache,
@@ -164,7 +175,7 @@ impl Fetcher {
         let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(limits.request_timeout)
-            .connect_timeout(limits.request_timeout.min(Duration::from_secs(5)))
+            .connect_timeout(connect_timeout(&limits))
             .pool_max_idle_per_host(32)
             // No implicit proxies: `HTTP(S)_PROXY`/`ALL_PROXY` would send
             // requests past the public-only resolver. Proxies are the
@@ -173,14 +184,45 @@ impl Fetcher {
         if upstream.is_none() {
             builder = builder.dns_resolver(Arc::new(guard::PublicOnlyResolver));
         }
+        let trust = BrowserTrust {
+            public_only: upstream.is_none(),
+            test_roots: None,
+        };
         Ok(Fetcher {
             client: builder.build()?,
             proxied: Mutex::new(HashMap::new()),
+            browser: browser::BrowserClients::new(trust, connect_timeout(&limits)),
             upstream,
             limits,
             cache: BootstrapCache::new(1024),
             recorder: None,
         })
+    }
+
+    /// Tests only: the browser backend trusts these PEM roots instead of the
+    /// public ones (the loopback fingerprint server's CA). Production never
+    /// calls this; rustls keeps its own roots.
+    pub fn with_test_roots(mut self, pem: Vec<u8>) -> Fetcher {
+        let trust = BrowserTrust {
+            public_only: self.upstream.is_none(),
+            test_roots: Some(pem),
+        };
+        self.browser = browser::BrowserClients::new(trust, connect_timeout(&self.limits));
+        self
+    }
+
+    /// The impersonating client for `profile` on `device` through `proxy`
+    /// (`None` for rustls, which [`Fetcher::fetch_with`] serves itself).
+    pub fn browser_client(
+        &self,
+        profile: FetchProfile,
+        device: Device,
+        proxy: Option<&str>,
+    ) -> Result<Option<wreq::Client>, FetchError> {
+        if profile == FetchProfile::Rustls {
+            return Ok(None);
+        }
+        self.browser.client(profile, device, proxy).map(Some)
     }
 
     /// Record every hop into `log`. A recording fetcher never answers from
@@ -222,6 +264,7 @@ impl Fetcher {
             platform,
             limits,
             proxied: proxy.is_some(),
+            proxy,
         };
         if let Some(log) = &self.recorder {
             let n = log.calls.fetch_add(1, Ordering::SeqCst);
@@ -259,7 +302,7 @@ impl Fetcher {
         let client = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(self.limits.request_timeout)
-            .connect_timeout(self.limits.request_timeout.min(Duration::from_secs(5)))
+            .connect_timeout(connect_timeout(&self.limits))
             .pool_max_idle_per_host(32)
             .proxy(reqwest::Proxy::all(proxy).map_err(|_| bad())?)
             .build()
@@ -405,6 +448,24 @@ impl Fetcher {
             Some(up) => up.to_wire(url),
             None => url.clone(),
         };
+        let user_agent = headers
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("user-agent"))
+            .map(|h| h.value.as_str());
+        let profile = call.limits.profile.resolve(user_agent);
+        let device = profile::device_for_agent(user_agent);
+        if let Some(client) = self.browser_client(profile, device, call.proxy)? {
+            return browser::send(
+                &client,
+                method,
+                &wire_url,
+                headers,
+                body,
+                call.limits.request_timeout,
+                call.limits.max_body_bytes,
+            )
+            .await;
+        }
         let method = reqwest::Method::from_bytes(method.as_bytes())
             .map_err(|_| FetchError::InvalidUrl(format!("bad method {method}")))?;
         let mut builder = call
@@ -443,13 +504,18 @@ impl Fetcher {
     }
 }
 
-/// One request's client and limits.
+/// One request's client, limits and outbound proxy.
 struct Call<'a> {
     client: &'a reqwest::Client,
     platform: &'a str,
     limits: &'a FetchLimits,
     /// Through an operator's proxy, which resolves names itself.
     proxied: bool,
+    proxy: Option<&'a str>,
+}
+
+fn connect_timeout(limits: &FetchLimits) -> Duration {
+    limits.request_timeout.min(Duration::from_secs(5))
 }
 
 fn parse_logical(raw: &str) -> Result<url::Url, FetchError> {

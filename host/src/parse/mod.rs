@@ -120,7 +120,8 @@ async fn parse_routed(
         return Err(ParseError::ExtractorUnavailable(platform));
     }
     auth::check_platform(key, &platform)?;
-    let limits = config.limits_for(&platform);
+    let mut limits = config.limits_for(&platform);
+    limits.fetch.profile = config.fetch_profile(&platform, ext.manifest.fetch_profile.as_deref());
     let secrets = config.secrets_with(&platform, services.sessions.secrets(&platform));
     let mut session = blocking({
         let registry = services.registry.clone();

@@ -541,6 +541,7 @@ fn bare_manifest(info: &sdk::Info) -> Manifest {
         share_text: false,
         members: Vec::new(),
         optional_members: Vec::new(),
+        fetch_profile: None,
     }
 }
 

@@ -1,0 +1,106 @@
+//! The native tools the host's build needs besides Rust: the browser fetch
+//! backend vendors BoringSSL (wreq → btls-sys), built with `cmake`, a C/C++
+//! compiler and `bindgen` (which loads `libclang`). Installed with apt when
+//! missing and we run as root (saying so), otherwise we stop with the command.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::Result;
+
+/// Debian packages, and what each provides.
+const PACKAGES: &[(&str, &str)] = &[
+    ("cmake", "cmake"),
+    ("g++", "a C/C++ compiler"),
+    ("libclang-dev", "libclang for bindgen"),
+];
+
+pub fn ensure_native_build_tools() -> Result {
+    let missing: Vec<&str> = PACKAGES
+        .iter()
+        .filter(|(package, _)| !present(package))
+        .map(|(package, _)| *package)
+        .collect();
+    if missing.is_empty() {
+        return Ok(());
+    }
+    let command = format!(
+        "apt-get install -y --no-install-recommends {}",
+        missing.join(" ")
+    );
+    let is_root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
+    if !is_root || !has("apt-get") {
+        return Err(format!(
+            "building BoringSSL (the browser fetch backend) needs {}: run `sudo {command}` (Debian/Ubuntu), then again",
+            missing.join(", ")
+        ));
+    }
+    eprintln!(
+        "xtask: installing {} (needed to build BoringSSL for the browser fetch backend): apt-get update && {command}",
+        missing.join(" ")
+    );
+    let apt = |args: &[&str]| {
+        Command::new("apt-get")
+            .args(args)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let mut install = vec!["install", "-y", "--no-install-recommends"];
+    install.extend(&missing);
+    if !(apt(&["update"]) && apt(&install)) {
+        return Err(format!("`{command}` failed"));
+    }
+    Ok(())
+}
+
+fn present(package: &str) -> bool {
+    match package {
+        "cmake" => has("cmake"),
+        "g++" => has("c++") || has("g++") || has("clang++"),
+        "libclang-dev" => libclang_present(),
+        _ => false,
+    }
+}
+
+fn has(tool: &str) -> bool {
+    Command::new(tool)
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// bindgen looks in `LIBCLANG_PATH`, then the usual LLVM folders.
+fn libclang_present() -> bool {
+    let dirs: Vec<String> = std::env::var("LIBCLANG_PATH")
+        .into_iter()
+        .chain(
+            std::fs::read_dir("/usr/lib")
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.file_name().to_string_lossy().starts_with("llvm-"))
+                .map(|e| e.path().join("lib").display().to_string()),
+        )
+        .chain([
+            "/usr/lib/x86_64-linux-gnu".into(),
+            "/usr/lib/aarch64-linux-gnu".into(),
+            "/usr/lib".into(),
+        ])
+        .collect();
+    dirs.iter().any(|d| {
+        std::fs::read_dir(Path::new(d))
+            .into_iter()
+            .flatten()
+            .flatten()
+            .any(|e| {
+                let name = e.file_name().to_string_lossy().into_owned();
+                name == "libclang.so"
+                    || name.starts_with("libclang.so.")
+                    || (name.starts_with("libclang-") && name.contains(".so"))
+            })
+    })
+}
