@@ -169,6 +169,27 @@ pub struct ServeArgs {
     /// Fix the clock key expiry is checked against: RFC 3339 or unix seconds (tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_AUTH_CLOCK", hide = true, value_parser = manage::parse_instant)]
     pub fixed_auth_clock: Option<i64>,
+    /// Milliseconds a client has to send a request's headers; also how long
+    /// an idle keep-alive connection stays open.
+    #[arg(long, env = "MEDIAPARSE_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+    /// Milliseconds a client has to send a request's whole body.
+    #[arg(long, env = "MEDIAPARSE_BODY_TIMEOUT_MS", default_value_t = 30_000)]
+    pub body_timeout_ms: u64,
+    /// Open client connections at most; more wait in the accept queue.
+    #[arg(long, env = "MEDIAPARSE_MAX_CONNECTIONS", default_value_t = 16_384)]
+    pub max_connections: usize,
+}
+
+impl ServeArgs {
+    /// The client timeouts and connection limit these arguments ask for.
+    pub fn connection_limits(&self) -> crate::http::listener::ConnectionLimits {
+        crate::http::listener::ConnectionLimits {
+            header_read: std::time::Duration::from_millis(self.header_timeout_ms.max(1)),
+            body_read: std::time::Duration::from_millis(self.body_timeout_ms.max(1)),
+            max_connections: self.max_connections.max(1),
+        }
+    }
 }
 
 #[derive(Args, Debug)]

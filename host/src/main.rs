@@ -14,6 +14,7 @@ fn main() {
         Command::Serve(args) => {
             let extractors = args.extractors.resolve();
             let options = ServeOptions {
+                connections: args.connection_limits(),
                 listen: args.listen,
                 db: cli.db,
                 compiled_cache: args.compiled_cache.resolve(&extractors),

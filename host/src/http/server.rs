@@ -33,6 +33,8 @@ pub struct ServeOptions {
     pub fixed_auth_clock: Option<i64>,
     /// Extra `Host` values `/mcp` answers besides loopback (`*`: any).
     pub mcp_allowed_hosts: Vec<String>,
+    /// Timeouts and the connection limit for clients.
+    pub connections: super::listener::ConnectionLimits,
 }
 
 /// How long in-flight requests get to finish after SIGTERM / Ctrl-C.
@@ -111,7 +113,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     // On SIGTERM / Ctrl-C: stop accepting, let in-flight requests (parses
     // included) finish, then exit; give up on stragglers after the grace.
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let server = super::listener::run(listener, app, options.connections, async move {
         shutdown_signal().await;
         tracing::info!("shutting down: no new connections, finishing requests in flight");
         // End open MCP streams, or graceful shutdown would wait for them forever.
@@ -126,7 +128,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         }
     };
     tokio::select! {
-        served = server => served?,
+        () = server => {}
         _ = grace => tracing::warn!(grace_s = SHUTDOWN_GRACE.as_secs(), "requests still in flight after the grace period; exiting anyway"),
     }
     tracing::info!("shut down");

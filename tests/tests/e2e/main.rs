@@ -16,4 +16,5 @@ mod mcp;
 mod openapi;
 mod operations;
 mod robustness;
+mod slow_clients;
 mod tiktok_slice;
