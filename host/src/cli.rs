@@ -176,12 +176,35 @@ pub struct ServeArgs {
     /// Milliseconds a client has to send a request's whole body.
     #[arg(long, env = "MEDIAPARSE_BODY_TIMEOUT_MS", default_value_t = 30_000)]
     pub body_timeout_ms: u64,
+    /// Parses in flight at most, REST and MCP together (clamped to the
+    /// instance pool, 1000).
+    #[arg(long, env = "MEDIAPARSE_MAX_PARSES", default_value_t = 256)]
+    pub max_parses: usize,
+    /// Parses in flight at most per account.
+    #[arg(long, env = "MEDIAPARSE_MAX_PARSES_PER_ACCOUNT", default_value_t = 64)]
+    pub max_parses_per_account: usize,
+    /// Parses waiting for a slot at most; beyond it `503 overloaded` at once.
+    #[arg(long, env = "MEDIAPARSE_PARSE_QUEUE", default_value_t = 1024)]
+    pub parse_queue: usize,
+    /// Milliseconds a parse waits for a slot before `503 overloaded`.
+    #[arg(long, env = "MEDIAPARSE_PARSE_QUEUE_WAIT_MS", default_value_t = 2_000)]
+    pub parse_queue_wait_ms: u64,
     /// Open client connections at most; more wait in the accept queue.
     #[arg(long, env = "MEDIAPARSE_MAX_CONNECTIONS", default_value_t = 16_384)]
     pub max_connections: usize,
 }
 
 impl ServeArgs {
+    /// The admission bounds these arguments ask for.
+    pub fn admission_limits(&self) -> crate::parse::admission::AdmissionLimits {
+        crate::parse::admission::AdmissionLimits {
+            max_in_flight: self.max_parses,
+            max_per_account: self.max_parses_per_account,
+            max_queued: self.parse_queue,
+            max_wait: std::time::Duration::from_millis(self.parse_queue_wait_ms),
+        }
+    }
+
     /// The client timeouts and connection limit these arguments ask for.
     pub fn connection_limits(&self) -> crate::http::listener::ConnectionLimits {
         crate::http::listener::ConnectionLimits {

@@ -15,6 +15,7 @@ fn main() {
             let extractors = args.extractors.resolve();
             let options = ServeOptions {
                 connections: args.connection_limits(),
+                admission: args.admission_limits(),
                 listen: args.listen,
                 db: cli.db,
                 compiled_cache: args.compiled_cache.resolve(&extractors),

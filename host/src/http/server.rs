@@ -33,6 +33,8 @@ pub struct ServeOptions {
     pub fixed_auth_clock: Option<i64>,
     /// Extra `Host` values `/mcp` answers besides loopback (`*`: any).
     pub mcp_allowed_hosts: Vec<String>,
+    /// Bounds on the parses in flight and their wait queue.
+    pub admission: crate::parse::admission::AdmissionLimits,
     /// Timeouts and the connection limit for clients.
     pub connections: super::listener::ConnectionLimits,
 }
@@ -85,6 +87,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
             fixed_parse_ms: options.fixed_clock_ms,
             fixed_auth_s: options.fixed_auth_clock,
         },
+        admission: crate::parse::admission::Admission::new(options.admission),
     });
     let state = Arc::new(AppState {
         services: services.clone(),

@@ -60,6 +60,7 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
             fixed_parse_ms: Some(1_000),
             fixed_auth_s: Some(NOW_S),
         },
+        admission: crate::parse::admission::Admission::new(Default::default()),
     });
     let state = Arc::new(AppState {
         services,

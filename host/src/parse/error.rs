@@ -31,6 +31,9 @@ pub enum ParseError {
     Upstream(String),
     #[error("{0}")]
     Internal(String),
+    /// Admission control refused the parse (too many in flight).
+    #[error("{0}")]
+    Overloaded(String),
 }
 
 impl ParseError {
@@ -46,6 +49,7 @@ impl ParseError {
             ParseError::UpstreamTimeout => ErrorCode::UpstreamTimeout,
             ParseError::Upstream(_) => ErrorCode::UpstreamError,
             ParseError::Internal(_) => ErrorCode::Internal,
+            ParseError::Overloaded(_) => ErrorCode::Overloaded,
         }
     }
 

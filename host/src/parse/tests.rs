@@ -104,6 +104,7 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
             fixed_parse_ms: Some(1_000),
             fixed_auth_s: Some(1_000),
         },
+        admission: crate::parse::admission::Admission::new(Default::default()),
     };
     World {
         _dir: dir,

@@ -8,6 +8,7 @@
 //! and the test guests and says where they are (see `tests/src/paths.rs`).
 
 mod accounts;
+mod admission;
 mod api;
 mod authoring;
 mod cli;
