@@ -233,7 +233,7 @@ async fn detect_and_extract(
     }
     target.input = input.to_string();
 
-    let price = billing::price(&platform);
+    let price = billing::price(platform);
     let funds = store_call(&services.store, {
         let account = key.account_id.clone();
         move |store| billing::precheck(store, &account, price)
@@ -249,11 +249,11 @@ async fn detect_and_extract(
 
     let ctx = sdk::Context {
         now_unix_ms: services.clock.parse_now_ms(),
-        config: config.extractor_config(&platform),
+        config: config.extractor_config(platform),
     };
     let outbound = Outbound {
-        limits: &limits,
-        proxy: config.proxy(&platform),
+        limits: limits,
+        proxy: config.proxy(platform),
     };
     let (media, platform_data) = extract(
         services.fetcher.as_ref(),
