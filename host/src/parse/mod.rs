@@ -252,7 +252,7 @@ async fn detect_and_extract(
         config: config.extractor_config(platform),
     };
     let outbound = Outbound {
-        limits: limits,
+        limits,
         proxy: config.proxy(platform),
     };
     let (media, platform_data) = extract(
