@@ -159,6 +159,16 @@ pub struct ServeArgs {
     /// comma-separated; `*` accepts any Host header.
     #[arg(long, env = "MEDIAPARSE_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
     pub mcp_allowed_hosts: Vec<String>,
+    /// Open MCP sessions at most per API key.
+    #[arg(
+        long,
+        env = "MEDIAPARSE_MCP_MAX_SESSIONS_PER_KEY",
+        default_value_t = 16
+    )]
+    pub mcp_max_sessions_per_key: usize,
+    /// Open MCP sessions at most in all.
+    #[arg(long, env = "MEDIAPARSE_MCP_MAX_SESSIONS", default_value_t = 1024)]
+    pub mcp_max_sessions: usize,
     /// Fix the clock extractors see (replay and tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_CLOCK_MS", hide = true)]
     pub fixed_clock_ms: Option<u64>,

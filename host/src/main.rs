@@ -27,6 +27,10 @@ fn main() {
                 rate_limit: args.rate_limit,
                 fixed_auth_clock: args.fixed_auth_clock,
                 mcp_allowed_hosts: args.mcp_allowed_hosts,
+                mcp_sessions: mediaparse::http::mcp::sessions::SessionLimits {
+                    per_key: args.mcp_max_sessions_per_key.max(1),
+                    overall: args.mcp_max_sessions.max(1),
+                },
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

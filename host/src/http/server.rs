@@ -33,6 +33,8 @@ pub struct ServeOptions {
     pub fixed_auth_clock: Option<i64>,
     /// Extra `Host` values `/mcp` answers besides loopback (`*`: any).
     pub mcp_allowed_hosts: Vec<String>,
+    /// Bounds on open MCP sessions, per key and overall.
+    pub mcp_sessions: super::mcp::sessions::SessionLimits,
     /// Bounds on the parses in flight and their wait queue.
     pub admission: crate::parse::admission::AdmissionLimits,
     /// Timeouts and the connection limit for clients.
@@ -95,7 +97,10 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
         max_body_bytes: 64 * 1024,
         rate_limits: RateLimits::new(options.rate_limit),
-        mcp: McpSettings::new(options.mcp_allowed_hosts),
+        mcp: McpSettings {
+            sessions: options.mcp_sessions,
+            ..McpSettings::new(options.mcp_allowed_hosts)
+        },
     });
     let mcp_shutdown = state.mcp.shutdown.clone();
     let watched = crate::reload::Watched {

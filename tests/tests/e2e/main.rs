@@ -12,6 +12,7 @@ mod admission;
 mod api;
 mod authoring;
 mod cli;
+mod doors;
 mod fixtures_e2e;
 mod mcp;
 mod openapi;

@@ -190,6 +190,15 @@ impl MediaparseMcp {
         let started = Instant::now();
         let outcome = async {
             let (url, platform) = read_arguments(arguments)?;
+            // The same per-key rate limit as REST (admission is in `parse`).
+            let default = self
+                .state
+                .services
+                .config
+                .load()
+                .limits
+                .rate_limit_per_minute;
+            self.state.rate_limits.check(key, default)?;
             let parsed = parse::parse(
                 &self.state.services,
                 key,
