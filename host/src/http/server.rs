@@ -97,6 +97,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
         max_body_bytes: 64 * 1024,
         rate_limits: RateLimits::new(options.rate_limit),
+        account_rate_limits: RateLimits::new(options.rate_limit),
         mcp: McpSettings {
             sessions: options.mcp_sessions,
             ..McpSettings::new(options.mcp_allowed_hosts)

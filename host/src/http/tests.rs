@@ -68,6 +68,7 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         admin_token: admin_token.map(String::from),
         max_body_bytes: 64 * 1024,
         rate_limits: RateLimits::new(None),
+        account_rate_limits: RateLimits::new(None),
         mcp: McpSettings::default(),
     });
     Harness {
