@@ -15,6 +15,7 @@ mod cli;
 mod doors;
 mod fixtures_e2e;
 mod mcp;
+mod network_edges;
 mod openapi;
 mod operations;
 mod robustness;
