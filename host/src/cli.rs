@@ -183,6 +183,16 @@ pub struct ServeArgs {
     /// comma-separated; `*` accepts any Host header.
     #[arg(long, env = "MEDIAPARSE_MCP_ALLOWED_HOSTS", value_delimiter = ',')]
     pub mcp_allowed_hosts: Vec<String>,
+    /// Open MCP sessions at most per API key.
+    #[arg(
+        long,
+        env = "MEDIAPARSE_MCP_MAX_SESSIONS_PER_KEY",
+        default_value_t = 16
+    )]
+    pub mcp_max_sessions_per_key: usize,
+    /// Open MCP sessions at most in all.
+    #[arg(long, env = "MEDIAPARSE_MCP_MAX_SESSIONS", default_value_t = 1024)]
+    pub mcp_max_sessions: usize,
     /// Fix the clock extractors see (replay and tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_CLOCK_MS", hide = true)]
     pub fixed_clock_ms: Option<u64>,
@@ -193,6 +203,50 @@ pub struct ServeArgs {
     /// Fix the clock key expiry is checked against: RFC 3339 or unix seconds (tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_AUTH_CLOCK", hide = true, value_parser = manage::parse_instant)]
     pub fixed_auth_clock: Option<i64>,
+    /// Milliseconds a client has to send a request's headers; also how long
+    /// an idle keep-alive connection stays open.
+    #[arg(long, env = "MEDIAPARSE_HEADER_TIMEOUT_MS", default_value_t = 10_000)]
+    pub header_timeout_ms: u64,
+    /// Milliseconds a client has to send a request's whole body.
+    #[arg(long, env = "MEDIAPARSE_BODY_TIMEOUT_MS", default_value_t = 30_000)]
+    pub body_timeout_ms: u64,
+    /// Parses in flight at most, REST and MCP together (clamped to the
+    /// instance pool, 1000).
+    #[arg(long, env = "MEDIAPARSE_MAX_PARSES", default_value_t = 256)]
+    pub max_parses: usize,
+    /// Parses in flight at most per account.
+    #[arg(long, env = "MEDIAPARSE_MAX_PARSES_PER_ACCOUNT", default_value_t = 64)]
+    pub max_parses_per_account: usize,
+    /// Parses waiting for a slot at most; beyond it `503 overloaded` at once.
+    #[arg(long, env = "MEDIAPARSE_PARSE_QUEUE", default_value_t = 1024)]
+    pub parse_queue: usize,
+    /// Milliseconds a parse waits for a slot before `503 overloaded`.
+    #[arg(long, env = "MEDIAPARSE_PARSE_QUEUE_WAIT_MS", default_value_t = 2_000)]
+    pub parse_queue_wait_ms: u64,
+    /// Open client connections at most; more wait in the accept queue.
+    #[arg(long, env = "MEDIAPARSE_MAX_CONNECTIONS", default_value_t = 16_384)]
+    pub max_connections: usize,
+}
+
+impl ServeArgs {
+    /// The admission bounds these arguments ask for.
+    pub fn admission_limits(&self) -> crate::parse::admission::AdmissionLimits {
+        crate::parse::admission::AdmissionLimits {
+            max_in_flight: self.max_parses,
+            max_per_account: self.max_parses_per_account,
+            max_queued: self.parse_queue,
+            max_wait: std::time::Duration::from_millis(self.parse_queue_wait_ms),
+        }
+    }
+
+    /// The client timeouts and connection limit these arguments ask for.
+    pub fn connection_limits(&self) -> crate::http::listener::ConnectionLimits {
+        crate::http::listener::ConnectionLimits {
+            header_read: std::time::Duration::from_millis(self.header_timeout_ms.max(1)),
+            body_read: std::time::Duration::from_millis(self.body_timeout_ms.max(1)),
+            max_connections: self.max_connections.max(1),
+        }
+    }
 }
 
 #[derive(Args, Debug)]

@@ -23,6 +23,8 @@ fn main() {
             };
             let extractors = args.extractors.resolve();
             let options = ServeOptions {
+                connections: args.connection_limits(),
+                admission: args.admission_limits(),
                 listen: args.listen,
                 db,
                 compiled_cache: args.compiled_cache.resolve(&extractors),
@@ -34,6 +36,10 @@ fn main() {
                 rate_limit: args.rate_limit,
                 fixed_auth_clock: args.fixed_auth_clock,
                 mcp_allowed_hosts: args.mcp_allowed_hosts,
+                mcp_sessions: mediaparse::http::mcp::sessions::SessionLimits {
+                    per_key: args.mcp_max_sessions_per_key.max(1),
+                    overall: args.mcp_max_sessions.max(1),
+                },
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

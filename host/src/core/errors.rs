@@ -19,6 +19,8 @@ pub enum ErrorCode {
     UnknownPlatform,
     ContentUnavailable,
     PayloadTooLarge,
+    /// The client did not send its request body in time.
+    RequestTimeout,
     UnsupportedMediaType,
     LoginRequired,
     RateLimited,
@@ -27,6 +29,8 @@ pub enum ErrorCode {
     UpstreamError,
     UpstreamRateLimited,
     ExtractorUnavailable,
+    /// Admission control: too many parses in flight (overall or for the account).
+    Overloaded,
     UpstreamTimeout,
     NotFound,
     MethodNotAllowed,
@@ -158,6 +162,15 @@ pub const ERRORS: &[ErrorSpec] = &[
         Scope::Parse,
     ),
     row(
+        ErrorCode::RequestTimeout,
+        "request_timeout",
+        408,
+        "the request body did not arrive in time",
+        Retry::No,
+        "The client sent its request body too slowly (the server's body-read timeout).",
+        Scope::Parse,
+    ),
+    row(
         ErrorCode::PayloadTooLarge,
         "payload_too_large",
         413,
@@ -236,6 +249,15 @@ pub const ERRORS: &[ErrorSpec] = &[
         "no healthy extractor for this platform",
         Retry::No,
         "No healthy extractor for the platform, or the platform is disabled.",
+        Scope::Parse,
+    ),
+    row(
+        ErrorCode::Overloaded,
+        "overloaded",
+        503,
+        "the service is overloaded",
+        Retry::After(1),
+        "Too many parses in flight, overall or for this account, and the short wait queue is full or timed out (`Retry-After` is set); nothing is fetched or charged.",
         Scope::Parse,
     ),
     row(
@@ -352,13 +374,13 @@ impl ErrorCode {
     }
 }
 
-const INTERNAL_ROW: usize = 14;
+const INTERNAL_ROW: usize = 15;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 24] = [
+    const ALL: [ErrorCode; 26] = [
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,
@@ -368,6 +390,7 @@ mod tests {
         ErrorCode::PlatformNotAllowed,
         ErrorCode::UnknownPlatform,
         ErrorCode::ContentUnavailable,
+        ErrorCode::RequestTimeout,
         ErrorCode::PayloadTooLarge,
         ErrorCode::UnsupportedMediaType,
         ErrorCode::LoginRequired,
@@ -377,6 +400,7 @@ mod tests {
         ErrorCode::UpstreamError,
         ErrorCode::UpstreamRateLimited,
         ErrorCode::ExtractorUnavailable,
+        ErrorCode::Overloaded,
         ErrorCode::UpstreamTimeout,
         ErrorCode::NotFound,
         ErrorCode::MethodNotAllowed,

@@ -84,12 +84,20 @@ pub fn is_public(ip: IpAddr) -> bool {
                 return is_public(IpAddr::V4(v4));
             }
             let s = v6.segments();
+            // Prefixes that embed or tunnel to an IPv4 address (NAT64, 6to4,
+            // Teredo, IPv4-compatible) reach whatever IPv4 address the
+            // sender chooses, private ones included: refused whole.
             !(v6.is_loopback()
                 || v6.is_unspecified()
                 || v6.is_multicast()
                 || (s[0] & 0xfe00) == 0xfc00 // unique local
                 || (s[0] & 0xffc0) == 0xfe80 // link local
-                || (s[0] == 0x2001 && s[1] == 0x0db8)) // documentation
+                || (s[0] & 0xffc0) == 0xfec0 // site local (deprecated)
+                || (s[0] == 0x2001 && s[1] == 0x0db8) // documentation
+                || (s[0] == 0x0064 && s[1] == 0xff9b) // NAT64, well-known and local-use
+                || s[0] == 0x2002 // 6to4
+                || (s[0] == 0x2001 && s[1] == 0) // Teredo
+                || s[..6] == [0; 6]) // IPv4-compatible ::/96
         }
     }
 }
@@ -112,10 +120,28 @@ mod tests {
             "fe80::1",
             "fd00::1",
             "::ffff:127.0.0.1",
+            // NAT64 (64:ff9b::/96 and the local-use 64:ff9b:1::/48).
+            "64:ff9b::7f00:1",
+            "64:ff9b::808:808",
+            "64:ff9b:1::a00:1",
+            // 6to4, IPv4-compatible, site-local, Teredo.
+            "2002:7f00:1::1",
+            "2002:808:808::1",
+            "::127.0.0.1",
+            "::8.8.8.8",
+            "fec0::1",
+            "feff::1",
+            "2001:0:4136:e378:8000:63bf:3fff:fdd2",
         ] {
             assert!(!is_public(private.parse().unwrap()), "{private}");
         }
-        for public in ["8.8.8.8", "1.1.1.1", "2606:4700::1111"] {
+        for public in [
+            "8.8.8.8",
+            "1.1.1.1",
+            "2606:4700::1111",
+            "2001:4860:4860::8888",
+            "2a00:1450::1",
+        ] {
             assert!(is_public(public.parse().unwrap()), "{public}");
         }
     }

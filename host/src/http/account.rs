@@ -43,6 +43,9 @@ async fn view(
     ApiKey(key): ApiKey,
     q: Result<Query<ViewQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
+    // The account view reads the ledger: rate limited like a parse, in a bucket of its own.
+    let default = state.services.config.load().limits.rate_limit_per_minute;
+    state.account_rate_limits.check(&key, default)?;
     let Query(q) = q.map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))?;
     let filter = UsageQuery {
         account: Some(key.account_id.clone()),

@@ -110,7 +110,8 @@ impl From<ParseError> for ApiError {
             ParseError::Internal(m) => internal(m),
             ParseError::Failure(_)
             | ParseError::InsufficientCredits { .. }
-            | ParseError::UpstreamTimeout => ApiError::new(code, e.to_string()),
+            | ParseError::UpstreamTimeout
+            | ParseError::Overloaded(_) => ApiError::new(code, e.to_string()),
         }
     }
 }

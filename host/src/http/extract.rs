@@ -122,11 +122,15 @@ where
         }
         let bytes = axum::body::to_bytes(request.into_body(), max_bytes)
             .await
-            .map_err(|_| {
-                ApiError::new(
-                    ErrorCode::PayloadTooLarge,
-                    format!("request body larger than {max_bytes} bytes"),
-                )
+            .map_err(|e| {
+                if super::listener::BodyDeadline::is_in(&e) {
+                    ApiError::of(ErrorCode::RequestTimeout)
+                } else {
+                    ApiError::new(
+                        ErrorCode::PayloadTooLarge,
+                        format!("request body larger than {max_bytes} bytes"),
+                    )
+                }
             })?;
         T::from_json(&bytes).map(JsonBody)
     }

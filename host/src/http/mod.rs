@@ -10,6 +10,7 @@ pub mod body;
 mod capabilities;
 pub mod envelope;
 pub mod extract;
+pub mod listener;
 pub mod mcp;
 pub mod openapi;
 mod ops;

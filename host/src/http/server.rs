@@ -33,6 +33,12 @@ pub struct ServeOptions {
     pub fixed_auth_clock: Option<i64>,
     /// Extra `Host` values `/mcp` answers besides loopback (`*`: any).
     pub mcp_allowed_hosts: Vec<String>,
+    /// Bounds on open MCP sessions, per key and overall.
+    pub mcp_sessions: super::mcp::sessions::SessionLimits,
+    /// Bounds on the parses in flight and their wait queue.
+    pub admission: crate::parse::admission::AdmissionLimits,
+    /// Timeouts and the connection limit for clients.
+    pub connections: super::listener::ConnectionLimits,
 }
 
 /// How long in-flight requests get to finish after SIGTERM / Ctrl-C.
@@ -89,6 +95,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         sessions: Arc::new(crate::fetch::Sessions::open(Some(
             options.db.with_extension("sessions.json"),
         ))),
+        admission: crate::parse::admission::Admission::new(options.admission),
     });
     let state = Arc::new(AppState {
         services: services.clone(),
@@ -96,7 +103,11 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
         max_body_bytes: 64 * 1024,
         rate_limits: RateLimits::new(options.rate_limit),
-        mcp: McpSettings::new(options.mcp_allowed_hosts),
+        account_rate_limits: RateLimits::new(options.rate_limit),
+        mcp: McpSettings {
+            sessions: options.mcp_sessions,
+            ..McpSettings::new(options.mcp_allowed_hosts)
+        },
     });
     let mcp_shutdown = state.mcp.shutdown.clone();
     let watched = crate::reload::Watched {
@@ -117,7 +128,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     // On SIGTERM / Ctrl-C: stop accepting, let in-flight requests (parses
     // included) finish, then exit; give up on stragglers after the grace.
     let (stopping_tx, stopping_rx) = tokio::sync::oneshot::channel::<()>();
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move {
+    let server = super::listener::run(listener, app, options.connections, async move {
         shutdown_signal().await;
         tracing::info!("shutting down: no new connections, finishing requests in flight");
         // End open MCP streams, or graceful shutdown would wait for them forever.
@@ -132,7 +143,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         }
     };
     tokio::select! {
-        served = server => served?,
+        () = server => {}
         _ = grace => tracing::warn!(grace_s = SHUTDOWN_GRACE.as_secs(), "requests still in flight after the grace period; exiting anyway"),
     }
     tracing::info!("shut down");

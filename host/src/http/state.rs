@@ -16,8 +16,12 @@ pub struct AppState {
     pub admin_token: Option<String>,
     /// Largest request body accepted, in bytes.
     pub max_body_bytes: usize,
-    /// Per-key token buckets.
+    /// Per-key token buckets, for parses (REST and MCP).
     pub rate_limits: RateLimits,
+    /// Per-key token buckets for the account view (`GET /api/v1/account`):
+    /// the same rate, a bucket of its own so a key that spent its parses can
+    /// still read its balance.
+    pub account_rate_limits: RateLimits,
     /// The MCP endpoint's settings (allowed hosts, shutdown).
     pub mcp: super::mcp::McpSettings,
 }

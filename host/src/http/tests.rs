@@ -75,6 +75,7 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         exits: Default::default(),
         pacer: Default::default(),
         sessions: Default::default(),
+        admission: crate::parse::admission::Admission::new(Default::default()),
     });
     let state = Arc::new(AppState {
         services,
@@ -82,6 +83,7 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         admin_token: admin_token.map(String::from),
         max_body_bytes: 64 * 1024,
         rate_limits: RateLimits::new(None),
+        account_rate_limits: RateLimits::new(None),
         mcp: McpSettings::default(),
     });
     Harness {

@@ -38,6 +38,9 @@ pub enum ParseError {
     Paced(#[from] Paced),
     #[error("{0}")]
     Internal(String),
+    /// Admission control refused the parse (too many in flight).
+    #[error("{0}")]
+    Overloaded(String),
 }
 
 impl ParseError {
@@ -54,6 +57,7 @@ impl ParseError {
             ParseError::Upstream(_) => ErrorCode::UpstreamError,
             ParseError::ExitsCooling(_) | ParseError::Paced(_) => ErrorCode::UpstreamRateLimited,
             ParseError::Internal(_) => ErrorCode::Internal,
+            ParseError::Overloaded(_) => ErrorCode::Overloaded,
         }
     }
 

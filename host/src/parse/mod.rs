@@ -4,6 +4,7 @@
 //! validate, sanitize and redact (`redact.rs`), and charge only a result
 //! that holds media. Errors and their codes: `error.rs`.
 
+pub mod admission;
 mod error;
 mod redact;
 mod rounds;
@@ -12,6 +13,8 @@ mod route;
 use std::sync::Arc;
 use std::time::Instant;
 
+use admission::{Admission, Slot};
+
 use arc_swap::ArcSwap;
 use mediaparse_sdk as sdk;
 use serde_json::Value;
@@ -19,10 +22,11 @@ use serde_json::Value;
 use crate::auth;
 use crate::billing::{self, Bill, Funds};
 use crate::config::OperatorConfig;
-use crate::core::Clock;
+use crate::config::PlatformLimits;
 pub use crate::core::ParseLimits;
+use crate::core::{Clock, Secrets};
 use crate::fetch::{ExitPools, Outcome, Pacer, Sessions, Upstream};
-use crate::registry::Registry;
+use crate::registry::{LoadedExtractor, Registry};
 use crate::store::{Charge, KeyRecord, Store, StoreError};
 pub use error::ParseError;
 use redact::redact_media;
@@ -46,6 +50,8 @@ pub struct Services {
     pub sessions: Arc<Sessions>,
     /// Requests per second and in flight per platform and exit.
     pub pacer: Arc<Pacer>,
+    /// Bounds on the parses in flight, for REST and MCP alike.
+    pub admission: Admission,
 }
 
 /// A successful parse (possibly without media: SPEC code 304).
@@ -68,8 +74,18 @@ pub async fn parse(
     request_id: &str,
 ) -> Result<Parsed, ParseError> {
     let started = Instant::now();
+    let deadline = tokio::time::Instant::from_std(started) + services.limits.deadline;
     let mut routed: Option<String> = None;
-    let result = parse_routed(services, key, input, path_platform, request_id, &mut routed).await;
+    let result = parse_routed(
+        services,
+        key,
+        input,
+        path_platform,
+        request_id,
+        deadline,
+        &mut routed,
+    )
+    .await;
     let unavailable = match &result {
         Err(ParseError::ExtractorUnavailable(p)) => Some(p.as_str()),
         _ => None,
@@ -95,14 +111,19 @@ pub async fn parse(
 }
 
 /// The checks in order — input size, route, platform switch, permission —
-/// all before an instance exists; then detect, the balance pre-check, the
-/// rounds, and the charge of a result that holds media.
+/// all before an instance exists; then admission, detect, the balance
+/// pre-check, the rounds, and the charge of a result that holds media.
+///
+/// `deadline` bounds everything up to the charge (queueing included); the
+/// charge itself is never cut short, or a committed charge could answer a
+/// timeout: a parse past its deadline is not charged.
 async fn parse_routed(
     services: &Services,
     key: &KeyRecord,
     input: &str,
     path_platform: Option<&str>,
     request_id: &str,
+    deadline: tokio::time::Instant,
     routed: &mut Option<String>,
 ) -> Result<Parsed, ParseError> {
     if input.len() > services.limits.max_input_bytes {
@@ -123,100 +144,29 @@ async fn parse_routed(
     let mut limits = config.limits_for(&platform);
     limits.fetch.profile = config.fetch_profile(&platform, ext.manifest.fetch_profile.as_deref());
     let secrets = config.secrets_with(&platform, services.sessions.secrets(&platform));
-    let mut session = blocking({
-        let registry = services.registry.clone();
-        let (ext, sandbox, secrets) = (ext.clone(), limits.sandbox.clone(), secrets.clone());
-        move || registry.session_with(&ext, &sandbox, secrets)
-    })
-    .await??;
-
-    let owned_input = input.to_string();
-    let (s, detected) = call(session, move |s| s.detect(&owned_input)).await?;
-    session = s;
-    let mut target = detected?.map_err(ParseError::Failure)?;
-    if target.platform != platform {
-        return Err(ParseError::ExtractorFailed(format!(
-            "{platform} extractor detected platform {:?}",
-            target.platform
-        )));
-    }
-    target.input = input.to_string();
-
-    let price = billing::price(&ext.manifest, config.price_override(&platform));
-    let funds = store_call(&services.store, {
-        let account = key.account_id.clone();
-        move |store| billing::precheck(store, &account, price)
-    })
-    .await?;
-    if let Funds::Short { balance } = funds {
-        return Err(ParseError::InsufficientCredits {
-            platform,
-            price,
-            balance,
-        });
-    }
-
-    // One session and one exit for every request of this parse.
-    let exits = config.exits(&platform);
-    // A session pinned to a cooling exit is passed over.
-    let operator_session =
-        services
-            .sessions
-            .lease(&platform, &config.sessions(&platform), &|s| {
-                s.exit
-                    .as_deref()
-                    .is_none_or(|e| !services.exits.is_cooling(&platform, &exits, e))
-            })?;
-    let exit = services.exits.lease_among(
-        &platform,
-        &exits,
-        operator_session.as_ref().and_then(|s| s.exit()),
-    )?;
-    let mut extractor_config = config.extractor_config(&platform);
-    if let Some(s) = &operator_session {
-        extractor_config = services.sessions.config_for(s, extractor_config);
-    }
-    let ctx = sdk::Context {
-        now_unix_ms: services.clock.parse_now_ms(),
-        config: extractor_config,
-    };
-    let outbound = Outbound {
-        limits: &limits,
-        exit: &exit,
-        exits: &services.exits,
-        session: operator_session.as_ref(),
-        sessions: &services.sessions,
-        pacer: &services.pacer,
-        deadline: Instant::now() + limits.parse_timeout,
-    };
-    let extracted = tokio::time::timeout(
-        limits.parse_timeout,
-        extract(
-            services.fetcher.as_ref(),
-            &services.limits,
-            &ext,
-            &outbound,
-            session,
-            target,
-            ctx,
+    let slot = tokio::time::timeout_at(deadline, services.admission.admit(&key.account_id))
+        .await
+        .map_err(|_| ParseError::UpstreamTimeout)??;
+    let rounds_deadline = deadline.min(tokio::time::Instant::now() + limits.parse_timeout);
+    let extracted = Slot::hold(
+        slot,
+        tokio::time::timeout_at(
+            rounds_deadline,
+            detect_and_extract(
+                services, key, input, &platform, &ext, &config, &limits, &secrets,
+            ),
         ),
     )
     .await
-    .map_err(|_| ParseError::UpstreamTimeout)?;
-    // A challenge or login wall is only known once the extractor read the answers.
-    let verdict = match &extracted {
-        Err(ParseError::Failure(sdk::Failure::RateLimited(_))) => Some(Outcome::Challenge),
-        Err(ParseError::Failure(sdk::Failure::LoginRequired(_))) => Some(Outcome::LoginWall),
-        _ => None,
-    };
-    if let Some(outcome) = verdict {
-        services.exits.record(&exit, outcome, &limits.cooling);
+    .map_err(|_| ParseError::UpstreamTimeout)??;
+    let Extracted {
+        price,
+        mut media,
+        mut platform_data,
+    } = extracted;
+    if tokio::time::Instant::now() >= deadline {
+        return Err(ParseError::UpstreamTimeout);
     }
-    if let Some(s) = &operator_session {
-        let outcome = verdict.unwrap_or(Outcome::Ok);
-        services.sessions.record(s, outcome, &limits.cooling);
-    }
-    let (mut media, mut platform_data) = extracted?;
     // Cookies rotated during this parse are secrets too.
     let secrets = config.secrets_with(&platform, services.sessions.secrets(&platform));
     redact_media(&secrets, &mut media);
@@ -256,15 +206,138 @@ async fn parse_routed(
     }
 }
 
+/// What the rounds give the charge step.
+struct Extracted {
+    price: i64,
+    media: sdk::Media,
+    platform_data: Value,
+}
+
+/// Instantiate, detect, pre-check the balance, run the rounds: the part of
+/// a parse that holds an admission slot and an instance.
+#[allow(clippy::too_many_arguments)]
+async fn detect_and_extract(
+    services: &Services,
+    key: &KeyRecord,
+    input: &str,
+    platform: &str,
+    ext: &Arc<LoadedExtractor>,
+    config: &OperatorConfig,
+    limits: &PlatformLimits,
+    secrets: &Secrets,
+) -> Result<Extracted, ParseError> {
+    let mut session = blocking({
+        let registry = services.registry.clone();
+        let (ext, sandbox, secrets) = (ext.clone(), limits.sandbox.clone(), secrets.clone());
+        move || registry.session_with(&ext, &sandbox, secrets)
+    })
+    .await??;
+
+    let owned_input = input.to_string();
+    let (s, detected) = call(session, move |s| s.detect(&owned_input)).await?;
+    session = s;
+    let mut target = detected?.map_err(ParseError::Failure)?;
+    if target.platform != platform {
+        return Err(ParseError::ExtractorFailed(format!(
+            "{platform} extractor detected platform {:?}",
+            target.platform
+        )));
+    }
+    target.input = input.to_string();
+
+    let price = billing::price(&ext.manifest, config.price_override(platform));
+    let funds = store_call(&services.store, {
+        let account = key.account_id.clone();
+        move |store| billing::precheck(store, &account, price)
+    })
+    .await?;
+    if let Funds::Short { balance } = funds {
+        return Err(ParseError::InsufficientCredits {
+            platform: platform.to_string(),
+            price,
+            balance,
+        });
+    }
+
+    // One session and one exit for every request of this parse.
+    let exits = config.exits(platform);
+    // A session pinned to a cooling exit is passed over.
+    let operator_session = services
+        .sessions
+        .lease(platform, &config.sessions(platform), &|s| {
+            s.exit
+                .as_deref()
+                .is_none_or(|e| !services.exits.is_cooling(platform, &exits, e))
+        })?;
+    let exit = services.exits.lease_among(
+        platform,
+        &exits,
+        operator_session.as_ref().and_then(|s| s.exit()),
+    )?;
+    let mut extractor_config = config.extractor_config(platform);
+    if let Some(s) = &operator_session {
+        extractor_config = services.sessions.config_for(s, extractor_config);
+    }
+    let ctx = sdk::Context {
+        now_unix_ms: services.clock.parse_now_ms(),
+        config: extractor_config,
+    };
+    let outbound = Outbound {
+        limits,
+        exit: &exit,
+        exits: &services.exits,
+        session: operator_session.as_ref(),
+        sessions: &services.sessions,
+        pacer: &services.pacer,
+        deadline: Instant::now() + limits.parse_timeout,
+    };
+    let extracted = extract(
+        services.fetcher.as_ref(),
+        &services.limits,
+        ext,
+        &outbound,
+        session,
+        target,
+        ctx,
+    )
+    .await;
+    // A challenge or login wall is only known once the extractor read the answers.
+    let verdict = match &extracted {
+        Err(ParseError::Failure(sdk::Failure::RateLimited(_))) => Some(Outcome::Challenge),
+        Err(ParseError::Failure(sdk::Failure::LoginRequired(_))) => Some(Outcome::LoginWall),
+        _ => None,
+    };
+    if let Some(outcome) = verdict {
+        services.exits.record(&exit, outcome, &limits.cooling);
+    }
+    if let Some(s) = &operator_session {
+        let outcome = verdict.unwrap_or(Outcome::Ok);
+        services.sessions.record(s, outcome, &limits.cooling);
+    }
+    let (media, platform_data) = extracted?;
+    Ok(Extracted {
+        price,
+        media,
+        platform_data,
+    })
+}
+
 /// Run blocking work (guest calls, SQLite) off the async workers, inside
 /// the request's span so its log lines keep the request id.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ParseError> {
     let span = tracing::Span::current();
-    tokio::task::spawn_blocking(move || span.in_scope(f))
-        .await
-        .map_err(|e| ParseError::Internal(format!("worker failed: {e}")))
+    // A guest call keeps its parse's admission slot until it ends, even if
+    // the parse timed out and stopped waiting for it.
+    let slot = Slot::current();
+    tokio::task::spawn_blocking(move || {
+        let out = span.in_scope(f);
+        drop(slot);
+        out
+    })
+    .await
+    .map_err(|e| ParseError::Internal(format!("worker failed: {e}")))
 }
 
 /// Run a store call on a blocking thread.

@@ -118,6 +118,7 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
         exits: Default::default(),
         pacer: Default::default(),
         sessions: Default::default(),
+        admission: crate::parse::admission::Admission::new(Default::default()),
     };
     World {
         _dir: dir,

@@ -8,15 +8,19 @@
 //! and the test guests and says where they are (see `tests/src/paths.rs`).
 
 mod accounts;
+mod admission;
 mod api;
 mod authoring;
 mod cli;
 mod database;
 mod dropin;
 mod egress;
+mod doors;
 mod fixtures_e2e;
 mod mcp;
+mod network_edges;
 mod openapi;
 mod operations;
 mod robustness;
+mod slow_clients;
 mod tiktok_slice;

@@ -14,6 +14,7 @@
 //! protection; its default is loopback only). [`McpSettings::allowed_hosts`]
 //! configures it: `--mcp-allowed-hosts` / `MEDIAPARSE_MCP_ALLOWED_HOSTS`.
 
+pub mod sessions;
 mod tools;
 
 use std::sync::Arc;
@@ -37,6 +38,8 @@ pub struct McpSettings {
     /// `Host` values (`name` or `name:port`) the endpoint answers; empty
     /// means any host. Loopback names are always included.
     pub allowed_hosts: Vec<String>,
+    /// Bounds on open sessions, per key and overall.
+    pub sessions: sessions::SessionLimits,
     /// Cancelled at shutdown so open MCP streams end and shutdown can finish.
     pub shutdown: CancellationToken,
 }
@@ -69,6 +72,7 @@ impl McpSettings {
         };
         McpSettings {
             allowed_hosts,
+            sessions: sessions::SessionLimits::default(),
             shutdown: CancellationToken::new(),
         }
     }
@@ -86,13 +90,23 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         config.with_allowed_hosts(settings.allowed_hosts.clone())
     };
     let factory_state = state.clone();
+    let manager = Arc::new(LocalSessionManager::default());
+    let bounds = Arc::new(sessions::McpSessions::new(
+        settings.sessions,
+        manager.clone(),
+    ));
     let service = StreamableHttpService::new(
         move || Ok(tools::MediaparseMcp::new(factory_state.clone())),
-        Arc::new(LocalSessionManager::default()),
+        manager,
         config,
     );
+    // Layers run outside in: authenticate, then bound the sessions.
     Router::new()
         .route_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(
+            bounds,
+            sessions::bound,
+        ))
         .layer(axum::middleware::from_fn_with_state(state, authenticate))
 }
 

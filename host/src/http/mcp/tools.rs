@@ -197,6 +197,15 @@ impl MediaparseMcp {
         let outcome = async {
             let (url, platform) =
                 read_arguments(arguments, &|p| self.state.services.registry.knows(p))?;
+            // The same per-key rate limit as REST (admission is in `parse`).
+            let default = self
+                .state
+                .services
+                .config
+                .load()
+                .limits
+                .rate_limit_per_minute;
+            self.state.rate_limits.check(key, default)?;
             let parsed = parse::parse(
                 &self.state.services,
                 key,

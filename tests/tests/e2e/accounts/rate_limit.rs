@@ -35,7 +35,7 @@ async fn over_the_limit_is_429_with_retry_after_and_free() {
     support::parse(s, Some("mp_live_wrong"), url)
         .await
         .assert_error(401, "invalid_token");
-    // The customer's view is not rate limited.
+    // The customer's view has a bucket of its own: spent parses do not block it.
     assert_eq!(support::account_view(s, &default_key).await.status, 200);
 
     assert_eq!(support::parse(s, Some(&own_limit), url).await.status, 200);

@@ -1,0 +1,212 @@
+//! Admission control: at most `max_in_flight` parses at once overall and
+//! `max_per_account` per account; a parse beyond either waits in a bounded
+//! queue for at most `max_wait`, then answers `503 overloaded`. The overall
+//! bound stays below the instance pool, so a busy service never reaches the
+//! pool's end (where instantiation fails with `500 extractor_failed`).
+//!
+//! A slot is released when the parse and every blocking guest call it
+//! started have ended: a parse that timed out leaves its guest call running
+//! until the call's own epoch deadline traps it, and the slot counts that
+//! guest until then (see [`Slot::current`]).
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::ParseError;
+
+/// The bounds; see the module documentation.
+#[derive(Clone, Copy, Debug)]
+pub struct AdmissionLimits {
+    pub max_in_flight: usize,
+    pub max_per_account: usize,
+    /// Parses waiting for a slot at most; past it a parse is refused at once.
+    pub max_queued: usize,
+    pub max_wait: Duration,
+}
+
+/// Instances the runtime's pool holds (`registry::runtime`); admission keeps
+/// the parses in flight below it.
+pub const INSTANCE_POOL: usize = 1000;
+
+impl Default for AdmissionLimits {
+    fn default() -> Self {
+        AdmissionLimits {
+            max_in_flight: 256,
+            max_per_account: 64,
+            max_queued: 1024,
+            max_wait: Duration::from_secs(2),
+        }
+    }
+}
+
+pub struct Admission {
+    limits: AdmissionLimits,
+    overall: Arc<Semaphore>,
+    accounts: Mutex<HashMap<String, Arc<Semaphore>>>,
+    queued: AtomicUsize,
+}
+
+/// A parse's admission; dropping every clone frees its places.
+pub struct Slot {
+    _account: OwnedSemaphorePermit,
+    _overall: OwnedSemaphorePermit,
+}
+
+tokio::task_local! {
+    static CURRENT: Arc<Slot>;
+}
+
+impl Slot {
+    /// The slot of the parse running on this task, if any: blocking guest
+    /// calls keep a clone so the slot outlives a timed-out parse's guest.
+    pub fn current() -> Option<Arc<Slot>> {
+        CURRENT.try_with(Arc::clone).ok()
+    }
+
+    /// Run `parse` holding `slot`.
+    pub async fn hold<T>(slot: Slot, parse: impl Future<Output = T>) -> T {
+        CURRENT.scope(Arc::new(slot), parse).await
+    }
+}
+
+impl Admission {
+    pub fn new(limits: AdmissionLimits) -> Admission {
+        let max_in_flight = limits.max_in_flight.clamp(1, INSTANCE_POOL);
+        Admission {
+            limits: AdmissionLimits {
+                max_in_flight,
+                max_per_account: limits.max_per_account.max(1),
+                ..limits
+            },
+            overall: Arc::new(Semaphore::new(max_in_flight)),
+            accounts: Mutex::new(HashMap::new()),
+            queued: AtomicUsize::new(0),
+        }
+    }
+
+    pub fn limits(&self) -> AdmissionLimits {
+        self.limits
+    }
+
+    /// Parses in flight now (the `/metrics` gauge and tests).
+    pub fn in_flight(&self) -> usize {
+        self.limits.max_in_flight - self.overall.available_permits()
+    }
+
+    /// A slot for a parse by `account`, after a wait of at most `max_wait`
+    /// in the queue, or `ParseError::Overloaded`.
+    pub async fn admit(&self, account: &str) -> Result<Slot, ParseError> {
+        let account_places = self.account(account);
+        if let (Ok(a), Ok(o)) = (
+            account_places.clone().try_acquire_owned(),
+            self.overall.clone().try_acquire_owned(),
+        ) {
+            return Ok(Slot {
+                _account: a,
+                _overall: o,
+            });
+        }
+        if self.queued.fetch_add(1, Ordering::AcqRel) >= self.limits.max_queued {
+            self.queued.fetch_sub(1, Ordering::AcqRel);
+            return Err(ParseError::Overloaded("the wait queue is full".into()));
+        }
+        let waited = tokio::time::timeout(self.limits.max_wait, async {
+            // Account first: one busy account does not hold overall places.
+            let a = account_places.acquire_owned().await;
+            let o = self.overall.clone().acquire_owned().await;
+            (a, o)
+        })
+        .await;
+        self.queued.fetch_sub(1, Ordering::AcqRel);
+        match waited {
+            Ok((Ok(a), Ok(o))) => Ok(Slot {
+                _account: a,
+                _overall: o,
+            }),
+            Ok(_) => Err(ParseError::Internal("admission semaphore closed".into())),
+            Err(_) => Err(ParseError::Overloaded(format!(
+                "no parse slot freed within {} ms",
+                self.limits.max_wait.as_millis()
+            ))),
+        }
+    }
+
+    fn account(&self, account: &str) -> Arc<Semaphore> {
+        let mut accounts = match self.accounts.lock() {
+            Ok(guard) => guard,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        // Forget idle accounts now and then so the map stays as small as the
+        // set of accounts with parses in flight.
+        if accounts.len() > 4 * self.limits.max_in_flight {
+            let full = self.limits.max_per_account;
+            accounts.retain(|_, s| s.available_permits() < full || Arc::strong_count(s) > 1);
+        }
+        accounts
+            .entry(account.to_string())
+            .or_insert_with(|| Arc::new(Semaphore::new(self.limits.max_per_account)))
+            .clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn admission(in_flight: usize, per_account: usize, queued: usize) -> Admission {
+        Admission::new(AdmissionLimits {
+            max_in_flight: in_flight,
+            max_per_account: per_account,
+            max_queued: queued,
+            max_wait: Duration::from_millis(50),
+        })
+    }
+
+    #[tokio::test]
+    async fn bounds_in_flight_overall_and_per_account() {
+        let a = admission(3, 2, 10);
+        let _a1 = a.admit("a").await.unwrap();
+        let _a2 = a.admit("a").await.unwrap();
+        // Account `a` is full; `b` still gets the last overall place.
+        assert!(matches!(a.admit("a").await, Err(ParseError::Overloaded(_))));
+        let _b1 = a.admit("b").await.unwrap();
+        assert!(matches!(a.admit("c").await, Err(ParseError::Overloaded(_))));
+        assert_eq!(a.in_flight(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_waiting_parse_gets_a_freed_slot() {
+        let a = admission(1, 1, 10);
+        let first = a.admit("a").await.unwrap();
+        let release = async {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            drop(first);
+        };
+        let (second, ()) = tokio::join!(a.admit("a"), release);
+        assert!(second.is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_full_queue_refuses_at_once() {
+        let a = admission(1, 1, 0);
+        let _first = a.admit("a").await.unwrap();
+        let started = std::time::Instant::now();
+        assert!(matches!(a.admit("b").await, Err(ParseError::Overloaded(_))));
+        assert!(started.elapsed() < Duration::from_millis(40));
+    }
+
+    #[tokio::test]
+    async fn a_slot_outlives_the_parse_while_a_clone_is_held() {
+        let a = admission(1, 1, 0);
+        let slot = a.admit("a").await.unwrap();
+        let kept = Slot::hold(slot, async { Slot::current() }).await;
+        assert!(kept.is_some());
+        assert_eq!(a.in_flight(), 1, "a guest call's clone keeps the slot");
+        drop(kept);
+        assert_eq!(a.in_flight(), 0);
+    }
+}

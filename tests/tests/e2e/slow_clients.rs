@@ -1,0 +1,201 @@
+//! Slow and abusive clients (issue 19, item 3): the server's header-read,
+//! body-read and idle keep-alive timeouts cut such clients off on time while
+//! normal clients are served, and thousands of idle connections do not stop
+//! service. Raw TCP on loopback against the real binary.
+
+use std::time::{Duration, Instant};
+
+use mediaparse_tests::service::{Service, ServiceOptions};
+use serde_json::Value;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+async fn start(header_ms: u64, body_ms: u64) -> Service {
+    Service::start(ServiceOptions {
+        extra_args: vec![
+            "--header-timeout-ms".into(),
+            header_ms.to_string(),
+            "--body-timeout-ms".into(),
+            body_ms.to_string(),
+        ],
+        ..Default::default()
+    })
+    .await
+    .unwrap()
+}
+
+fn addr(service: &Service) -> String {
+    service.base_url.trim_start_matches("http://").to_string()
+}
+
+/// Read until the server closes the connection (or `limit` passes); the
+/// bytes read and when the close came.
+async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (Vec<u8>, Option<Instant>) {
+    let mut out = Vec::new();
+    let mut buf = [0u8; 4096];
+    let deadline = tokio::time::Instant::now() + limit;
+    loop {
+        match tokio::time::timeout_at(deadline, stream.read(&mut buf)).await {
+            Ok(Ok(0)) | Ok(Err(_)) => return (out, Some(Instant::now())),
+            Ok(Ok(n)) => out.extend_from_slice(&buf[..n]),
+            Err(_) => return (out, None),
+        }
+    }
+}
+
+/// A normal client is served while slow ones hang on.
+async fn healthy(service: &Service) {
+    let started = Instant::now();
+    let response = reqwest::get(service.url("/healthz")).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "a normal client waited {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn slow_loris_headers_are_cut_off_on_time() {
+    let service = start(1_000, 30_000).await;
+    let mut stream = TcpStream::connect(addr(&service)).await.unwrap();
+    let opened = Instant::now();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
+        .await
+        .unwrap();
+    // One header byte every 100 ms: never a complete head.
+    let (mut reader, mut writer) = stream.into_split();
+    let trickle = tokio::spawn(async move {
+        for _ in 0..100 {
+            if writer.write_all(b"X").await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    healthy(&service).await;
+    let mut buf = [0u8; 1024];
+    let closed = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => return Instant::now(),
+                Ok(_) => {}
+            }
+        }
+    })
+    .await
+    .expect("the slow-loris connection is still open after 5 s");
+    trickle.abort();
+    let cut_off = closed - opened;
+    eprintln!("slow-loris cut off after {cut_off:?} (header timeout 1 s)");
+    assert!(
+        cut_off >= Duration::from_millis(900) && cut_off < Duration::from_millis(2_500),
+        "cut off after {cut_off:?}"
+    );
+}
+
+#[tokio::test]
+async fn slow_body_is_cut_off_with_408() {
+    let service = start(10_000, 1_000).await;
+    let key = service.create_key(&[]).unwrap();
+    let mut stream = TcpStream::connect(addr(&service)).await.unwrap();
+    let body = br#"{"url": "https://www.tiktok.com/@someone/video/7305827432509082913"}"#;
+    let head = format!(
+        "POST /api/v1/parse HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    let opened = Instant::now();
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let (mut reader, mut writer) = stream.into_split();
+    // One body byte every 100 ms: the whole body would take ~7 s.
+    let trickle = tokio::spawn(async move {
+        for byte in body.iter() {
+            if writer.write_all(&[*byte]).await.is_err() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    healthy(&service).await;
+    let mut response = Vec::new();
+    let mut buf = [0u8; 4096];
+    let answered = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            match reader.read(&mut buf).await {
+                Ok(0) | Err(_) => return Instant::now(),
+                Ok(n) => {
+                    response.extend_from_slice(&buf[..n]);
+                    if response.windows(4).any(|w| w == b"\r\n\r\n") && response.ends_with(b"}") {
+                        return Instant::now();
+                    }
+                }
+            }
+        }
+    })
+    .await
+    .expect("the slow-body request got no answer within 5 s");
+    trickle.abort();
+    let text = String::from_utf8_lossy(&response);
+    assert!(text.starts_with("HTTP/1.1 408"), "answer: {text}");
+    let json: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap();
+    assert_eq!(json["code"], "request_timeout");
+    let cut_off = answered - opened;
+    eprintln!("slow body answered 408 after {cut_off:?} (body timeout 1 s)");
+    assert!(
+        cut_off >= Duration::from_millis(900) && cut_off < Duration::from_millis(2_500),
+        "answered after {cut_off:?}"
+    );
+}
+
+#[tokio::test]
+async fn idle_keep_alive_connections_are_closed() {
+    let service = start(1_000, 30_000).await;
+    let mut stream = TcpStream::connect(addr(&service)).await.unwrap();
+    stream
+        .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .await
+        .unwrap();
+    let served = Instant::now();
+    let (bytes, closed) = read_until_closed(&mut stream, Duration::from_secs(5)).await;
+    assert!(
+        String::from_utf8_lossy(&bytes).starts_with("HTTP/1.1 200"),
+        "answer: {}",
+        String::from_utf8_lossy(&bytes)
+    );
+    let idle = closed.expect("an idle keep-alive connection is still open after 5 s") - served;
+    eprintln!("idle keep-alive connection closed after {idle:?} (timeout 1 s)");
+    assert!(idle < Duration::from_millis(2_500), "closed after {idle:?}");
+}
+
+#[tokio::test]
+async fn ten_thousand_idle_connections_do_not_stop_service() {
+    // Long timeouts: the idle connections stay open for the whole test.
+    let service = start(120_000, 120_000).await;
+    let addr = addr(&service);
+    let mut idle = Vec::with_capacity(10_000);
+    for i in 0..10_000 {
+        match TcpStream::connect(&addr).await {
+            Ok(stream) => idle.push(stream),
+            Err(e) => panic!("connection {i} refused: {e}"),
+        }
+    }
+    // Half of them start a request and stop mid-header.
+    for stream in idle.iter_mut().step_by(2) {
+        stream
+            .write_all(b"GET /healthz HTTP/1.1\r\n")
+            .await
+            .unwrap();
+    }
+    let started = Instant::now();
+    for _ in 0..20 {
+        healthy(&service).await;
+    }
+    eprintln!(
+        "20 requests served in {:?} beside {} idle connections",
+        started.elapsed(),
+        idle.len()
+    );
+    drop(idle);
+}
