@@ -25,6 +25,7 @@ fn main() {
                 rate_limit: args.rate_limit,
                 fixed_auth_clock: args.fixed_auth_clock,
                 mcp_allowed_hosts: args.mcp_allowed_hosts,
+                tunnel: args.tunnel,
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

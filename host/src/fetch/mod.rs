@@ -6,6 +6,7 @@
 
 mod cache;
 mod guard;
+mod media;
 mod upstream;
 
 use std::collections::HashMap;
@@ -17,6 +18,7 @@ use mediaparse_sdk::urls::host_matches;
 use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
 
 pub use cache::BootstrapCache;
+pub use media::MediaRequest;
 pub use upstream::UpstreamOverride;
 
 /// Limits on upstream traffic.

@@ -16,6 +16,7 @@ use crate::parse::Services;
 use crate::registry::{Registry, Runtime, SandboxLimits};
 use crate::reload::ConfigSource;
 use crate::store::Store;
+use crate::tunnel::{Keyring, TunnelSettings};
 
 pub struct ServeOptions {
     pub listen: SocketAddr,
@@ -33,6 +34,8 @@ pub struct ServeOptions {
     pub fixed_auth_clock: Option<i64>,
     /// Extra `Host` values `/mcp` answers besides loopback (`*`: any).
     pub mcp_allowed_hosts: Vec<String>,
+    /// Public base URL, token TTL and keys of the media tunnel.
+    pub tunnel: crate::cli::TunnelArgs,
 }
 
 /// How long in-flight requests get to finish after SIGTERM / Ctrl-C.
@@ -73,6 +76,9 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         tracing::warn!(upstream = %up.base(), "upstream override: every platform request goes to this address");
     }
     let fetcher = Arc::new(Fetcher::new(upstream, FetchLimits::from_env())?);
+    let listener = tokio::net::TcpListener::bind(options.listen).await?;
+    let addr = listener.local_addr()?;
+    let tunnel = Arc::new(tunnel_settings(&options.tunnel, addr, fetcher.clone())?);
     let services = Arc::new(Services {
         store,
         registry,
@@ -91,6 +97,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         max_body_bytes: 64 * 1024,
         rate_limits: RateLimits::new(options.rate_limit),
         mcp: McpSettings::new(options.mcp_allowed_hosts),
+        tunnel,
     });
     let mcp_shutdown = state.mcp.shutdown.clone();
     let watched = crate::reload::Watched {
@@ -102,8 +109,6 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         tracing::warn!(error = %e, "hot reload is off: cannot watch the extractors or configuration folder");
     }
     let app = super::router(state);
-    let listener = tokio::net::TcpListener::bind(options.listen).await?;
-    let addr = listener.local_addr()?;
     tracing::info!(%addr, startup_ms = started.elapsed().as_millis() as u64, "listening");
     // Tests and scripts read the bound address (useful with port 0) from stdout.
     println!("listening on http://{addr}");
@@ -131,6 +136,41 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     }
     tracing::info!("shut down");
     Ok(())
+}
+
+/// The tunnel's settings from the command line; the base URL defaults to the bound address.
+fn tunnel_settings(
+    args: &crate::cli::TunnelArgs,
+    addr: SocketAddr,
+    fetcher: Arc<Fetcher>,
+) -> anyhow::Result<TunnelSettings> {
+    let public_base_url = match &args.public_base_url {
+        Some(u) => {
+            let parsed =
+                url::Url::parse(u).map_err(|e| anyhow::anyhow!("--public-base-url: {e}"))?;
+            anyhow::ensure!(
+                matches!(parsed.scheme(), "http" | "https"),
+                "--public-base-url must be an http(s) URL"
+            );
+            u.trim_end_matches('/').to_string()
+        }
+        None => format!("http://{addr}"),
+    };
+    let keys = match &args.tunnel_keys {
+        Some(spec) => Keyring::parse(spec)?,
+        None => {
+            tracing::warn!(
+                "no --tunnel-keys: tunnel URLs are sealed with a random key and stop working at restart"
+            );
+            Keyring::random()
+        }
+    };
+    Ok(TunnelSettings {
+        public_base_url,
+        ttl: std::time::Duration::from_secs(args.tunnel_ttl_secs),
+        keys,
+        fetcher,
+    })
 }
 
 async fn shutdown_signal() {

@@ -3,6 +3,7 @@
 //! All calls are blocking; async callers go through `tokio::task::spawn_blocking`.
 
 mod accounts;
+mod delivery;
 mod keys;
 mod schema;
 mod usage;

@@ -18,3 +18,4 @@ mod openapi;
 mod operations;
 mod robustness;
 mod tiktok_slice;
+mod tunnel;
