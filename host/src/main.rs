@@ -1,6 +1,6 @@
 use clap::Parser;
 use mediaparse::cli::{Cli, Command};
-use mediaparse::http::server::{ServeOptions, serve};
+use mediaparse::http::server::{ServeOptions, TunnelOptions, serve};
 
 fn main() {
     let cli = Cli::parse();
@@ -25,7 +25,11 @@ fn main() {
                 rate_limit: args.rate_limit,
                 fixed_auth_clock: args.fixed_auth_clock,
                 mcp_allowed_hosts: args.mcp_allowed_hosts,
-                tunnel: args.tunnel,
+                tunnel: TunnelOptions {
+                    public_base_url: args.tunnel.public_base_url,
+                    ttl_secs: args.tunnel.tunnel_ttl_secs,
+                    keys: args.tunnel.tunnel_keys,
+                },
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()
                 .enable_all()

@@ -35,7 +35,16 @@ pub struct ServeOptions {
     /// Extra `Host` values `/mcp` answers besides loopback (`*`: any).
     pub mcp_allowed_hosts: Vec<String>,
     /// Public base URL, token TTL and keys of the media tunnel.
-    pub tunnel: crate::cli::TunnelArgs,
+    pub tunnel: TunnelOptions,
+}
+
+/// The media tunnel's options (`serve --public-base-url`, `--tunnel-ttl-secs`, `--tunnel-keys`).
+#[derive(Clone, Debug, Default)]
+pub struct TunnelOptions {
+    pub public_base_url: Option<String>,
+    pub ttl_secs: u64,
+    /// `id:base64key[:not_after]`, comma separated, sealing key first.
+    pub keys: Option<String>,
 }
 
 /// How long in-flight requests get to finish after SIGTERM / Ctrl-C.
@@ -140,7 +149,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
 
 /// The tunnel's settings from the command line; the base URL defaults to the bound address.
 fn tunnel_settings(
-    args: &crate::cli::TunnelArgs,
+    args: &TunnelOptions,
     addr: SocketAddr,
     fetcher: Arc<Fetcher>,
 ) -> anyhow::Result<TunnelSettings> {
@@ -156,7 +165,7 @@ fn tunnel_settings(
         }
         None => format!("http://{addr}"),
     };
-    let keys = match &args.tunnel_keys {
+    let keys = match &args.keys {
         Some(spec) => Keyring::parse(spec)?,
         None => {
             tracing::warn!(
@@ -167,7 +176,7 @@ fn tunnel_settings(
     };
     Ok(TunnelSettings {
         public_base_url,
-        ttl: std::time::Duration::from_secs(args.tunnel_ttl_secs),
+        ttl: std::time::Duration::from_secs(args.ttl_secs),
         keys,
         fetcher,
     })
