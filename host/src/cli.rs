@@ -226,6 +226,8 @@ pub struct ServeArgs {
     /// Open client connections at most; more wait in the accept queue.
     #[arg(long, env = "MEDIAPARSE_MAX_CONNECTIONS", default_value_t = 16_384)]
     pub max_connections: usize,
+    #[command(flatten)]
+    pub tunnel: TunnelArgs,
 }
 
 impl ServeArgs {
@@ -247,6 +249,23 @@ impl ServeArgs {
             max_connections: self.max_connections.max(1),
         }
     }
+}
+
+/// Media delivery through the tunnel (`?delivery=tunnel`).
+#[derive(Args, Debug)]
+pub struct TunnelArgs {
+    /// The URL callers reach this service at (behind a reverse proxy); tunnel
+    /// URLs start with it. Default: `http://` and the bound address.
+    #[arg(long, env = "MEDIAPARSE_PUBLIC_BASE_URL")]
+    pub public_base_url: Option<String>,
+    /// Longest life of a tunnel URL, in seconds (the media URL's own expiry may be sooner).
+    #[arg(long, env = "MEDIAPARSE_TUNNEL_TTL_SECS", default_value_t = 3600)]
+    pub tunnel_ttl_secs: u64,
+    /// Tunnel token keys, `id:base64(32 bytes)[:not_after_unix_seconds]`, comma
+    /// separated, the sealing key first; older keys open tokens until their
+    /// `not_after`. Default: a random key per start (tokens die with the process).
+    #[arg(long, env = "MEDIAPARSE_TUNNEL_KEYS", hide_env_values = true)]
+    pub tunnel_keys: Option<String>,
 }
 
 #[derive(Args, Debug)]

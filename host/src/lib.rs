@@ -22,3 +22,4 @@ pub mod parse;
 pub mod registry;
 pub mod reload;
 pub mod store;
+pub mod tunnel;

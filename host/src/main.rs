@@ -1,6 +1,6 @@
 use clap::Parser;
 use mediaparse::cli::{Cli, Command};
-use mediaparse::http::server::{ServeOptions, serve};
+use mediaparse::http::server::{ServeOptions, TunnelOptions, serve};
 
 fn main() {
     let cli = Cli::parse();
@@ -39,6 +39,11 @@ fn main() {
                 mcp_sessions: mediaparse::http::mcp::sessions::SessionLimits {
                     per_key: args.mcp_max_sessions_per_key.max(1),
                     overall: args.mcp_max_sessions.max(1),
+                },
+                tunnel: TunnelOptions {
+                    public_base_url: args.tunnel.public_base_url,
+                    ttl_secs: args.tunnel.tunnel_ttl_secs,
+                    keys: args.tunnel.tunnel_keys,
                 },
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()

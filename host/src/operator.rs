@@ -170,6 +170,34 @@ pub fn edit_key(store: &Store, id: &str, mut edit: KeyEdit, now: i64) -> Result<
     Ok(key_view(&store.edit_key(id, &edit, now)?, now))
 }
 
+/// Set key `id`'s default media delivery: `direct`, `tunnel`, or `default`
+/// (the service default, direct). Returns the key with its delivery.
+pub fn set_key_delivery(store: &Store, id: &str, value: &str, now: i64) -> Result<KeyDelivery> {
+    let set = match value {
+        "direct" | "tunnel" => Some(value),
+        "default" => None,
+        other => {
+            return Err(OperatorError::Invalid(format!(
+                "delivery must be direct, tunnel or default, not {other:?}"
+            )));
+        }
+    };
+    let delivery = store.key_delivery(id, Some(set), now)?;
+    Ok(KeyDelivery {
+        key: get_key(store, id, now)?,
+        delivery,
+    })
+}
+
+/// A key with its default media delivery (`null`: the service default).
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyDelivery {
+    #[serde(flatten)]
+    pub key: KeyView,
+    pub delivery: Option<String>,
+}
+
 /// A new token for key `id`; the old one stops working with this commit.
 pub fn reset_key(store: &Store, id: &str, now: i64) -> Result<IssuedKey> {
     let token = auth::mint_token();

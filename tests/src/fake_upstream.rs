@@ -148,6 +148,13 @@ impl FakeUpstream {
         self
     }
 
+    /// Answer one more route from now on (media behind a parse's URLs).
+    pub fn add_route(&self, route: Route) {
+        if let Ok(mut i) = self.inner.lock() {
+            i.routes.push(route);
+        }
+    }
+
     pub fn base_url(&self) -> String {
         format!("http://{}", self.addr)
     }

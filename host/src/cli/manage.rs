@@ -45,7 +45,7 @@ pub enum KeysCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Change name, expiry, platforms or rate limit; the token stays the same.
+    /// Change name, expiry, platforms, rate limit or media delivery; the token stays the same.
     Edit {
         id: String,
         #[arg(long)]
@@ -59,6 +59,9 @@ pub enum KeysCommand {
         /// Requests per minute, `off`, or `default` (the service default).
         #[arg(long)]
         rate_limit: Option<String>,
+        /// Default media delivery when a parse does not say: `direct`, `tunnel`, or `default`.
+        #[arg(long)]
+        delivery: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -240,6 +243,7 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
             expires,
             platforms,
             rate_limit,
+            delivery,
             json,
         } => {
             let edit = KeyEdit {
@@ -259,6 +263,20 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
                     .map(operator::parse_rate_limit)
                     .transpose()?,
             };
+            if let Some(delivery) = delivery {
+                // Delivery alone is an edit too; the other fields go through edit_key.
+                if !edit.is_empty() {
+                    operator::edit_key(&store, &id, edit, now())?;
+                }
+                let key = operator::set_key_delivery(&store, &id, &delivery, now())?;
+                if json {
+                    print_json(&key)?;
+                } else {
+                    let shown = key.delivery.as_deref().unwrap_or("default (direct)");
+                    println!("edited {}  delivery {shown}", key_line(&key.key));
+                }
+                return Ok(0);
+            }
             let key = operator::edit_key(&store, &id, edit, now())?;
             if json {
                 print_json(&key)?;

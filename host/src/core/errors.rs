@@ -37,6 +37,9 @@ pub enum ErrorCode {
     KeyNotFound,
     AccountNotFound,
     AccountExists,
+    /// The tunnel token is altered, not a token, or its key was retired.
+    TunnelNotFound,
+    TunnelExpired,
 }
 
 /// Which operations answer a code; the OpenAPI document lists the first two.
@@ -314,6 +317,24 @@ pub const ERRORS: &[ErrorSpec] = &[
         "Admin API: an account with this id exists.",
         Scope::Service,
     ),
+    row(
+        ErrorCode::TunnelNotFound,
+        "tunnel_not_found",
+        404,
+        "no such tunnel",
+        Retry::No,
+        "Tunnel: the token is altered, not a token, or sealed by a key the service no longer accepts.",
+        Scope::Service,
+    ),
+    row(
+        ErrorCode::TunnelExpired,
+        "tunnel_expired",
+        410,
+        "the tunnelled URL has expired",
+        Retry::No,
+        "Tunnel: the token is past its expiry (the configured TTL, or the media URL's own expiry); parse again.",
+        Scope::Service,
+    ),
 ];
 
 const fn row(
@@ -407,6 +428,8 @@ mod tests {
         ErrorCode::KeyNotFound,
         ErrorCode::AccountNotFound,
         ErrorCode::AccountExists,
+        ErrorCode::TunnelNotFound,
+        ErrorCode::TunnelExpired,
     ];
 
     #[test]

@@ -13,6 +13,7 @@ mod guard;
 mod pacing;
 mod profile;
 mod sessions;
+mod media;
 mod upstream;
 
 use std::collections::HashMap;
@@ -29,6 +30,7 @@ pub use exits::{AllCooling, Cooling, ExitLease, ExitPools, ExitSpec, ExitStatus,
 pub use pacing::{Pace, Paced, Pacer, Slot};
 pub use sessions::{SessionLease, SessionSpec, Sessions};
 pub use profile::{Device, FetchProfile, ProfileSetting, UnknownProfile};
+pub use media::MediaRequest;
 pub use upstream::UpstreamOverride;
 
 /// Limits on upstream traffic.

@@ -8,7 +8,7 @@
 //! | `GET /api/v1/admin/keys[?account=]` | list keys |
 //! | `POST /api/v1/admin/keys` | create: `{name, account?, expiresOn?, platforms?, rateLimitPerMinute?}` → 201 with `token` |
 //! | `GET /api/v1/admin/keys/{id}` | one key |
-//! | `PATCH /api/v1/admin/keys/{id}` | edit any of `name`, `expiresOn`, `platforms`, `rateLimitPerMinute` |
+//! | `PATCH /api/v1/admin/keys/{id}` | edit any of `name`, `expiresOn`, `platforms`, `rateLimitPerMinute`, `delivery` (`direct`, `tunnel`, `null` = default) |
 //! | `POST /api/v1/admin/keys/{id}/reset` | new token, shown once |
 //! | `DELETE /api/v1/admin/keys/{id}` | delete |
 //! | `GET /api/v1/admin/accounts` | accounts with balances |
@@ -195,6 +195,8 @@ struct EditKey {
     platforms: Option<Value>,
     #[serde(default, deserialize_with = "present")]
     rate_limit_per_minute: Option<Option<u32>>,
+    #[serde(default, deserialize_with = "present")]
+    delivery: Option<Option<String>>,
 }
 
 async fn edit_key(
@@ -212,6 +214,18 @@ async fn edit_key(
             .transpose()?,
         rate_limit_per_minute: b.rate_limit_per_minute,
     };
+    if let Some(delivery) = b.delivery {
+        // `null` goes back to the service default.
+        let delivery = delivery.unwrap_or_else(|| "default".into());
+        let key = op(&state, move |s, now| {
+            if !edit.is_empty() {
+                operator::edit_key(s, &id, edit, now)?;
+            }
+            operator::set_key_delivery(s, &id, &delivery, now)
+        })
+        .await?;
+        return ok(StatusCode::OK, key);
+    }
     let key = op(&state, move |s, now| operator::edit_key(s, &id, edit, now)).await?;
     ok(StatusCode::OK, key)
 }

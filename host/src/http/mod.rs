@@ -18,6 +18,7 @@ mod parse;
 mod request_id;
 pub mod server;
 pub mod state;
+pub mod tunnel;
 
 pub use capabilities::capabilities_data;
 pub use request_id::RequestId;
@@ -39,6 +40,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(admin_extractors::router())
         .merge(ops::router())
         .merge(openapi::router())
+        .merge(tunnel::router())
         .merge(mcp::router(state.clone()))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)

@@ -1,16 +1,20 @@
 //! `POST /api/v1/parse` and `POST /api/v1/platforms/{platform}/parse`.
 //! The extractors run in order — key (401), rate limit (429), path platform
 //! (404), body (415/413/400) — then the parse layer does the rest.
+//! `?delivery=direct|tunnel` (default: the key's) picks how media URLs are
+//! delivered (`http/tunnel.rs`).
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use axum::Router;
-use axum::extract::{Extension, FromRequestParts, Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Extension, FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use serde::Deserialize;
 use serde_json::json;
 
 use super::body::ParseInput;
@@ -70,13 +74,23 @@ impl FromRequestParts<Arc<AppState>> for PathPlatform {
     }
 }
 
+/// The parse endpoints' query string.
+#[derive(Debug, Default, Deserialize)]
+pub struct ParseQuery {
+    /// `direct` or `tunnel`; absent: the key's default.
+    pub delivery: Option<String>,
+}
+
+type QueryArg = Result<Query<ParseQuery>, QueryRejection>;
+
 async fn common(
     State(state): State<Arc<AppState>>,
     Extension(id): Extension<RequestId>,
     ParseKey(key): ParseKey,
+    query: QueryArg,
     JsonBody(ParseInput(input)): JsonBody<ParseInput>,
 ) -> Response {
-    run(&state, &id.0, &key, &input, None).await
+    run(&state, &id.0, &key, query, &input, None).await
 }
 
 async fn platform(
@@ -84,19 +98,29 @@ async fn platform(
     Extension(id): Extension<RequestId>,
     ParseKey(key): ParseKey,
     PathPlatform(platform): PathPlatform,
+    query: QueryArg,
     JsonBody(ParseInput(input)): JsonBody<ParseInput>,
 ) -> Response {
-    run(&state, &id.0, &key, &input, Some(platform)).await
+    run(&state, &id.0, &key, query, &input, Some(platform)).await
 }
 
 async fn run(
     state: &AppState,
     request_id: &str,
     key: &KeyRecord,
+    query: QueryArg,
     input: &str,
     path_platform: Option<String>,
 ) -> Response {
     let started = Instant::now();
+    let delivery = match query {
+        Ok(Query(q)) => super::tunnel::resolve(state, key, q.delivery.as_deref()).await,
+        Err(e) => Err(ApiError::invalid_request(format!("invalid query: {e}"))),
+    };
+    let delivery = match delivery {
+        Ok(d) => d,
+        Err(e) => return e.into_response(),
+    };
     let result = parse::parse(
         &state.services,
         key,
@@ -107,8 +131,9 @@ async fn run(
     .await;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     match result {
-        Ok(parsed) => {
-            tracing::info!(platform = %parsed.platform, charged = parsed.charged, elapsed_ms, "parsed");
+        Ok(mut parsed) => {
+            tracing::info!(platform = %parsed.platform, charged = parsed.charged, delivery = delivery.as_str(), elapsed_ms, "parsed");
+            super::tunnel::apply(state, key, delivery, &mut parsed);
             success(parsed, path_platform.is_some())
         }
         Err(e) => {

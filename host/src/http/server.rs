@@ -16,6 +16,7 @@ use crate::parse::Services;
 use crate::registry::{Registry, Runtime, SandboxLimits};
 use crate::reload::ConfigSource;
 use crate::store::Store;
+use crate::tunnel::{Keyring, TunnelSettings};
 
 pub struct ServeOptions {
     pub listen: SocketAddr,
@@ -39,6 +40,17 @@ pub struct ServeOptions {
     pub admission: crate::parse::admission::AdmissionLimits,
     /// Timeouts and the connection limit for clients.
     pub connections: super::listener::ConnectionLimits,
+    /// Public base URL, token TTL and keys of the media tunnel.
+    pub tunnel: TunnelOptions,
+}
+
+/// The media tunnel's options (`serve --public-base-url`, `--tunnel-ttl-secs`, `--tunnel-keys`).
+#[derive(Clone, Debug, Default)]
+pub struct TunnelOptions {
+    pub public_base_url: Option<String>,
+    pub ttl_secs: u64,
+    /// `id:base64key[:not_after]`, comma separated, sealing key first.
+    pub keys: Option<String>,
 }
 
 /// How long in-flight requests get to finish after SIGTERM / Ctrl-C.
@@ -79,6 +91,9 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         tracing::warn!(upstream = %up.base(), "upstream override: every platform request goes to this address");
     }
     let fetcher = Arc::new(Fetcher::new(upstream, FetchLimits::from_env())?);
+    let listener = tokio::net::TcpListener::bind(options.listen).await?;
+    let addr = listener.local_addr()?;
+    let tunnel = Arc::new(tunnel_settings(&options.tunnel, addr, fetcher.clone())?);
     let services = Arc::new(Services {
         store,
         registry,
@@ -108,6 +123,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
             sessions: options.mcp_sessions,
             ..McpSettings::new(options.mcp_allowed_hosts)
         },
+        tunnel,
     });
     let mcp_shutdown = state.mcp.shutdown.clone();
     let watched = crate::reload::Watched {
@@ -119,8 +135,6 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         tracing::warn!(error = %e, "hot reload is off: cannot watch the extractors or configuration folder");
     }
     let app = super::router(state);
-    let listener = tokio::net::TcpListener::bind(options.listen).await?;
-    let addr = listener.local_addr()?;
     tracing::info!(%addr, startup_ms = started.elapsed().as_millis() as u64, "listening");
     // Tests and scripts read the bound address (useful with port 0) from stdout.
     println!("listening on http://{addr}");
@@ -148,6 +162,41 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     }
     tracing::info!("shut down");
     Ok(())
+}
+
+/// The tunnel's settings from the command line; the base URL defaults to the bound address.
+fn tunnel_settings(
+    args: &TunnelOptions,
+    addr: SocketAddr,
+    fetcher: Arc<Fetcher>,
+) -> anyhow::Result<TunnelSettings> {
+    let public_base_url = match &args.public_base_url {
+        Some(u) => {
+            let parsed =
+                url::Url::parse(u).map_err(|e| anyhow::anyhow!("--public-base-url: {e}"))?;
+            anyhow::ensure!(
+                matches!(parsed.scheme(), "http" | "https"),
+                "--public-base-url must be an http(s) URL"
+            );
+            u.trim_end_matches('/').to_string()
+        }
+        None => format!("http://{addr}"),
+    };
+    let keys = match &args.keys {
+        Some(spec) => Keyring::parse(spec)?,
+        None => {
+            tracing::warn!(
+                "no --tunnel-keys: tunnel URLs are sealed with a random key and stop working at restart"
+            );
+            Keyring::random()
+        }
+    };
+    Ok(TunnelSettings {
+        public_base_url,
+        ttl: std::time::Duration::from_secs(args.ttl_secs),
+        keys,
+        fetcher,
+    })
 }
 
 async fn shutdown_signal() {

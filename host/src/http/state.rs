@@ -24,6 +24,8 @@ pub struct AppState {
     pub account_rate_limits: RateLimits,
     /// The MCP endpoint's settings (allowed hosts, shutdown).
     pub mcp: super::mcp::McpSettings,
+    /// Media delivery through the tunnel: base URL, token TTL and keys.
+    pub tunnel: Arc<crate::tunnel::TunnelSettings>,
 }
 
 impl AppState {

@@ -85,6 +85,12 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         rate_limits: RateLimits::new(None),
         account_rate_limits: RateLimits::new(None),
         mcp: McpSettings::default(),
+        tunnel: Arc::new(crate::tunnel::TunnelSettings {
+            public_base_url: "http://mp.test".into(),
+            ttl: std::time::Duration::from_secs(3600),
+            keys: crate::tunnel::Keyring::random(),
+            fetcher: Arc::new(Fetcher::new(None, FetchLimits::default()).expect("fetcher")),
+        }),
     });
     Harness {
         _dir: dir,

@@ -7,6 +7,7 @@
 
 mod accounts;
 mod backup;
+mod delivery;
 mod keys;
 mod location;
 mod schema;

@@ -48,6 +48,9 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE credit_grants ADD COLUMN kind TEXT NOT NULL DEFAULT 'add';
      CREATE INDEX ledger_by_time ON ledger (created_at);
      CREATE INDEX ledger_by_platform ON ledger (platform, created_at);",
+    // 3: a key's default media delivery (issue 15; NULL: the service default).
+    "ALTER TABLE api_keys ADD COLUMN delivery TEXT
+        CHECK (delivery IS NULL OR delivery IN ('direct', 'tunnel'));",
 ];
 
 /// The schema version this binary writes and understands.

@@ -24,3 +24,4 @@ mod operations;
 mod robustness;
 mod slow_clients;
 mod tiktok_slice;
+mod tunnel;

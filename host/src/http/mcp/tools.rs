@@ -96,6 +96,7 @@ fn tools(state: &AppState) -> Vec<Tool> {
             "properties": {
                 "url": {"type": "string", "minLength": 1, "maxLength": 4096, "description": format!("The post URL{share_text}.")},
                 "platform": {"type": "string", "enum": platforms, "description": "Parse as this platform and include its platform data."},
+                "delivery": {"type": "string", "enum": ["direct", "tunnel"], "description": "`tunnel`: every media URL points at this service's tunnel and needs no headers (works in a browser `<video>`). Default: the key's setting, else `direct`."},
             },
             "required": ["url"],
             "additionalProperties": false,
@@ -195,7 +196,7 @@ impl MediaparseMcp {
     ) -> CallToolResult {
         let started = Instant::now();
         let outcome = async {
-            let (url, platform) =
+            let (url, platform, delivery) =
                 read_arguments(arguments, &|p| self.state.services.registry.knows(p))?;
             // The same per-key rate limit as REST (admission is in `parse`).
             let default = self
@@ -206,7 +207,9 @@ impl MediaparseMcp {
                 .limits
                 .rate_limit_per_minute;
             self.state.rate_limits.check(key, default)?;
-            let parsed = parse::parse(
+            let delivery =
+                crate::http::tunnel::resolve(&self.state, key, delivery.as_deref()).await?;
+            let mut parsed = parse::parse(
                 &self.state.services,
                 key,
                 &url,
@@ -214,6 +217,7 @@ impl MediaparseMcp {
                 request_id,
             )
             .await?;
+            crate::http::tunnel::apply(&self.state, key, delivery, &mut parsed);
             Ok::<_, ApiError>((parsed, platform.is_some()))
         }
         .await;
@@ -260,15 +264,16 @@ impl MediaparseMcp {
     }
 }
 
-/// `url` (required, a non-empty string) and `platform` (optional platform id).
+/// `url` (required, a non-empty string), `platform` (optional platform id)
+/// and `delivery` (optional string, checked by the caller).
 fn read_arguments(
     arguments: &JsonObject,
     known: &dyn Fn(&str) -> bool,
-) -> Result<(String, Option<String>), ApiError> {
+) -> Result<(String, Option<String>, Option<String>), ApiError> {
     for name in arguments.keys() {
-        if name != "url" && name != "platform" {
+        if !matches!(name.as_str(), "url" | "platform" | "delivery") {
             return Err(ApiError::invalid_request(format!(
-                "unknown argument `{name}`; parse_media takes `url` and `platform`"
+                "unknown argument `{name}`; parse_media takes `url`, `platform` and `delivery`"
             )));
         }
     }
@@ -288,5 +293,10 @@ fn read_arguments(
             ));
         }
     };
-    Ok((url, platform))
+    let delivery = match arguments.get("delivery") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(d)) => Some(d.clone()),
+        Some(_) => return Err(ApiError::invalid_request("`delivery` must be a string")),
+    };
+    Ok((url, platform, delivery))
 }

@@ -51,6 +51,7 @@ pub const API_VERSION: &str = "1.0.0";
     )),
     tags(
         (name = "parse", description = "Parse a post URL into its media."),
+        (name = "media", description = "Media delivered through the service (`?delivery=tunnel`)."),
         (name = "service", description = "What the service offers, and whether it is up.")
     )
 )]
@@ -181,6 +182,10 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             "security": [],
             "responses": {"200": json_response("The service's capabilities.", "Capabilities", false, false)},
         }}),
+    );
+    paths.insert(
+        "/api/v1/tunnel/{token}".into(),
+        json!({"get": tunnel_operation()}),
     );
     paths.insert(
         "/healthz".into(),
@@ -467,16 +472,74 @@ fn parse_operation(route: Route<'_>, example: &str, ids: &[&str]) -> Value {
         },
         "responses": responses,
     });
-    if templated {
-        op["parameters"] = json!([{
+    let delivery = json!({
+        "name": "delivery",
+        "in": "query",
+        "required": false,
+        "description": "`tunnel`: every media URL (images, videos, audios, thumbnail) points at `/api/v1/tunnel/{token}` on this service and `headers` is empty; `direct`: the platform's URLs with the headers they need. Default: the key's setting, else `direct`. Another value is `400 invalid_request`.",
+        "schema": {"type": "string", "enum": ["direct", "tunnel"]},
+    });
+    op["parameters"] = if templated {
+        json!([{
             "name": "platform",
             "in": "path",
             "required": true,
             "description": "Platform id; another value is `404 unknown_platform`.",
             "schema": {"type": "string", "enum": ids},
-        }]);
-    }
+        }, delivery])
+    } else {
+        json!([delivery])
+    };
     op
+}
+
+/// `GET|HEAD /api/v1/tunnel/{token}`: the media behind a tunnel URL.
+fn tunnel_operation() -> Value {
+    let error = |wire: &str| {
+        json!({
+            "description": format!("Error envelope, code `{wire}`."),
+            "content": {"application/json": {"schema": {"type": "object", "required": ["status", "data", "msg", "code"], "properties": {
+                "status": {"type": "integer"}, "data": {"type": "null"}, "msg": {"type": "string"}, "code": {"type": "string", "enum": [wire]},
+            }}}},
+        })
+    };
+    let bytes = |description: &str| {
+        json!({
+            "description": description,
+            "headers": {
+                "Content-Type": {"schema": {"type": "string"}},
+                "Content-Length": {"schema": {"type": "integer"}},
+                "Content-Range": {"schema": {"type": "string"}},
+                "Accept-Ranges": {"schema": {"type": "string"}},
+                "ETag": {"schema": {"type": "string"}},
+                "Last-Modified": {"schema": {"type": "string"}},
+            },
+            "content": {"*/*": {"schema": {"type": "string", "format": "binary"}}},
+        })
+    };
+    json!({
+        "tags": ["media"],
+        "operationId": "tunnel",
+        "summary": "The media behind a tunnel URL (`?delivery=tunnel`)",
+        "description": "No `Authorization`: the sealed token is the capability, so a browser `<video src>` works. `Range`, `If-Range`, `If-None-Match` and `If-Modified-Since` are forwarded to the platform's CDN with the headers and cookie the media needs; the body is streamed. Tunnel traffic costs no credits. `HEAD` answers the same headers without a body.",
+        "security": [],
+        "parameters": [{
+            "name": "token",
+            "in": "path",
+            "required": true,
+            "description": "The token a parse with `delivery=tunnel` returned.",
+            "schema": {"type": "string"},
+        }],
+        "responses": {
+            "200": bytes("The whole media."),
+            "206": bytes("The range asked for."),
+            "404": error("tunnel_not_found"),
+            "410": error("tunnel_expired"),
+            "502": error("upstream_error"),
+            "503": error("extractor_unavailable"),
+            "504": error("upstream_timeout"),
+        },
+    })
 }
 
 fn capabilities_schema(catalogue: &Catalogue, price_table: &Prices) -> Value {

@@ -1,0 +1,37 @@
+//! A key's default media delivery (issue 15): `direct`, `tunnel`, or unset
+//! (the service default, direct). One column of `api_keys`, kept apart from
+//! the key record so the parse path reads it only when no `?delivery=` is given.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Store, StoreError, StoreResult};
+
+impl Store {
+    /// Set (`Some("direct" | "tunnel")`) or clear (`None`) key `id`'s default
+    /// delivery, and read it back (`set = false` only reads).
+    pub fn key_delivery(
+        &self,
+        id: &str,
+        set: Option<Option<&str>>,
+        now: i64,
+    ) -> StoreResult<Option<String>> {
+        self.with(|c| {
+            if let Some(delivery) = set {
+                if delivery.is_some_and(|d| !matches!(d, "direct" | "tunnel")) {
+                    return Err(StoreError::Invalid(
+                        "delivery must be direct or tunnel".into(),
+                    ));
+                }
+                c.execute(
+                    "UPDATE api_keys SET delivery = ?2, updated_at = ?3 WHERE id = ?1",
+                    params![id, delivery, now],
+                )?;
+            }
+            c.query_row("SELECT delivery FROM api_keys WHERE id = ?1", [id], |r| {
+                r.get::<_, Option<String>>(0)
+            })
+            .optional()?
+            .ok_or_else(|| StoreError::NotFound("key", id.into()))
+        })
+    }
+}
