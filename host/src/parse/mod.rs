@@ -149,6 +149,8 @@ async fn parse_routed(
     let ctx = sdk::Context {
         now_unix_ms: services.clock.parse_now_ms(),
         config: config.extractor_config(&platform),
+        // Filled from the registry's memos by `extract`.
+        remembered: Vec::new(),
     };
     let outbound = Outbound {
         limits: &limits,
@@ -161,6 +163,7 @@ async fn parse_routed(
             &services.limits,
             &ext,
             &outbound,
+            services.registry.memos(),
             session,
             target,
             ctx,
