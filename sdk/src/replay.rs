@@ -523,14 +523,10 @@ mod tests {
                 input: input.into(),
             })
         }
-        fn plan(_: &Target, _: &Context, done: &[Exchange]) -> crate::Result<Plan> {
-            Ok(if done.is_empty() {
-                Plan::one(HttpRequest::get("https://a.example/page"))
-            } else {
-                Plan::Ready
-            })
-        }
-        fn map(_: &Target, _: &Context, done: &[Exchange]) -> crate::Result<Extraction> {
+        fn step(_: &Target, _: &Context, done: &[Exchange]) -> crate::Result<Step> {
+            if done.is_empty() {
+                return Ok(Step::one(HttpRequest::get("https://a.example/page")));
+            }
             let url = done[0].response.text().trim().to_string();
             let media = Media {
                 images: vec![crate::Image {
@@ -542,10 +538,10 @@ mod tests {
             };
             let mut data = serde_json::Map::new();
             spec::fill_missing_members("onepage", &mut data);
-            Ok(Extraction {
+            Ok(Step::Done(Extraction {
                 media,
                 platform_data: serde_json::Value::Object(data),
-            })
+            }))
         }
     }
 
