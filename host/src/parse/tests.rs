@@ -302,7 +302,10 @@ fn a_1_1_guest_is_called_once_per_round_a_1_0_guest_plans_then_maps() {
         let target = session.detect(OK).expect("call").expect("detected");
         let ctx = mediaparse_sdk::Context::default();
         let before = session.guest_calls();
-        let first = session.step(&target, &ctx, &[]).expect("call").expect("step");
+        let first = session
+            .step(&target, &ctx, &[])
+            .expect("call")
+            .expect("step");
         let Next::Fetch(requests) = first.next else {
             panic!("{wit}: the first round fetches")
         };
@@ -319,7 +322,10 @@ fn a_1_1_guest_is_called_once_per_round_a_1_0_guest_plans_then_maps() {
                 request,
             })
             .collect();
-        let second = session.step(&target, &ctx, &done).expect("call").expect("step");
+        let second = session
+            .step(&target, &ctx, &done)
+            .expect("call")
+            .expect("step");
         let Next::Done(media, data) = second.next else {
             panic!("{wit}: the second round finishes")
         };
