@@ -50,6 +50,10 @@ pub struct Case {
     /// Operator config for the platform (`context.config`).
     #[serde(default, skip_serializing_if = "Vec::is_empty", with = "pairs")]
     pub config: Vec<Header>,
+    /// Values remembered from earlier parses (`context.remembered`, WIT 1.1):
+    /// `[key, value]` pairs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty", with = "pairs")]
+    pub remembered: Vec<Header>,
     /// The upstream exchanges, as raw HTTP hops (a followed redirect is two).
     #[serde(default)]
     pub exchanges: Vec<RecordedExchange>,
@@ -132,6 +136,10 @@ pub struct Expect {
     /// The expected error code instead of media (`302`, `content_unavailable`, …).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// Exactly the values the extractor must ask the host to remember over
+    /// the whole parse, in order (WIT 1.1); absent: not checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remember: Option<Vec<crate::Memo>>,
 }
 
 impl Case {

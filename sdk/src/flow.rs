@@ -18,7 +18,7 @@
 //! assert!(map_of(step(&[])).is_err()); // mapping before the answer arrived is a failure
 //! ```
 
-use crate::{Extraction, Failure, HttpRequest, Plan, Result};
+use crate::{Extraction, Failure, HttpRequest, Memo, Plan, Result};
 
 /// What an extractor does next, given everything fetched so far.
 #[derive(Clone, Debug, PartialEq)]
@@ -34,6 +34,25 @@ impl Step {
     /// A round of exactly one request.
     pub fn one(request: HttpRequest) -> Step {
         Step::Fetch(vec![request])
+    }
+}
+
+/// A step and the values the extractor asks the host to remember (the WIT
+/// 1.1 `step` answer).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Stepped {
+    /// What to do next.
+    pub next: Step,
+    /// Values for the host to remember for this platform.
+    pub remember: Vec<Memo>,
+}
+
+impl From<Step> for Stepped {
+    fn from(next: Step) -> Stepped {
+        Stepped {
+            next,
+            remember: Vec::new(),
+        }
     }
 }
 

@@ -54,6 +54,7 @@ fn context_in(x: w::Context) -> t::Context {
     t::Context {
         now_unix_ms: x.now_unix_ms,
         config: x.config.into_iter().map(header_in).collect(),
+        remembered: x.remembered.into_iter().map(header_in).collect(),
     }
 }
 
@@ -185,6 +186,37 @@ pub fn plan<E: Extractor>(
     }
 }
 
+fn extraction_out(x: t::Extraction) -> w::Extraction {
+    w::Extraction {
+        media: media_out(x.media),
+        platform_data: x.platform_data.to_string(),
+    }
+}
+
+pub fn step<E: Extractor>(
+    target: w::Target,
+    ctx: w::Context,
+    done: Vec<w::Exchange>,
+) -> Result<w::Stepped, w::Failure> {
+    let done: Vec<t::Exchange> = done.into_iter().map(exchange_in).collect();
+    let stepped = E::stepped(&target_in(target), &context_in(ctx), &done).map_err(failure_out)?;
+    Ok(w::Stepped {
+        next: match stepped.next {
+            crate::Step::Fetch(reqs) => w::Step::Fetch(reqs.into_iter().map(request_out).collect()),
+            crate::Step::Done(x) => w::Step::Done(extraction_out(x)),
+        },
+        remember: stepped
+            .remember
+            .into_iter()
+            .map(|m| w::Memo {
+                key: m.key,
+                value: m.value,
+                ttl_seconds: m.ttl_seconds,
+            })
+            .collect(),
+    })
+}
+
 pub fn map<E: Extractor>(
     target: w::Target,
     ctx: w::Context,
@@ -192,8 +224,5 @@ pub fn map<E: Extractor>(
 ) -> Result<w::Extraction, w::Failure> {
     let done: Vec<t::Exchange> = done.into_iter().map(exchange_in).collect();
     let extraction = E::map(&target_in(target), &context_in(ctx), &done).map_err(failure_out)?;
-    Ok(w::Extraction {
-        media: media_out(extraction.media),
-        platform_data: extraction.platform_data.to_string(),
-    })
+    Ok(extraction_out(extraction))
 }

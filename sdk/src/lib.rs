@@ -113,7 +113,7 @@ pub mod testing;
 #[doc(hidden)]
 pub mod guest;
 
-pub use flow::Step;
+pub use flow::{Step, Stepped};
 pub use serde_json;
 pub use types::*;
 
@@ -121,10 +121,10 @@ pub use types::*;
 /// refuses a component built against another major, by name.
 ///
 /// ```
-/// assert_eq!(mediaparse_sdk::WIT_VERSION, "1.0.0");
+/// assert_eq!(mediaparse_sdk::WIT_VERSION, "1.1.0");
 /// assert!(mediaparse_sdk::WIT_VERSION.starts_with(&format!("{}.", mediaparse_sdk::WIT_MAJOR)));
 /// ```
-pub const WIT_VERSION: &str = "1.0.0";
+pub const WIT_VERSION: &str = "1.1.0";
 /// The WIT major version; the host refuses components of another major.
 pub const WIT_MAJOR: u32 = 1;
 
@@ -152,6 +152,11 @@ pub trait Extractor {
         Err(Failure::changed(
             "this extractor implements neither step nor plan and map",
         ))
+    }
+    /// [`Extractor::step`] and the values to remember ([`Memo`]): the WIT
+    /// 1.1 `step` call. Override it (instead of `step`) to remember values.
+    fn stepped(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Stepped> {
+        Self::step(target, ctx, done).map(Stepped::from)
     }
     /// The WIT `plan` call: more requests, or ready to map. Derived from
     /// [`Extractor::step`]; do not override in new code.
@@ -200,6 +205,17 @@ macro_rules! export_extractor {
                 > {
                     $crate::spec::embed_platform($crate::__embedded_platform!());
                     $crate::guest::plan::<$ty>(target, ctx, done)
+                }
+                fn step(
+                    target: $crate::guest::bindings::Target,
+                    ctx: $crate::guest::bindings::Context,
+                    done: ::std::vec::Vec<$crate::guest::bindings::Exchange>,
+                ) -> ::std::result::Result<
+                    $crate::guest::bindings::Stepped,
+                    $crate::guest::bindings::Failure,
+                > {
+                    $crate::spec::embed_platform($crate::__embedded_platform!());
+                    $crate::guest::step::<$ty>(target, ctx, done)
                 }
                 fn map(
                     target: $crate::guest::bindings::Target,

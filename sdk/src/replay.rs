@@ -30,6 +30,7 @@
 //!     input: "https://example.com/v/1".into(),
 //!     now_unix_ms: None,
 //!     config: vec![],
+//!     remembered: vec![],
 //!     exchanges: vec![],
 //!     expect: Expect { error: Some("302".into()), ..Default::default() },
 //!     dir: Default::default(),
@@ -45,8 +46,8 @@ use std::path::Path;
 use crate::fixture::{Case, FixtureError};
 use crate::urls::{InputUrl, host_matches};
 use crate::{
-    Context, Exchange, Extraction, Extractor, Failure, HttpRequest, HttpResponse, Info, Plan,
-    Target, spec,
+    Context, Exchange, Extraction, Extractor, Failure, HttpRequest, HttpResponse, Info, Memo, Plan,
+    Step, Stepped, Target, spec,
 };
 
 /// The four calls of an extractor, however it runs. The outer `Err` is the
@@ -71,6 +72,20 @@ pub trait Driver {
         ctx: &Context,
         done: &[Exchange],
     ) -> Result<Result<Extraction, Failure>, String>;
+    /// `step(target, ctx, done)` (WIT 1.1). By default derived from `plan`
+    /// then `map`, as a 1.0 component is driven (it remembers nothing).
+    fn step(
+        &mut self,
+        target: &Target,
+        ctx: &Context,
+        done: &[Exchange],
+    ) -> Result<Result<Stepped, Failure>, String> {
+        Ok(match self.plan(target, ctx, done)? {
+            Err(f) => Err(f),
+            Ok(Plan::Fetch(requests)) => Ok(Step::Fetch(requests).into()),
+            Ok(Plan::Ready) => self.map(target, ctx, done)?.map(|x| Step::Done(x).into()),
+        })
+    }
 }
 
 /// A [`Driver`] calling an [`Extractor`] type natively.
@@ -105,6 +120,14 @@ impl<E: Extractor> Driver for Native<E> {
     ) -> Result<Result<Extraction, Failure>, String> {
         Ok(E::map(target, ctx, done))
     }
+    fn step(
+        &mut self,
+        target: &Target,
+        ctx: &Context,
+        done: &[Exchange],
+    ) -> Result<Result<Stepped, Failure>, String> {
+        Ok(E::stepped(target, ctx, done))
+    }
 }
 
 /// Plan rounds the host allows per parse.
@@ -123,6 +146,8 @@ pub struct Outcome {
     pub requests: Vec<HttpRequest>,
     /// Recorded exchanges no request used (a case should record only what happens).
     pub unused: Vec<String>,
+    /// Every value the extractor asked the host to remember, in order.
+    pub remember: Vec<Memo>,
 }
 
 /// Why a case could not be replayed at all (as opposed to replaying with
@@ -163,7 +188,13 @@ pub fn run<E: Extractor>(case: &Case) -> Result<Outcome, HarnessError> {
 pub fn run_with(driver: &mut dyn Driver, case: &Case) -> Result<Outcome, HarnessError> {
     let info = driver.info().map_err(HarnessError::Driver)?;
     let mut used = vec![false; case.exchanges.len()];
-    let mut requests = Vec::new();
+    let mut outcome = Outcome {
+        target: None,
+        result: Err(Failure::changed("not run")),
+        requests: Vec::new(),
+        unused: Vec::new(),
+        remember: Vec::new(),
+    };
     let unused = |used: &[bool]| -> Vec<String> {
         case.exchanges
             .iter()
@@ -175,51 +206,42 @@ pub fn run_with(driver: &mut dyn Driver, case: &Case) -> Result<Outcome, Harness
     let target = match driver.detect(&case.input).map_err(HarnessError::Driver)? {
         Ok(t) => t,
         Err(f) => {
-            return Ok(Outcome {
-                target: None,
-                result: Err(f),
-                requests,
-                unused: unused(&used),
-            });
+            outcome.result = Err(f);
+            outcome.unused = unused(&used);
+            return Ok(outcome);
         }
     };
     let ctx = Context {
         now_unix_ms: case.now_unix_ms(),
         config: case.config.clone(),
+        remembered: case.remembered.clone(),
     };
     let mut done: Vec<Exchange> = Vec::new();
     for _ in 0..MAX_ROUNDS {
-        match driver
-            .plan(&target, &ctx, &done)
-            .map_err(HarnessError::Driver)?
-        {
-            Err(f) => {
-                return Ok(Outcome {
-                    target: Some(target),
-                    result: Err(f),
-                    requests,
-                    unused: unused(&used),
-                });
-            }
-            Ok(Plan::Ready) => {
-                let result = driver
-                    .map(&target, &ctx, &done)
-                    .map_err(HarnessError::Driver)?;
-                return Ok(Outcome {
-                    target: Some(target),
-                    result,
-                    requests,
-                    unused: unused(&used),
-                });
-            }
-            Ok(Plan::Fetch(batch)) => {
-                for request in batch {
-                    requests.push(request.clone());
-                    let response = perform(case, &info.api_hosts, &request, &mut used)?;
-                    done.push(Exchange { request, response });
+        let stepped = driver
+            .step(&target, &ctx, &done)
+            .map_err(HarnessError::Driver)?;
+        let result = match stepped {
+            Err(f) => Err(f),
+            Ok(Stepped { next, remember }) => {
+                outcome.remember.extend(remember);
+                match next {
+                    Step::Done(x) => Ok(x),
+                    Step::Fetch(batch) => {
+                        for request in batch {
+                            outcome.requests.push(request.clone());
+                            let response = perform(case, &info.api_hosts, &request, &mut used)?;
+                            done.push(Exchange { request, response });
+                        }
+                        continue;
+                    }
                 }
             }
-        }
+        };
+        outcome.target = Some(target);
+        outcome.result = result;
+        outcome.unused = unused(&used);
+        return Ok(outcome);
     }
     Err(HarnessError::TooManyRounds)
 }
@@ -239,6 +261,7 @@ pub fn map_inputs<E: Extractor>(
     let ctx = Context {
         now_unix_ms: case.now_unix_ms(),
         config: case.config.clone(),
+        remembered: case.remembered.clone(),
     };
     let mut done: Vec<Exchange> = Vec::new();
     for _ in 0..MAX_ROUNDS {
@@ -377,6 +400,15 @@ pub fn compare(case: &Case, outcome: &Outcome) -> Result<(), String> {
         }
         (Ok(_), None, None) => problems.push("case expects nothing".into()),
     }
+    if let Some(want) = &case.expect.remember
+        && want != &outcome.remember
+    {
+        problems.push(format!(
+            "remember: expected {}, got {}",
+            serde_json::to_string(want).unwrap_or_default(),
+            serde_json::to_string(&outcome.remember).unwrap_or_default()
+        ));
+    }
     if problems.is_empty() {
         Ok(())
     } else {
@@ -491,14 +523,10 @@ mod tests {
                 input: input.into(),
             })
         }
-        fn plan(_: &Target, _: &Context, done: &[Exchange]) -> crate::Result<Plan> {
-            Ok(if done.is_empty() {
-                Plan::one(HttpRequest::get("https://a.example/page"))
-            } else {
-                Plan::Ready
-            })
-        }
-        fn map(_: &Target, _: &Context, done: &[Exchange]) -> crate::Result<Extraction> {
+        fn step(_: &Target, _: &Context, done: &[Exchange]) -> crate::Result<Step> {
+            if done.is_empty() {
+                return Ok(Step::one(HttpRequest::get("https://a.example/page")));
+            }
             let url = done[0].response.text().trim().to_string();
             let media = Media {
                 images: vec![crate::Image {
@@ -510,10 +538,10 @@ mod tests {
             };
             let mut data = serde_json::Map::new();
             spec::fill_missing_members("onepage", &mut data);
-            Ok(Extraction {
+            Ok(Step::Done(Extraction {
                 media,
                 platform_data: serde_json::Value::Object(data),
-            })
+            }))
         }
     }
 
@@ -556,6 +584,7 @@ mod tests {
             input: "https://a.example/p/1".into(),
             now_unix_ms: None,
             config: vec![],
+            remembered: vec![],
             exchanges,
             expect: Expect {
                 media: Some(media),

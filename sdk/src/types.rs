@@ -235,6 +235,10 @@ pub struct Context {
     pub now_unix_ms: u64,
     /// Operator settings for this platform (for example `cookie`).
     pub config: Vec<Header>,
+    /// Values this platform's extractor asked the host to remember in
+    /// earlier parses (name: the memo's key), unexpired (WIT 1.1; empty
+    /// under a 1.0 host).
+    pub remembered: Vec<Header>,
 }
 
 impl Context {
@@ -242,6 +246,28 @@ impl Context {
     pub fn config(&self, name: &str) -> Option<&str> {
         header_value(&self.config, name).filter(|v| !v.trim().is_empty())
     }
+
+    /// A remembered value by its key (exact, case-sensitive).
+    pub fn remembered(&self, key: &str) -> Option<&str> {
+        self.remembered
+            .iter()
+            .find(|h| h.name == key)
+            .map(|h| h.value.as_str())
+    }
+}
+
+/// A small value for the host to remember for this platform and hand back
+/// in later parses' [`Context::remembered`]. The host bounds them (value
+/// size, count per platform, TTL) and drops a memo over a bound.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Memo {
+    /// Chosen by the extractor; a later memo with the same key replaces it.
+    pub key: String,
+    /// The value (small: the host bounds its size).
+    pub value: String,
+    /// How long to keep it; zero forgets the key.
+    pub ttl_seconds: u32,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -29,7 +29,7 @@ pub fn component(platform: &str, version: &str) -> Vec<u8> {
 pub fn wit_major_2(bytes: &[u8]) -> Vec<u8> {
     replace_all(
         bytes,
-        b"mediaparse:extractor/types@1.0.0",
+        b"mediaparse:extractor/types@1.1.0",
         b"mediaparse:extractor/types@2.0.0",
     )
 }

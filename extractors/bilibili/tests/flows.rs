@@ -27,6 +27,7 @@ fn ctx() -> Context {
     Context {
         now_unix_ms: 1_700_000_000_000,
         config: vec![],
+        remembered: Vec::new(),
     }
 }
 

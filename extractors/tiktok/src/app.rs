@@ -398,6 +398,7 @@ mod tests {
         Context {
             now_unix_ms: 1_700_000_000_000,
             config: pairs.iter().map(|(n, v)| Header::new(*n, *v)).collect(),
+            remembered: Vec::new(),
         }
     }
 

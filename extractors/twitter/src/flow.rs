@@ -228,6 +228,7 @@ mod tests {
         let ctx = Context {
             now_unix_ms: 0,
             config: vec![mediaparse_sdk::Header::new("cookie", "auth_token=a; ct0=b")],
+            remembered: Vec::new(),
         };
         let act = next(&target, &ctx, &[]);
         assert!(act.header_value("cookie").is_none());

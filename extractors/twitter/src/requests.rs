@@ -219,6 +219,7 @@ mod tests {
                 Header::new("features", "{\"a_flag\": true}"),
                 Header::new("field_toggles", "not json"),
             ],
+            remembered: Vec::new(),
         };
         let url = graphql_url("20", &ctx);
         assert!(url.contains("/0aTrQMKgj95K791yXeNDRA/"));

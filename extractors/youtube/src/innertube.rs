@@ -239,6 +239,7 @@ mod tests {
         let ctx = Context {
             now_unix_ms: 0,
             config: vec![mediaparse_sdk::Header::new("android_version", "21.26.364")],
+            remembered: Vec::new(),
         };
         assert!(Client::Android.user_agent(&ctx).contains("/21.26.364 "));
         let req = android("M4gD1WSo5mA", &ctx);

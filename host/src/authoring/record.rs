@@ -65,6 +65,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
         input: options.input.clone(),
         now_unix_ms: None,
         config: Vec::new(),
+        remembered: Vec::new(),
         exchanges: Vec::new(),
         expect: Expect::default(),
         dir: options.out.clone(),
@@ -96,6 +97,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
             let ctx = Context {
                 now_unix_ms: now_ms,
                 config: config.clone(),
+                remembered: Vec::new(),
             };
             let limits = ParseLimits::default();
             let operator = crate::config::OperatorConfig::default();
@@ -123,6 +125,9 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
                     &limits,
                     &ext,
                     &outbound,
+                    // A recording starts with nothing remembered (a case's
+                    // `remembered` is written by hand).
+                    &crate::registry::Memos::in_memory(),
                     session,
                     target.clone(),
                     ctx,
@@ -194,6 +199,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
         input: options.input.clone(),
         now_unix_ms: None,
         config: scrub.headers(&config),
+        remembered: Vec::new(),
         exchanges,
         expect,
         dir: options.out.clone(),

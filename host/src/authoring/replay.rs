@@ -72,6 +72,37 @@ impl Driver for WasmDriver {
             Err(f) => Ok(Err(f)),
         }
     }
+    fn step(
+        &mut self,
+        target: &Target,
+        ctx: &Context,
+        done: &[Exchange],
+    ) -> Result<Result<mediaparse_sdk::Stepped, Failure>, String> {
+        use crate::registry::Next;
+        let round = match self
+            .session
+            .step(target, ctx, done)
+            .map_err(|e| e.to_string())?
+        {
+            Ok(round) => round,
+            Err(f) => return Ok(Err(f)),
+        };
+        let next = match round.next {
+            Next::Fetch(requests) => mediaparse_sdk::Step::Fetch(requests),
+            Next::Done(media, data) => {
+                let platform_data = serde_json::from_str(&data)
+                    .map_err(|e| format!("platform data is not JSON: {e}"))?;
+                mediaparse_sdk::Step::Done(Extraction {
+                    media,
+                    platform_data,
+                })
+            }
+        };
+        Ok(Ok(mediaparse_sdk::Stepped {
+            next,
+            remember: round.remember,
+        }))
+    }
 }
 
 /// Which component a case runs through.

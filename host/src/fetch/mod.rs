@@ -454,7 +454,15 @@ impl Fetcher {
             .iter()
             .find(|h| h.name.eq_ignore_ascii_case("user-agent"))
             .map(|h| h.value.as_str());
-        let profile = call.limits.profile.resolve(user_agent);
+        // A plain-http destination (only the upstream override sends one) has
+        // no TLS to fingerprint; through a proxy the browser backend would
+        // tunnel it with CONNECT, which proxies refuse for non-TLS ports, so it
+        // is forwarded by the plain client instead.
+        let profile = if wire_url.scheme() == "http" && call.proxy.is_some() {
+            FetchProfile::Rustls
+        } else {
+            call.limits.profile.resolve(user_agent)
+        };
         let device = profile::device_for_agent(user_agent);
         if let Some(client) = self.browser_client(profile, device, call.proxy)? {
             return browser::send(

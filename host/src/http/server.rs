@@ -61,10 +61,11 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let store = Store::open(&options.db)?;
     let (config_source, config) = ConfigSource::open(options.config.clone())?;
     let runtime = Runtime::new(SandboxLimits::default())?;
-    let registry = Arc::new(Registry::with_cache(
-        runtime,
-        options.compiled_cache.clone(),
-    ));
+    // Remembered values live beside the database, in the data folder.
+    let registry = Arc::new(
+        Registry::with_cache(runtime, options.compiled_cache.clone())
+            .remember_in(&options.db.with_file_name("remembered.json")),
+    );
     let loaded = {
         let (registry, dir) = (registry.clone(), options.extractors.clone());
         tokio::task::spawn_blocking(move || {

@@ -281,6 +281,8 @@ async fn detect_and_extract(
     let ctx = sdk::Context {
         now_unix_ms: services.clock.parse_now_ms(),
         config: extractor_config,
+        // Filled from the registry's memos by `extract`.
+        remembered: Vec::new(),
     };
     let outbound = Outbound {
         limits,
@@ -296,6 +298,7 @@ async fn detect_and_extract(
         &services.limits,
         ext,
         &outbound,
+        services.registry.memos(),
         session,
         target,
         ctx,

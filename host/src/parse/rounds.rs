@@ -1,4 +1,4 @@
-//! The plan/fetch rounds with one extractor session, and the map call.
+//! The step/fetch rounds with one extractor session.
 
 use std::sync::Arc;
 
@@ -11,7 +11,7 @@ use crate::core::sanitize;
 use crate::fetch::{
     ExitLease, ExitPools, FetchError, Outcome, Pacer, SessionLease, Sessions, Upstream,
 };
-use crate::registry::{LoadedExtractor, Session};
+use crate::registry::{LoadedExtractor, Memos, Next, Session};
 
 /// Where and how a parse's upstream requests go: the platform's limits and
 /// the exit this parse holds, whose health every answer updates.
@@ -43,31 +43,44 @@ impl Outbound<'_> {
     }
 }
 
-/// The plan/fetch rounds and the map call (also `mediaparse record`).
+/// The rounds of one parse (also `mediaparse record`): each round one guest
+/// `step` (a 1.0 component: `plan`, then `map` when ready) and the requests it
+/// asks for. The platform's remembered values go in with the context; what the
+/// extractor asks to remember is kept, whether the parse succeeds or not.
+#[allow(clippy::too_many_arguments)]
 pub async fn extract(
     fetcher: &dyn Upstream,
     limits: &ParseLimits,
     ext: &LoadedExtractor,
     outbound: &Outbound<'_>,
+    memos: &Memos,
     mut session: Session,
     target: sdk::Target,
-    ctx: sdk::Context,
+    mut ctx: sdk::Context,
 ) -> Result<(sdk::Media, Value), ParseError> {
+    let platform = ext.platform();
+    let now_s = ctx.now_unix_ms / 1000;
+    ctx.remembered = memos.remembered(platform, now_s);
     let target = Arc::new(target);
     let ctx = Arc::new(ctx);
     let mut done: Arc<Vec<sdk::Exchange>> = Arc::new(Vec::new());
     for _round in 0..limits.max_rounds {
         let (t, c, d) = (target.clone(), ctx.clone(), done.clone());
-        let (s, planned) = call(session, move |s| s.plan(&t, &c, &d)).await?;
+        let (s, stepped) = call(session, move |s| s.step(&t, &c, &d)).await?;
         session = s;
-        match planned?.map_err(ParseError::Failure)? {
-            sdk::Plan::Ready => {
-                let (t, c, d) = (target.clone(), ctx.clone(), done.clone());
-                let (_, mapped) = call(session, move |s| s.map(&t, &c, &d)).await?;
-                let (media, data) = mapped?.map_err(ParseError::Failure)?;
-                return finish(ext.platform(), media, &data);
+        let round = stepped?.map_err(ParseError::Failure)?;
+        memos.remember(platform, &round.remember, now_s);
+        match round.next {
+            Next::Done(media, data) => {
+                tracing::debug!(
+                    platform,
+                    wit = session.wit(),
+                    guest_calls = session.guest_calls(),
+                    "extracted"
+                );
+                return finish(platform, media, &data);
             }
-            sdk::Plan::Fetch(requests) => {
+            Next::Fetch(requests) => {
                 if requests.is_empty() || requests.len() > limits.max_requests_per_round {
                     return Err(ParseError::ExtractorFailed(format!(
                         "planned {} requests in one round",

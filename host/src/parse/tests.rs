@@ -269,3 +269,89 @@ async fn routing_and_the_platform_switch_come_first() {
     assert_eq!(w.fetches(), 0);
     assert_eq!(w.books(), (5, 0));
 }
+
+/// The test guest as it was built against the frozen WIT 1.0
+/// (`tests/artifacts/mptest-wit1.0.wasm`, kept as a binary artifact), as `tiktok`.
+fn registry_1_0() -> Arc<Registry> {
+    static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
+    REGISTRY
+        .get_or_init(|| {
+            let runtime = Runtime::new(SandboxLimits::default()).expect("wasm runtime");
+            let registry = Arc::new(Registry::new(runtime));
+            let dir = tempfile::tempdir().expect("tempdir");
+            std::fs::copy(bundled_toml("tiktok"), dir.path().join("tiktok.toml"))
+                .expect("copy toml");
+            let artifact = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                .join("../tests/artifacts/mptest-wit1.0.wasm");
+            std::fs::copy(artifact, dir.path().join("tiktok.wasm")).expect("copy guest");
+            assert_eq!(registry.load_dir(dir.path()).expect("load"), 1);
+            registry
+        })
+        .clone()
+}
+
+/// Two rounds (fetch one page, then finish): a 1.1 guest is called once per
+/// round (`step`), a 1.0 guest `plan`, `plan`, then `map` on the same page.
+#[test]
+fn a_1_1_guest_is_called_once_per_round_a_1_0_guest_plans_then_maps() {
+    use crate::registry::Next;
+    for (registry, wit, wit_version, calls_per_parse) in [
+        (registry(), "1.1", "1.1.0", 2),
+        (registry_1_0(), "1.0", "1.0.0", 3),
+    ] {
+        let ext = registry.get("tiktok").expect("loaded");
+        assert_eq!(ext.wit_version, wit_version);
+        let mut session = registry.session(&ext).expect("session");
+        assert_eq!(session.wit(), wit);
+        let target = session.detect(OK).expect("call").expect("detected");
+        let ctx = mediaparse_sdk::Context::default();
+        let before = session.guest_calls();
+        let first = session
+            .step(&target, &ctx, &[])
+            .expect("call")
+            .expect("step");
+        let Next::Fetch(requests) = first.next else {
+            panic!("{wit}: the first round fetches")
+        };
+        let done: Vec<mediaparse_sdk::Exchange> = requests
+            .into_iter()
+            .map(|request| mediaparse_sdk::Exchange {
+                response: HttpResponse {
+                    request_url: request.url.clone(),
+                    final_url: request.url.clone(),
+                    status: 200,
+                    headers: Vec::new(),
+                    body: b"page".to_vec(),
+                },
+                request,
+            })
+            .collect();
+        let second = session
+            .step(&target, &ctx, &done)
+            .expect("call")
+            .expect("step");
+        let Next::Done(media, data) = second.next else {
+            panic!("{wit}: the second round finishes")
+        };
+        assert_eq!(media.images.len(), 1, "{wit}");
+        assert!(data.contains("\"body\":\"page\""), "{wit}: {data}");
+        assert_eq!(session.guest_calls() - before, calls_per_parse, "{wit}");
+    }
+}
+
+/// What a 1.1 guest asks to remember comes back in the next parse's context.
+#[tokio::test]
+async fn remembered_values_reach_the_next_parse() {
+    let w = world("", Ok(200));
+    let key = w.key(None, 5);
+    let remember = "https://tiktok.mptest.example/remember";
+    let first = w.parse(&key, remember).await.expect("first");
+    assert_eq!(first.platform_data["remembered"], serde_json::json!([]));
+    let second = w.parse(&key, remember).await.expect("second");
+    assert_eq!(
+        second.platform_data["remembered"],
+        serde_json::json!([["seen", "0"]])
+    );
+    let usage = w.services.registry.memos().usage("tiktok", 0);
+    assert_eq!((usage.count, usage.bytes), (1, "seen1".len()));
+}

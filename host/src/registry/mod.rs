@@ -10,6 +10,7 @@
 
 mod cache;
 mod convert;
+mod memo;
 pub mod runtime;
 
 use std::collections::BTreeMap;
@@ -23,7 +24,8 @@ use mediaparse_sdk::urls::host_matches;
 use sha2::{Digest, Sha256};
 
 pub use cache::CompiledCache;
-pub use runtime::{Runtime, RuntimeError, SandboxLimits, Session};
+pub use memo::{MemoUsage, Memos};
+pub use runtime::{Next, Round, Runtime, RuntimeError, SandboxLimits, Session};
 
 use crate::core::Secrets;
 
@@ -40,7 +42,7 @@ pub struct LoadedExtractor {
     pub load_ms: u64,
     /// Its `<platform>.toml` (a candidate without one: a bare manifest).
     pub manifest: Arc<Manifest>,
-    pre: runtime::bindings::ExtractorPre<runtime::GuestState>,
+    pre: runtime::Pre,
 }
 
 impl LoadedExtractor {
@@ -111,6 +113,8 @@ pub struct Registry {
     /// `.wasm`: a platform declared but not served is known (listed as
     /// unavailable, `503` rather than `404`).
     declared: ArcSwap<BTreeMap<String, Arc<Manifest>>>,
+    /// What extractors asked to remember, per platform (outlives reloads).
+    memos: Memos,
 }
 
 impl Registry {
@@ -129,7 +133,19 @@ impl Registry {
             reload_lock: std::sync::Mutex::new(()),
             retired: ArcSwap::from_pointee(BTreeMap::new()),
             declared: ArcSwap::from_pointee(BTreeMap::new()),
+            memos: Memos::in_memory(),
         }
+    }
+
+    /// Persist remembered values in `path` (loading what is there).
+    pub fn remember_in(mut self, path: &Path) -> Registry {
+        self.memos = Memos::open(path);
+        self
+    }
+
+    /// The platforms' remembered values.
+    pub fn memos(&self) -> &Memos {
+        &self.memos
     }
 
     pub fn cache_dir(&self) -> Option<&Path> {
@@ -352,7 +368,7 @@ impl Registry {
         };
         let wit_version = wit_version(&self.runtime, &component)?;
         check_wit_major(&wit_version)?;
-        let pre = self.runtime.prepare(&component)?;
+        let pre = self.runtime.prepare(&component, &wit_version)?;
         let stem = file_stem(path);
         let info = self.runtime.session(&stem, &pre)?.info()?;
         if !check_identity {

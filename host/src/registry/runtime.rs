@@ -17,8 +17,43 @@ use super::convert;
 use crate::core::Secrets;
 use mediaparse_sdk as sdk;
 
+/// `mediaparse:extractor@1.1.0` (`wit/extractor.wit`).
 pub(super) mod bindings {
     wasmtime::component::bindgen!({ path: "../wit", world: "extractor" });
+}
+
+/// The frozen `mediaparse:extractor@1.0.0` (`wit/1.0/extractor.wit`): one
+/// bindings module per WIT version, chosen by the version a component names.
+pub(super) mod bindings_1_0 {
+    wasmtime::component::bindgen!({ path: "../wit/1.0", world: "extractor" });
+}
+
+/// A component linked and ready to instantiate, by the WIT version it was built against.
+#[derive(Clone)]
+pub enum Pre {
+    V1_1(bindings::ExtractorPre<GuestState>),
+    V1_0(bindings_1_0::ExtractorPre<GuestState>),
+}
+
+enum Guest {
+    V1_1(bindings::Extractor),
+    V1_0(bindings_1_0::Extractor),
+}
+
+/// What one round of a parse decided.
+#[derive(Debug)]
+pub enum Next {
+    /// Perform these requests, then step again.
+    Fetch(Vec<sdk::HttpRequest>),
+    /// The media and the platform data JSON text.
+    Done(sdk::Media, String),
+}
+
+/// One round's answer and the values the extractor asks to remember.
+#[derive(Debug)]
+pub struct Round {
+    pub next: Next,
+    pub remember: Vec<sdk::Memo>,
 }
 
 /// Limits applied to every guest call.
@@ -52,10 +87,12 @@ pub enum RuntimeError {
     Guest { platform: String, message: String },
 }
 
-/// The process-wide engine and linker.
+/// The process-wide engine and a linker per WIT version (both define the
+/// world's root `log` import, so they cannot share one).
 pub struct Runtime {
     pub(super) engine: Engine,
     linker: Linker<GuestState>,
+    linker_1_0: Linker<GuestState>,
     pub limits: SandboxLimits,
 }
 
@@ -100,6 +137,14 @@ impl bindings::ExtractorImports for GuestState {
 
 impl bindings::mediaparse::extractor::types::Host for GuestState {}
 
+impl bindings_1_0::ExtractorImports for GuestState {
+    fn log(&mut self, level: u8, message: String) {
+        bindings::ExtractorImports::log(self, level, message)
+    }
+}
+
+impl bindings_1_0::mediaparse::extractor::types::Host for GuestState {}
+
 impl Runtime {
     pub fn new(limits: SandboxLimits) -> anyhow::Result<Arc<Runtime>> {
         let mut config = Config::new();
@@ -110,11 +155,17 @@ impl Runtime {
         let mut linker = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
             .map_err(|e| anyhow::anyhow!("linking WASI: {e}"))?;
+        let mut linker_1_0 = linker.clone();
         bindings::Extractor::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
             &mut linker,
             |s| s,
         )
         .map_err(|e| anyhow::anyhow!("linking the extractor world: {e}"))?;
+        bindings_1_0::Extractor::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
+            &mut linker_1_0,
+            |s| s,
+        )
+        .map_err(|e| anyhow::anyhow!("linking the extractor 1.0 world: {e}"))?;
         // The epoch ticker: deadlines are counted in ticks of this thread.
         let ticker = engine.weak();
         std::thread::Builder::new()
@@ -129,6 +180,7 @@ impl Runtime {
         Ok(Arc::new(Runtime {
             engine,
             linker,
+            linker_1_0,
             limits,
         }))
     }
@@ -137,24 +189,32 @@ impl Runtime {
         Component::new(&self.engine, bytes).map_err(|e| anyhow::anyhow!("compiling component: {e}"))
     }
 
-    pub fn prepare(
-        &self,
-        component: &Component,
-    ) -> anyhow::Result<bindings::ExtractorPre<GuestState>> {
+    /// Link a component with the bindings of the WIT version it names
+    /// (`1.0.x` the frozen 1.0 world, any later 1.x the current one).
+    pub fn prepare(&self, component: &Component, wit_version: &str) -> anyhow::Result<Pre> {
+        let not_world = |e: wasmtime::Error| {
+            anyhow::anyhow!("component does not export the extractor world {wit_version}: {e}")
+        };
+        if wit_version.starts_with("1.0.") {
+            let pre = self
+                .linker_1_0
+                .instantiate_pre(component)
+                .map_err(|e| anyhow::anyhow!("linking component: {e}"))?;
+            return bindings_1_0::ExtractorPre::new(pre)
+                .map(Pre::V1_0)
+                .map_err(not_world);
+        }
         let pre = self
             .linker
             .instantiate_pre(component)
             .map_err(|e| anyhow::anyhow!("linking component: {e}"))?;
         bindings::ExtractorPre::new(pre)
-            .map_err(|e| anyhow::anyhow!("component does not export the extractor world: {e}"))
+            .map(Pre::V1_1)
+            .map_err(not_world)
     }
 
     /// A fresh store and instance with the runtime's default limits.
-    pub fn session(
-        self: &Arc<Self>,
-        platform: &str,
-        pre: &bindings::ExtractorPre<GuestState>,
-    ) -> Result<Session, RuntimeError> {
+    pub fn session(self: &Arc<Self>, platform: &str, pre: &Pre) -> Result<Session, RuntimeError> {
         self.session_with(platform, pre, &self.limits, Secrets::default())
     }
 
@@ -164,7 +224,7 @@ impl Runtime {
     pub fn session_with(
         self: &Arc<Self>,
         platform: &str,
-        pre: &bindings::ExtractorPre<GuestState>,
+        pre: &Pre,
         limits: &SandboxLimits,
         secrets: Secrets,
     ) -> Result<Session, RuntimeError> {
@@ -185,12 +245,15 @@ impl Runtime {
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_trap();
         store.set_epoch_deadline(deadline_ticks(limits));
-        let guest = pre
-            .instantiate(&mut store)
-            .map_err(|e| guest_error(platform, e))?;
+        let guest = match pre {
+            Pre::V1_1(pre) => pre.instantiate(&mut store).map(Guest::V1_1),
+            Pre::V1_0(pre) => pre.instantiate(&mut store).map(Guest::V1_0),
+        }
+        .map_err(|e| guest_error(platform, e))?;
         Ok(Session {
             store,
             guest,
+            guest_calls: 0,
             platform: platform.to_string(),
             limits: limits.clone(),
         })
@@ -268,19 +331,35 @@ fn output_too_large(platform: &str, what: &str, size: usize, limit: usize) -> Ru
 /// One parse's instance. Calls are blocking CPU work: run them on a blocking thread.
 pub struct Session {
     store: Store<GuestState>,
-    guest: bindings::Extractor,
+    guest: Guest,
+    /// Calls into the guest so far (info, detect, plan, map, step).
+    guest_calls: u32,
     platform: String,
     limits: SandboxLimits,
 }
 
 impl Session {
     fn arm(&mut self) {
+        self.guest_calls += 1;
         self.store.set_epoch_deadline(deadline_ticks(&self.limits));
+    }
+
+    /// Calls made into the guest by this session (each one a trip into the sandbox).
+    pub fn guest_calls(&self) -> u32 {
+        self.guest_calls
+    }
+
+    /// The WIT version the guest speaks: `"1.1"` or `"1.0"`.
+    pub fn wit(&self) -> &'static str {
+        match self.guest {
+            Guest::V1_1(_) => "1.1",
+            Guest::V1_0(_) => "1.0",
+        }
     }
 
     /// Seal WASI to this parse before the guest sees its context: the
     /// context's time on every clock, randomness seeded from the parse. Done
-    /// once per parse, so the random stream runs on across `plan` and `map`.
+    /// once per parse, so the random stream runs on across the parse's calls.
     fn seal(&mut self, target: &sdk::Target, ctx: &sdk::Context) {
         let seal = sealed::Seal::for_parse(target, ctx);
         let state = self.store.data_mut();
@@ -292,11 +371,11 @@ impl Session {
 
     pub fn info(&mut self) -> Result<sdk::Info, RuntimeError> {
         self.arm();
-        let info = self
-            .guest
-            .call_info(&mut self.store)
-            .map_err(|e| guest_error(&self.platform, e))?;
-        Ok(convert::info(info))
+        let info = match &self.guest {
+            Guest::V1_1(g) => g.call_info(&mut self.store).map(convert::v1_1::info),
+            Guest::V1_0(g) => g.call_info(&mut self.store).map(convert::v1_0::info),
+        };
+        info.map_err(|e| guest_error(&self.platform, e))
     }
 
     pub fn detect(
@@ -304,11 +383,92 @@ impl Session {
         input: &str,
     ) -> Result<Result<sdk::Target, sdk::Failure>, RuntimeError> {
         self.arm();
-        let out = self
-            .guest
-            .call_detect(&mut self.store, input)
-            .map_err(|e| guest_error(&self.platform, e))?;
-        Ok(out.map(convert::target_in).map_err(convert::failure_in))
+        let out = match &self.guest {
+            Guest::V1_1(g) => g.call_detect(&mut self.store, input).map(|o| {
+                o.map(convert::v1_1::target_in)
+                    .map_err(convert::v1_1::failure_in)
+            }),
+            Guest::V1_0(g) => g.call_detect(&mut self.store, input).map(|o| {
+                o.map(convert::v1_0::target_in)
+                    .map_err(convert::v1_0::failure_in)
+            }),
+        };
+        out.map_err(|e| guest_error(&self.platform, e))
+    }
+
+    /// One round: the next requests or the finished extraction. A 1.1 guest
+    /// answers in one `step` call, reading the last page once; a 1.0 guest
+    /// is asked `plan`, then `map` when it is ready (two calls, two reads).
+    pub fn step(
+        &mut self,
+        target: &sdk::Target,
+        ctx: &sdk::Context,
+        done: &[sdk::Exchange],
+    ) -> Result<Result<Round, sdk::Failure>, RuntimeError> {
+        if let Guest::V1_0(_) = self.guest {
+            return self.step_by_plan_and_map(target, ctx, done);
+        }
+        self.arm();
+        self.seal(target, ctx);
+        let (t, c, d) = (
+            convert::v1_1::target_out(target),
+            convert::v1_1::context_out(ctx),
+            convert::v1_1::exchanges_out(done),
+        );
+        let out = match &self.guest {
+            Guest::V1_1(g) => g.call_step(&mut self.store, &t, &c, &d),
+            Guest::V1_0(_) => return self.step_by_plan_and_map(target, ctx, done),
+        }
+        .map_err(|e| guest_error(&self.platform, e))?;
+        let stepped = match out {
+            Ok(stepped) => stepped,
+            Err(f) => return Ok(Err(convert::v1_1::failure_in(f))),
+        };
+        let remember: Vec<sdk::Memo> = stepped
+            .remember
+            .into_iter()
+            .map(convert::v1_1::memo_in)
+            .collect();
+        let memo_bytes: usize = remember.iter().map(|m| m.key.len() + m.value.len()).sum();
+        let next = convert::v1_1::step_in(stepped.next);
+        let size = match &next {
+            Next::Fetch(requests) => requests_size(requests),
+            Next::Done(media, data) => data.len() + media_size(media),
+        };
+        self.check_output("step", size + memo_bytes)?;
+        Ok(Ok(Round { next, remember }))
+    }
+
+    /// A 1.0 guest's round: `plan`, then `map` once it is ready.
+    fn step_by_plan_and_map(
+        &mut self,
+        target: &sdk::Target,
+        ctx: &sdk::Context,
+        done: &[sdk::Exchange],
+    ) -> Result<Result<Round, sdk::Failure>, RuntimeError> {
+        Ok(match self.plan(target, ctx, done)? {
+            Err(f) => Err(f),
+            Ok(sdk::Plan::Fetch(requests)) => Ok(Round {
+                next: Next::Fetch(requests),
+                remember: Vec::new(),
+            }),
+            Ok(sdk::Plan::Ready) => self.map(target, ctx, done)?.map(|(media, data)| Round {
+                next: Next::Done(media, data),
+                remember: Vec::new(),
+            }),
+        })
+    }
+
+    fn check_output(&self, what: &str, size: usize) -> Result<(), RuntimeError> {
+        if size > self.limits.max_output_bytes {
+            return Err(output_too_large(
+                &self.platform,
+                what,
+                size,
+                self.limits.max_output_bytes,
+            ));
+        }
+        Ok(())
     }
 
     pub fn plan(
@@ -319,36 +479,33 @@ impl Session {
     ) -> Result<Result<sdk::Plan, sdk::Failure>, RuntimeError> {
         self.arm();
         self.seal(target, ctx);
-        let (t, c, d) = (
-            convert::target_out(target),
-            convert::context_out(ctx),
-            convert::exchanges_out(done),
-        );
-        let out = self
-            .guest
-            .call_plan(&mut self.store, &t, &c, &d)
-            .map_err(|e| guest_error(&self.platform, e))?;
-        let out = out.map(convert::plan_in).map_err(convert::failure_in);
-        if let Ok(sdk::Plan::Fetch(requests)) = &out {
-            let size: usize = requests
-                .iter()
-                .map(|r| {
-                    r.url.len()
-                        + r.body.as_ref().map_or(0, Vec::len)
-                        + r.headers
-                            .iter()
-                            .map(|h| h.name.len() + h.value.len())
-                            .sum::<usize>()
+        let out = match &self.guest {
+            Guest::V1_1(g) => {
+                let (t, c, d) = (
+                    convert::v1_1::target_out(target),
+                    convert::v1_1::context_out(ctx),
+                    convert::v1_1::exchanges_out(done),
+                );
+                g.call_plan(&mut self.store, &t, &c, &d).map(|o| {
+                    o.map(convert::v1_1::plan_in)
+                        .map_err(convert::v1_1::failure_in)
                 })
-                .sum();
-            if size > self.limits.max_output_bytes {
-                return Err(output_too_large(
-                    &self.platform,
-                    "plan",
-                    size,
-                    self.limits.max_output_bytes,
-                ));
             }
+            Guest::V1_0(g) => {
+                let (t, c, d) = (
+                    convert::v1_0::target_out(target),
+                    convert::v1_0::context_out(ctx),
+                    convert::v1_0::exchanges_out(done),
+                );
+                g.call_plan(&mut self.store, &t, &c, &d).map(|o| {
+                    o.map(convert::v1_0::plan_in)
+                        .map_err(convert::v1_0::failure_in)
+                })
+            }
+        }
+        .map_err(|e| guest_error(&self.platform, e))?;
+        if let Ok(sdk::Plan::Fetch(requests)) = &out {
+            self.check_output("plan", requests_size(requests))?;
         }
         Ok(out)
     }
@@ -361,32 +518,51 @@ impl Session {
     ) -> Result<Result<(sdk::Media, String), sdk::Failure>, RuntimeError> {
         self.arm();
         self.seal(target, ctx);
-        let (t, c, d) = (
-            convert::target_out(target),
-            convert::context_out(ctx),
-            convert::exchanges_out(done),
-        );
-        let out = self
-            .guest
-            .call_map(&mut self.store, &t, &c, &d)
-            .map_err(|e| guest_error(&self.platform, e))?;
-        match out {
-            Ok(extraction) => {
-                let media = convert::media_in(extraction.media);
-                let size = extraction.platform_data.len() + media_size(&media);
-                if size > self.limits.max_output_bytes {
-                    return Err(output_too_large(
-                        &self.platform,
-                        "map",
-                        size,
-                        self.limits.max_output_bytes,
-                    ));
-                }
-                Ok(Ok((media, extraction.platform_data)))
+        let out = match &self.guest {
+            Guest::V1_1(g) => {
+                let (t, c, d) = (
+                    convert::v1_1::target_out(target),
+                    convert::v1_1::context_out(ctx),
+                    convert::v1_1::exchanges_out(done),
+                );
+                g.call_map(&mut self.store, &t, &c, &d).map(|o| {
+                    o.map(|x| (convert::v1_1::media_in(x.media), x.platform_data))
+                        .map_err(convert::v1_1::failure_in)
+                })
             }
-            Err(f) => Ok(Err(convert::failure_in(f))),
+            Guest::V1_0(g) => {
+                let (t, c, d) = (
+                    convert::v1_0::target_out(target),
+                    convert::v1_0::context_out(ctx),
+                    convert::v1_0::exchanges_out(done),
+                );
+                g.call_map(&mut self.store, &t, &c, &d).map(|o| {
+                    o.map(|x| (convert::v1_0::media_in(x.media), x.platform_data))
+                        .map_err(convert::v1_0::failure_in)
+                })
+            }
         }
+        .map_err(|e| guest_error(&self.platform, e))?;
+        if let Ok((media, data)) = &out {
+            self.check_output("map", data.len() + media_size(media))?;
+        }
+        Ok(out)
     }
+}
+
+/// Bytes a list of requests carries (URL, body, headers).
+fn requests_size(requests: &[sdk::HttpRequest]) -> usize {
+    requests
+        .iter()
+        .map(|r| {
+            r.url.len()
+                + r.body.as_ref().map_or(0, Vec::len)
+                + r.headers
+                    .iter()
+                    .map(|h| h.name.len() + h.value.len())
+                    .sum::<usize>()
+        })
+        .sum()
 }
 
 /// Bytes of text in a media object (what a caller would receive).
@@ -521,6 +697,7 @@ mod sealed {
             sdk::Context {
                 now_unix_ms,
                 config: Vec::new(),
+                remembered: Vec::new(),
             }
         }
 

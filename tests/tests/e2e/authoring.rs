@@ -180,11 +180,11 @@ async fn replay_prints_the_difference_and_fails() {
 }
 
 /// A real component that names another WIT major: the weibo component with
-/// its interface names rewritten from `@1.0.0` to `@2.0.0` (same length, so
+/// its interface names rewritten from `@1.1.0` to `@2.0.0` (same length, so
 /// the binary stays well-formed).
 fn component_of_wit_major_2(dir: &Path) -> PathBuf {
     let bytes = std::fs::read(paths::extractors_dir().join("weibo.wasm")).unwrap();
-    let from = b"mediaparse:extractor/types@1.0.0";
+    let from = b"mediaparse:extractor/types@1.1.0";
     let to = b"mediaparse:extractor/types@2.0.0";
     let mut patched = bytes.clone();
     let mut n = 0;

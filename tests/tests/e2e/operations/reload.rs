@@ -34,7 +34,7 @@ async fn components_swap_and_bad_files_leave_the_old_one_serving() {
     );
     let entry = run.admin_entry("tiktok").await;
     assert_eq!(entry["version"], "1.1.0");
-    assert_eq!(entry["witVersion"], "1.0.0");
+    assert_eq!(entry["witVersion"], mediaparse_sdk::WIT_VERSION);
     assert_eq!(entry["status"], "serving");
     assert!(entry["lastError"].is_null());
     let sha = entry["sha256"].as_str().unwrap_or_default().to_string();
