@@ -401,7 +401,7 @@ const INTERNAL_ROW: usize = 15;
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 26] = [
+    const ALL: [ErrorCode; 28] = [
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,

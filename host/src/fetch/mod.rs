@@ -10,10 +10,10 @@ mod exits;
 #[cfg(test)]
 mod fingerprint;
 mod guard;
+mod media;
 mod pacing;
 mod profile;
 mod sessions;
-mod media;
 mod upstream;
 
 use std::collections::HashMap;
@@ -27,10 +27,10 @@ use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
 pub use browser::BrowserTrust;
 pub use cache::BootstrapCache;
 pub use exits::{AllCooling, Cooling, ExitLease, ExitPools, ExitSpec, ExitStatus, Outcome};
-pub use pacing::{Pace, Paced, Pacer, Slot};
-pub use sessions::{SessionLease, SessionSpec, Sessions};
-pub use profile::{Device, FetchProfile, ProfileSetting, UnknownProfile};
 pub use media::MediaRequest;
+pub use pacing::{Pace, Paced, Pacer, Slot};
+pub use profile::{Device, FetchProfile, ProfileSetting, UnknownProfile};
+pub use sessions::{SessionLease, SessionSpec, Sessions};
 pub use upstream::UpstreamOverride;
 
 /// Limits on upstream traffic.

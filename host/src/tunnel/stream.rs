@@ -99,13 +99,21 @@ pub async fn serve(
             .cloned(),
     );
     let limits = sources.config.limits_for(&claims.platform).fetch;
+    // The parse's own exit when the token names one the pool still has,
+    // else the platform's first exit (IP-bound URLs need the parse's).
+    let exits = sources.config.exits(&claims.platform);
+    let exit = exits
+        .iter()
+        .find(|e| claims.egress.as_deref() == Some(e.label.as_str()))
+        .or(exits.first())
+        .and_then(|e| e.url.clone());
     let request = MediaRequest {
         platform: &claims.platform,
         media_hosts: &ext.manifest.media_hosts,
         url: &claims.url,
         head,
         headers: &headers,
-        proxy: sources.config.proxy(&claims.platform),
+        proxy: exit.as_deref(),
         connect_timeout: limits.request_timeout,
         max_redirects: limits.max_redirects,
     };

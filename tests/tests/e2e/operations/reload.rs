@@ -92,9 +92,11 @@ async fn components_swap_and_bad_files_leave_the_old_one_serving() {
     // A reload of the broken file that was already under way when it was
     // removed may finish after the removal was seen; the removal's own
     // reload then clears the error.
-    eventually("the broken file's error is forgotten", SWAP_LIMIT, || async {
-        run.admin_entry("tiktok").await["lastError"].is_null()
-    })
+    eventually(
+        "the broken file's error is forgotten",
+        SWAP_LIMIT,
+        || async { run.admin_entry("tiktok").await["lastError"].is_null() },
+    )
     .await;
     let entry = run.admin_entry("tiktok").await;
     assert_eq!(entry["status"], "missing");
