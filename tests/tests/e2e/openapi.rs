@@ -105,9 +105,15 @@ async fn schemathesis_finds_nothing_against_the_demo_service() {
         .arg("run")
         .arg(service.url("/openapi.json"))
         .args(["--checks", "all"])
+        // The demo's fake upstream serves no media bytes, so every tunnel URL
+        // answers 502 there; the tunnel has its own end-to-end tests (tunnel.rs).
+        .args(["--exclude-path", "/api/v1/tunnel/{token}"])
         .args(["--max-examples", "300"])
         .args(["--seed", "20261122"])
-        .args(["--workers", "2"])
+        // One worker: with two, hypothesis parses lambda sources from two threads at
+        // once and CPython 3.11's `ast` fails ("AST constructor recursion depth
+        // mismatch") on query-parameter mutations.
+        .args(["--workers", "1"])
         .args(["--request-timeout", "30"])
         .args(["--generation-database", "none"])
         .args(["--no-color"])

@@ -262,11 +262,13 @@ pub fn public_value(catalogue: &Catalogue, prices: &Prices) -> Value {
     if let Some(paths) = doc["paths"].as_object_mut() {
         for operation in paths.values_mut().filter_map(Value::as_object_mut) {
             for op in operation.values_mut() {
-                let Some(responses) = op["responses"].as_object_mut() else {
+                // `get_mut`, not indexing: indexing a map inserts `null` for a missing key.
+                let Some(responses) = op.get_mut("responses").and_then(Value::as_object_mut) else {
                     continue;
                 };
                 for response in responses.values_mut() {
-                    let Some(headers) = response["headers"].as_object_mut() else {
+                    let Some(headers) = response.get_mut("headers").and_then(Value::as_object_mut)
+                    else {
                         continue;
                     };
                     for (name, header) in headers.iter_mut() {
