@@ -266,6 +266,40 @@ pub struct TunnelArgs {
     /// `not_after`. Default: a random key per start (tokens die with the process).
     #[arg(long, env = "MEDIAPARSE_TUNNEL_KEYS", hide_env_values = true)]
     pub tunnel_keys: Option<String>,
+    /// Tunnel streams one key may have open at once (0: no limit).
+    #[arg(long, env = "MEDIAPARSE_TUNNEL_STREAMS_PER_KEY", default_value_t = 8)]
+    pub tunnel_streams_per_key: u32,
+    /// Tunnel bytes one key may be served per UTC day (0: no limit).
+    #[arg(long, env = "MEDIAPARSE_TUNNEL_BYTES_PER_DAY", default_value_t = 0)]
+    pub tunnel_bytes_per_day: u64,
+    /// Tunnel streams open to one platform's CDN at once, all keys together (0: no limit).
+    #[arg(
+        long,
+        env = "MEDIAPARSE_TUNNEL_UPSTREAM_PER_PLATFORM",
+        default_value_t = 256
+    )]
+    pub tunnel_upstream_per_platform: u32,
+    /// The `ffmpeg` program for `/api/v1/tunnel/merge` (`off`: no merging).
+    /// Default: `ffmpeg` on PATH, if any.
+    #[arg(long, env = "MEDIAPARSE_FFMPEG")]
+    pub ffmpeg: Option<PathBuf>,
+    /// ffmpeg merges running at once (each takes about one core).
+    #[arg(long, env = "MEDIAPARSE_TUNNEL_MAX_MERGES", default_value_t = 2)]
+    pub tunnel_max_merges: usize,
+    /// Longest life of one merge, in seconds.
+    #[arg(long, env = "MEDIAPARSE_TUNNEL_MERGE_SECS", default_value_t = 3600)]
+    pub tunnel_merge_secs: u64,
+}
+
+impl TunnelArgs {
+    /// The per-key and per-platform tunnel limits these arguments ask for.
+    pub fn limits(&self) -> crate::tunnel::limits::TunnelLimits {
+        crate::tunnel::limits::TunnelLimits {
+            streams_per_key: self.tunnel_streams_per_key,
+            bytes_per_key_per_day: self.tunnel_bytes_per_day,
+            upstream_per_platform: self.tunnel_upstream_per_platform,
+        }
+    }
 }
 
 #[derive(Args, Debug)]

@@ -41,9 +41,13 @@ fn main() {
                     overall: args.mcp_max_sessions.max(1),
                 },
                 tunnel: TunnelOptions {
+                    limits: args.tunnel.limits(),
                     public_base_url: args.tunnel.public_base_url,
                     ttl_secs: args.tunnel.tunnel_ttl_secs,
                     keys: args.tunnel.tunnel_keys,
+                    ffmpeg: args.tunnel.ffmpeg,
+                    max_merges: args.tunnel.tunnel_max_merges,
+                    merge_secs: args.tunnel.tunnel_merge_secs,
                 },
             };
             let runtime = tokio::runtime::Builder::new_multi_thread()

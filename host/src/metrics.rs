@@ -16,6 +16,10 @@
 //! | `mediaparse_extractors_loaded` | none |
 //! | `mediaparse_egress_outcomes_total` | `platform`, `pool` (`exit`), `label` (the operator's label, never the URL), `outcome` (`ok`, `403`, `429`, `challenge`, `login_wall`, `connect_error`) |
 //! | `mediaparse_egress_cooling_until_seconds` | `platform`, `pool`, `label`: Unix time the entry cools off until (0: serving) |
+//! | `mediaparse_tunnel_bytes_total` | `platform`: media bytes the tunnel served (per key: the usage views) |
+//! | `mediaparse_tunnel_streams` | `platform`: tunnel streams open now |
+//! | `mediaparse_tunnel_refusals_total` | `reason` (`streams`, `bytes`, `platform_busy`) |
+//! | `mediaparse_tunnel_merges_total` | `outcome` (`ok`, `failed`, `timeout`, `cancelled`, `busy`) |
 
 use std::sync::LazyLock;
 
@@ -78,6 +82,15 @@ pub struct Metrics {
     loaded: Gauge,
     egress: Family<EgressOutcome, Counter>,
     egress_cooling: Family<EgressEntry, Gauge>,
+    tunnel_bytes: Family<PlatformLabel, Counter>,
+    tunnel_streams: Family<PlatformLabel, Gauge>,
+    tunnel_refusals: Family<ReasonLabel, Counter>,
+    tunnel_merges: Family<OutcomeLabel, Counter>,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReasonLabel {
+    reason: String,
 }
 
 fn upstream_buckets() -> Histogram {
@@ -162,7 +175,35 @@ impl Metrics {
             "Unix time an exit or session cools off until (0: serving)",
             egress_cooling.clone(),
         );
+        let tunnel_bytes = Family::<PlatformLabel, Counter>::default();
+        registry.register(
+            "tunnel_bytes",
+            "Media bytes the tunnel served",
+            tunnel_bytes.clone(),
+        );
+        let tunnel_streams = Family::<PlatformLabel, Gauge>::default();
+        registry.register(
+            "tunnel_streams",
+            "Tunnel streams open now",
+            tunnel_streams.clone(),
+        );
+        let tunnel_refusals = Family::<ReasonLabel, Counter>::default();
+        registry.register(
+            "tunnel_refusals",
+            "Tunnel streams refused by a limit (streams, bytes, platform_busy)",
+            tunnel_refusals.clone(),
+        );
+        let tunnel_merges = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "tunnel_merges",
+            "Tunnel merges by outcome (ok, failed, timeout, cancelled, busy)",
+            tunnel_merges.clone(),
+        );
         Metrics {
+            tunnel_bytes,
+            tunnel_streams,
+            tunnel_refusals,
+            tunnel_merges,
             egress,
             egress_cooling,
             registry,
@@ -259,6 +300,42 @@ impl Metrics {
                 })
                 .set(until);
         }
+    }
+
+    /// `n` more media bytes went through the tunnel.
+    pub fn tunnel_bytes(&self, platform: &str, n: u64) {
+        self.tunnel_bytes
+            .get_or_create(&PlatformLabel {
+                platform: platform.into(),
+            })
+            .inc_by(n);
+    }
+
+    /// A tunnel stream opened (`+1`) or closed (`-1`).
+    pub fn tunnel_stream(&self, platform: &str, delta: i64) {
+        self.tunnel_streams
+            .get_or_create(&PlatformLabel {
+                platform: platform.into(),
+            })
+            .inc_by(delta);
+    }
+
+    /// A tunnel stream refused by a limit.
+    pub fn tunnel_refused(&self, reason: &str) {
+        self.tunnel_refusals
+            .get_or_create(&ReasonLabel {
+                reason: reason.into(),
+            })
+            .inc();
+    }
+
+    /// A tunnel merge ended.
+    pub fn tunnel_merge(&self, outcome: &str) {
+        self.tunnel_merges
+            .get_or_create(&OutcomeLabel {
+                outcome: outcome.into(),
+            })
+            .inc();
     }
 
     pub fn set_loaded(&self, n: usize) {

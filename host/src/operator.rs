@@ -270,6 +270,8 @@ pub struct UsageView {
     pub until: Option<String>,
     #[serde(flatten)]
     pub usage: Usage,
+    /// Media bytes the tunnel served (whole UTC days of the range); no credits.
+    pub tunnel: crate::store::TunnelUsage,
 }
 
 /// Usage by `filter`; a platform filter must name one of the `known` platforms.
@@ -293,6 +295,7 @@ pub fn usage(store: &Store, filter: &UsageFilter, known: &[String]) -> Result<Us
         from: filter.from.map(rfc3339),
         until: filter.until.map(rfc3339),
         usage: store.usage(filter)?,
+        tunnel: store.tunnel_usage(filter)?,
     })
 }
 

@@ -3,9 +3,11 @@
 //! fixture cases, and a handle on a real `mediaparse serve` process.
 
 pub mod contract;
+pub mod fake_cdn;
 pub mod fake_upstream;
 pub mod faults;
 pub mod guest;
+pub mod media;
 pub mod paths;
 pub mod python;
 pub mod service;

@@ -16,6 +16,16 @@ const TEST_PROGRAMS: &[(&str, &str, &str)] = &[
         "dante-server",
         "SOCKS5 proxy for the egress tests",
     ),
+    (
+        "ffmpeg",
+        "ffmpeg",
+        "makes the tunnel tests' media and runs the tunnel's merge",
+    ),
+    (
+        "ffprobe",
+        "ffmpeg",
+        "checks the streams of the tunnel's merged MP4",
+    ),
 ];
 
 fn installed(program: &str) -> bool {
@@ -40,7 +50,9 @@ pub fn ensure_test_programs() -> Result {
     if missing.is_empty() {
         return Ok(());
     }
-    let packages: Vec<&str> = missing.iter().map(|(_, p, _)| *p).collect();
+    let mut packages: Vec<&str> = missing.iter().map(|(_, p, _)| *p).collect();
+    // ffmpeg and ffprobe come from one package.
+    packages.dedup();
     let command = format!(
         "apt-get install -y --no-install-recommends {}",
         packages.join(" ")

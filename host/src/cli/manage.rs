@@ -441,6 +441,22 @@ pub fn usage(db: &DbLocation, args: UsageArgs) -> anyhow::Result<i32> {
             }
         }
     }
+    let t = &view.tunnel;
+    if t.streams > 0 {
+        println!(
+            "tunnel: {} bytes in {} streams (no credits)",
+            t.bytes, t.streams
+        );
+        for (title, groups) in [("by platform", &t.by_platform), ("by key", &t.by_key)] {
+            println!("  {title}:");
+            for g in groups {
+                println!(
+                    "    {:<18} {:>14} bytes {:>8} streams",
+                    g.name, g.bytes, g.streams
+                );
+            }
+        }
+    }
     if !u.entries.is_empty() {
         println!("most recent:");
         for e in &u.entries {

@@ -40,6 +40,10 @@ pub enum ErrorCode {
     /// The tunnel token is altered, not a token, or its key was retired.
     TunnelNotFound,
     TunnelExpired,
+    /// The key's tunnel limit: concurrent streams or bytes per UTC day.
+    TunnelLimited,
+    /// The tunnel's merge needs `ffmpeg`, which this service does not have.
+    MergeUnavailable,
 }
 
 /// Which operations answer a code; the OpenAPI document lists the first two.
@@ -335,6 +339,24 @@ pub const ERRORS: &[ErrorSpec] = &[
         "Tunnel: the token is past its expiry (the configured TTL, or the media URL's own expiry); parse again.",
         Scope::Service,
     ),
+    row(
+        ErrorCode::TunnelLimited,
+        "tunnel_limited",
+        429,
+        "tunnel limit reached",
+        Retry::Computed,
+        "Tunnel: the key has as many streams open as it may, or has used its bytes for the UTC day; Retry-After says when to try again.",
+        Scope::Service,
+    ),
+    row(
+        ErrorCode::MergeUnavailable,
+        "merge_unavailable",
+        501,
+        "merging is not available on this service",
+        Retry::No,
+        "Tunnel merge: this service has no ffmpeg; fetch the video and audio tunnel URLs separately.",
+        Scope::Service,
+    ),
 ];
 
 const fn row(
@@ -401,7 +423,7 @@ const INTERNAL_ROW: usize = 15;
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 28] = [
+    const ALL: [ErrorCode; 30] = [
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,
@@ -430,6 +452,8 @@ mod tests {
         ErrorCode::AccountExists,
         ErrorCode::TunnelNotFound,
         ErrorCode::TunnelExpired,
+        ErrorCode::TunnelLimited,
+        ErrorCode::MergeUnavailable,
     ];
 
     #[test]

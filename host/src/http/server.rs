@@ -51,6 +51,11 @@ pub struct TunnelOptions {
     pub ttl_secs: u64,
     /// `id:base64key[:not_after]`, comma separated, sealing key first.
     pub keys: Option<String>,
+    pub limits: crate::tunnel::limits::TunnelLimits,
+    /// `ffmpeg` for merges (`off`: none); `None`: look on PATH.
+    pub ffmpeg: Option<PathBuf>,
+    pub max_merges: usize,
+    pub merge_secs: u64,
 }
 
 /// How long in-flight requests get to finish after SIGTERM / Ctrl-C.
@@ -94,7 +99,12 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let fetcher = Arc::new(Fetcher::new(upstream, FetchLimits::from_env())?);
     let listener = tokio::net::TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
-    let tunnel = Arc::new(tunnel_settings(&options.tunnel, addr, fetcher.clone())?);
+    let tunnel = Arc::new(tunnel_settings(
+        &options.tunnel,
+        addr,
+        fetcher.clone(),
+        store.clone(),
+    )?);
     let services = Arc::new(Services {
         store,
         registry,
@@ -170,6 +180,7 @@ fn tunnel_settings(
     args: &TunnelOptions,
     addr: SocketAddr,
     fetcher: Arc<Fetcher>,
+    store: Store,
 ) -> anyhow::Result<TunnelSettings> {
     let public_base_url = match &args.public_base_url {
         Some(u) => {
@@ -192,11 +203,36 @@ fn tunnel_settings(
             Keyring::random()
         }
     };
+    let ffmpeg = crate::tunnel::merge::find_ffmpeg(args.ffmpeg.as_deref());
+    match (&ffmpeg, &args.ffmpeg) {
+        (Some(p), _) => tracing::info!(ffmpeg = %p.display(), "tunnel merge available"),
+        (None, Some(p)) if p.as_os_str() != "off" => {
+            anyhow::bail!("--ffmpeg {}: no such program", p.display())
+        }
+        (None, _) => tracing::info!("no ffmpeg: tunnel merges answer 501 merge_unavailable"),
+    }
+    // ffmpeg reads the merge's inputs from this service's own tunnel, on loopback.
+    let loopback = match addr.ip() {
+        std::net::IpAddr::V4(ip) if ip.is_unspecified() => {
+            SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, addr.port()))
+        }
+        std::net::IpAddr::V6(ip) if ip.is_unspecified() => {
+            SocketAddr::from((std::net::Ipv6Addr::LOCALHOST, addr.port()))
+        }
+        _ => addr,
+    };
     Ok(TunnelSettings {
         public_base_url,
         ttl: std::time::Duration::from_secs(args.ttl_secs),
         keys,
         fetcher,
+        meter: crate::tunnel::limits::Meter::new(args.limits, store),
+        merge: crate::tunnel::merge::MergeSettings::new(
+            ffmpeg,
+            format!("http://{loopback}"),
+            args.max_merges,
+            std::time::Duration::from_secs(args.merge_secs.max(1)),
+        ),
     })
 }
 

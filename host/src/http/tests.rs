@@ -90,6 +90,8 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
             ttl: std::time::Duration::from_secs(3600),
             keys: crate::tunnel::Keyring::random(),
             fetcher: Arc::new(Fetcher::new(None, FetchLimits::default()).expect("fetcher")),
+            meter: crate::tunnel::limits::Meter::new(Default::default(), store.clone()),
+            merge: crate::tunnel::merge::MergeSettings::unavailable(),
         }),
     });
     Harness {

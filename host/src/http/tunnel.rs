@@ -2,20 +2,24 @@
 //! (`?delivery=` / the MCP argument, else the key's default, else direct),
 //! the rewrite of its media URLs into tunnel URLs, and
 //! `GET|HEAD /api/v1/tunnel/{token}`, which needs no `Authorization`: the
-//! token is the capability (so `<video src>` works).
+//! token is the capability (so `<video src>` works), and
+//! `GET /api/v1/tunnel/merge?video={token}&audio={token}` (one MP4 by ffmpeg).
 
 use std::sync::Arc;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Path, State};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use mediaparse_sdk::Header;
 
+use crate::core::ErrorCode;
 use crate::parse::Parsed;
 use crate::store::KeyRecord;
+use crate::tunnel::merge::{self, MergeError};
 use crate::tunnel::stream::{self, Sources};
 use crate::tunnel::{Delivery, Grant};
 
@@ -24,7 +28,60 @@ use super::state::AppState;
 
 pub fn router() -> Router<Arc<AppState>> {
     // `get` answers HEAD too; the handler sends no body then.
-    Router::new().route("/api/v1/tunnel/{token}", get(tunnel))
+    Router::new()
+        .route("/api/v1/tunnel/merge", get(merge))
+        .route("/api/v1/tunnel/{token}", get(tunnel))
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MergeQuery {
+    video: String,
+    audio: String,
+}
+
+/// One fragmented MP4 from a video and an audio token (both must open).
+async fn merge(
+    State(state): State<Arc<AppState>>,
+    q: Result<Query<MergeQuery>, QueryRejection>,
+) -> Response {
+    let settings = &state.tunnel;
+    if settings.merge.ffmpeg.is_none() {
+        return ApiError::of(ErrorCode::MergeUnavailable).into_response();
+    }
+    let Query(q) = match q {
+        Ok(q) => q,
+        Err(e) => {
+            return ApiError::invalid_request(format!(
+                "merge needs `video` and `audio` tunnel tokens: {e}"
+            ))
+            .into_response();
+        }
+    };
+    let now = crate::core::clock::unix_now_s();
+    for token in [&q.video, &q.audio] {
+        if let Err(e) = settings.keys.open(token, now) {
+            let code = stream::TunnelError::from(e).code();
+            return ApiError::of(code).into_response();
+        }
+    }
+    match merge::start(&settings.merge, &q.video, &q.audio).await {
+        Ok(body) => Response::builder()
+            .status(StatusCode::OK)
+            .header("content-type", "video/mp4")
+            .body(Body::from_stream(body))
+            .unwrap_or_else(|e| internal(e).into_response()),
+        Err(e) => {
+            tracing::info!(error = %e, "tunnel merge refused");
+            let code = match e {
+                MergeError::Unavailable => ErrorCode::MergeUnavailable,
+                MergeError::Busy => ErrorCode::Overloaded,
+                MergeError::Timeout => ErrorCode::UpstreamTimeout,
+                MergeError::Spawn(_) | MergeError::Failed(_) => ErrorCode::UpstreamError,
+            };
+            ApiError::of(code).into_response()
+        }
+    }
 }
 
 async fn tunnel(
@@ -51,7 +108,11 @@ async fn tunnel(
                 let code = e.code();
                 // The detail may name the upstream URL or host: logged, never answered.
                 tracing::info!(code = code.as_str(), error = %e, "tunnel refused");
-                return ApiError::of(code).into_response();
+                let mut err = ApiError::of(code);
+                if let Some(secs) = e.retry_after_secs() {
+                    err.retry_after = Some(secs.max(1));
+                }
+                return err.into_response();
             }
         };
     tracing::info!(platform = %streamed.claims.platform, status = streamed.status, "tunnel");

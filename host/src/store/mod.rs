@@ -13,6 +13,7 @@ mod location;
 mod schema;
 #[cfg(test)]
 mod schema_tests;
+mod tunnel_usage;
 mod usage;
 
 pub use backup::{BackupSummary, backup_sqlite};
@@ -21,6 +22,7 @@ pub use schema::SCHEMA_VERSION;
 
 pub use accounts::{AccountSummary, CreditChange, MAX_CREDITS};
 pub use keys::KeyEdit;
+pub use tunnel_usage::{TunnelTraffic, TunnelUsage, TunnelUsageGroup};
 pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
 
 use std::path::Path;

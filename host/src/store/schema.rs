@@ -51,6 +51,17 @@ const MIGRATIONS: &[&str] = &[
     // 3: a key's default media delivery (issue 15; NULL: the service default).
     "ALTER TABLE api_keys ADD COLUMN delivery TEXT
         CHECK (delivery IS NULL OR delivery IN ('direct', 'tunnel'));",
+    // 4: bytes the tunnel served, per UTC day, key and platform (issue 15).
+    "CREATE TABLE tunnel_usage (
+        day BIGINT NOT NULL,
+        account_id TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        bytes BIGINT NOT NULL DEFAULT 0,
+        streams BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (day, key_id, platform)
+     );
+     CREATE INDEX tunnel_usage_by_account ON tunnel_usage (account_id, day);",
 ];
 
 /// The schema version this binary writes and understands.

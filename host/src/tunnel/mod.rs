@@ -7,6 +7,8 @@
 //! Below `http`, above `fetch`: it never names the HTTP state.
 
 pub mod expiry;
+pub mod limits;
+pub mod merge;
 pub mod stream;
 pub mod token;
 
@@ -60,6 +62,10 @@ pub struct TunnelSettings {
     pub keys: Keyring,
     /// Fetches media (guard, media-host list, upstream override).
     pub fetcher: Arc<crate::fetch::Fetcher>,
+    /// Per-key and per-platform limits, and the byte counts.
+    pub meter: Arc<limits::Meter>,
+    /// `ffmpeg` for `/api/v1/tunnel/merge`, and its bounds.
+    pub merge: merge::MergeSettings,
 }
 
 /// Who a tunnelled URL is issued to, and how the parse reached the platform.
@@ -128,6 +134,8 @@ mod tests {
 
     #[test]
     fn deliver_rewrites_every_url_and_empties_headers() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(&dir.path().join("t.db")).unwrap();
         let settings = TunnelSettings {
             public_base_url: "https://mp.example".into(),
             ttl: Duration::from_secs(3600),
@@ -135,6 +143,8 @@ mod tests {
             fetcher: Arc::new(
                 crate::fetch::Fetcher::new(None, crate::fetch::FetchLimits::default()).unwrap(),
             ),
+            meter: limits::Meter::new(Default::default(), store),
+            merge: merge::MergeSettings::unavailable(),
         };
         let mut media = Media {
             thumbnail: "https://cdn.example/t.jpg".into(),

@@ -11,6 +11,7 @@ use axum::body::Bytes;
 use futures::stream::BoxStream;
 use mediaparse_sdk::Header;
 
+use super::limits::{LimitError, Ticket};
 use super::{Claims, TokenError, TunnelSettings};
 use crate::config::OperatorConfig;
 use crate::core::ErrorCode;
@@ -42,6 +43,8 @@ pub enum TunnelError {
     Fetch(#[from] FetchError),
     #[error("the media host answered {0}")]
     UpstreamStatus(u16),
+    #[error(transparent)]
+    Limit(#[from] LimitError),
 }
 
 impl TunnelError {
@@ -53,6 +56,19 @@ impl TunnelError {
             TunnelError::PlatformUnavailable(_) => ErrorCode::ExtractorUnavailable,
             TunnelError::Fetch(FetchError::Timeout) => ErrorCode::UpstreamTimeout,
             TunnelError::Fetch(_) | TunnelError::UpstreamStatus(_) => ErrorCode::UpstreamError,
+            TunnelError::Limit(LimitError::Streams { .. } | LimitError::Bytes { .. }) => {
+                ErrorCode::TunnelLimited
+            }
+            TunnelError::Limit(LimitError::PlatformBusy(_)) => ErrorCode::Overloaded,
+            TunnelError::Limit(LimitError::Store(_)) => ErrorCode::Internal,
+        }
+    }
+
+    /// `Retry-After` seconds, for a limit.
+    pub fn retry_after_secs(&self) -> Option<u64> {
+        match self {
+            TunnelError::Limit(e) => Some(e.retry_after_secs()),
+            _ => None,
         }
     }
 }
@@ -83,6 +99,19 @@ pub async fn serve(
     client_headers: &[Header],
 ) -> Result<Streamed, TunnelError> {
     let claims = sources.settings.keys.open(token, sources.now)?;
+    let ticket = match sources.settings.meter.admit(&claims, sources.now).await {
+        Ok(t) => t,
+        Err(e) => {
+            let reason = match &e {
+                LimitError::Streams { .. } => "streams",
+                LimitError::Bytes { .. } => "bytes",
+                LimitError::PlatformBusy(_) => "platform_busy",
+                LimitError::Store(_) => "store",
+            };
+            crate::metrics::global().tunnel_refused(reason);
+            return Err(e.into());
+        }
+    };
     let ext = sources
         .registry
         .get(&claims.platform)
@@ -131,7 +160,8 @@ pub async fn serve(
             Some((*name, value.to_string()))
         })
         .collect();
-    let body = (!head).then(|| body_stream(response, limits.request_timeout));
+    // HEAD: the ticket ends here, counted as a stream of no bytes.
+    let body = (!head).then(|| body_stream(response, limits.request_timeout, ticket));
     Ok(Streamed {
         status,
         headers: passed,
@@ -140,17 +170,22 @@ pub async fn serve(
     })
 }
 
-/// The upstream body, chunk by chunk; a chunk slower than `idle` ends it with an error.
+/// The upstream body, chunk by chunk, each counted on the stream's
+/// `ticket`; a chunk slower than `idle` ends it with an error.
 fn body_stream(
     response: reqwest::Response,
     idle: Duration,
+    ticket: Ticket,
 ) -> BoxStream<'static, Result<Bytes, std::io::Error>> {
     Box::pin(futures::stream::unfold(
-        Some(response),
+        Some((response, ticket)),
         move |state| async move {
-            let mut response = state?;
+            let (mut response, mut ticket) = state?;
             match tokio::time::timeout(idle, response.chunk()).await {
-                Ok(Ok(Some(chunk))) => Some((Ok(chunk), Some(response))),
+                Ok(Ok(Some(chunk))) => {
+                    ticket.served(chunk.len() as u64);
+                    Some((Ok(chunk), Some((response, ticket))))
+                }
                 Ok(Ok(None)) => None,
                 Ok(Err(e)) => Some((Err(std::io::Error::other(e.without_url())), None)),
                 Err(_) => Some((

@@ -13,6 +13,8 @@
 //! `MEDIAPARSE_BIN` (a release build) and `MEDIAPARSE_EXTRACTORS` say what
 //! to measure; `--quick` runs fewer iterations, `--json PATH` sets the output.
 
+mod tunnel;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -88,7 +90,16 @@ async fn main() -> anyhow::Result<()> {
         report.insert("start".into(), start.clone());
     }
 
+    if run("tunnel") {
+        eprintln!("[tunnel] 1 GiB through the media tunnel vs. direct, RSS growth");
+        let t = tunnel::run(opts.quick).await?;
+        report.insert("tunnel".into(), t);
+    }
+
     print_tables(&extractors, &e2e, &memory, &start);
+    if let Some(t) = report.get("tunnel") {
+        tunnel::print_table(t);
+    }
     if let Some(dir) = opts.json.parent() {
         std::fs::create_dir_all(dir)?;
     }

@@ -5,6 +5,9 @@
 //! tokens are `404 tunnel_not_found`, expired ones `410 tunnel_expired`,
 //! and a key's default delivery applies when the request does not say.
 
+mod media;
+mod platforms;
+
 use mediaparse_sdk::Header;
 use mediaparse_sdk::fixture::Case;
 use mediaparse_tests::fake_upstream::{FakeUpstream, Route};

@@ -188,6 +188,10 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
         json!({"get": tunnel_operation()}),
     );
     paths.insert(
+        "/api/v1/tunnel/merge".into(),
+        json!({"get": merge_operation()}),
+    );
+    paths.insert(
         "/healthz".into(),
         json!({"get": {
             "tags": ["service"],
@@ -495,16 +499,58 @@ fn parse_operation(route: Route<'_>, example: &str, ids: &[&str]) -> Value {
     op
 }
 
-/// `GET|HEAD /api/v1/tunnel/{token}`: the media behind a tunnel URL.
-fn tunnel_operation() -> Value {
-    let error = |wire: &str| {
+/// An error envelope answer whose `code` is one of `wires`.
+fn tunnel_error(wires: &[&str]) -> Value {
+    let listed = wires
+        .iter()
+        .map(|w| format!("`{w}`"))
+        .collect::<Vec<_>>()
+        .join(" or ");
+    json!({
+        "description": format!("Error envelope, code {listed}."),
+        "content": {"application/json": {"schema": {"type": "object", "required": ["status", "data", "msg", "code"], "properties": {
+            "status": {"type": "integer"}, "data": {"type": "null"}, "msg": {"type": "string"}, "code": {"type": "string", "enum": wires},
+        }}}},
+    })
+}
+
+/// `GET /api/v1/tunnel/merge`: one MP4 from a video and an audio tunnel token.
+fn merge_operation() -> Value {
+    let token = |name: &str, what: &str| {
         json!({
-            "description": format!("Error envelope, code `{wire}`."),
-            "content": {"application/json": {"schema": {"type": "object", "required": ["status", "data", "msg", "code"], "properties": {
-                "status": {"type": "integer"}, "data": {"type": "null"}, "msg": {"type": "string"}, "code": {"type": "string", "enum": [wire]},
-            }}}},
+            "name": name,
+            "in": "query",
+            "required": true,
+            "description": format!("The tunnel token (the last path segment of a tunnel URL) of the {what} stream."),
+            "schema": {"type": "string"},
         })
     };
+    json!({
+        "tags": ["media"],
+        "operationId": "tunnelMerge",
+        "summary": "One MP4 from a separate video and audio stream (ffmpeg, no re-encoding)",
+        "description": "For platforms that serve video and audio apart (DASH: YouTube, Bilibili). No `Authorization`: the tokens are the capability. The answer is a fragmented MP4 (stream copy of the first video stream of `video` and the first audio stream of `audio`), streamed as it is made, without `Content-Length` or `Range`. Its two inputs are fetched through the tunnel and count against the key's tunnel limits. Costs no credits. `501 merge_unavailable` when the service has no ffmpeg.",
+        "security": [],
+        "parameters": [token("video", "video"), token("audio", "audio")],
+        "responses": {
+            "200": {
+                "description": "The merged fragmented MP4.",
+                "content": {"video/mp4": {"schema": {"type": "string", "format": "binary"}}},
+            },
+            "400": tunnel_error(&["invalid_request"]),
+            "404": tunnel_error(&["tunnel_not_found"]),
+            "410": tunnel_error(&["tunnel_expired"]),
+            "501": tunnel_error(&["merge_unavailable"]),
+            "502": tunnel_error(&["upstream_error"]),
+            "503": tunnel_error(&["overloaded"]),
+            "504": tunnel_error(&["upstream_timeout"]),
+        },
+    })
+}
+
+/// `GET|HEAD /api/v1/tunnel/{token}`: the media behind a tunnel URL.
+fn tunnel_operation() -> Value {
+    let error = |wire: &str| tunnel_error(&[wire]);
     let bytes = |description: &str| {
         json!({
             "description": description,
@@ -523,7 +569,7 @@ fn tunnel_operation() -> Value {
         "tags": ["media"],
         "operationId": "tunnel",
         "summary": "The media behind a tunnel URL (`?delivery=tunnel`)",
-        "description": "No `Authorization`: the sealed token is the capability, so a browser `<video src>` works. `Range`, `If-Range`, `If-None-Match` and `If-Modified-Since` are forwarded to the platform's CDN with the headers and cookie the media needs; the body is streamed. Tunnel traffic costs no credits. `HEAD` answers the same headers without a body.",
+        "description": "No `Authorization`: the sealed token is the capability, so a browser `<video src>` works. `Range`, `If-Range`, `If-None-Match` and `If-Modified-Since` are forwarded to the platform's CDN with the headers and cookie the media needs; the body is streamed. Tunnel traffic costs no credits; per key, concurrent streams and bytes per UTC day are limited (`429 tunnel_limited` with `Retry-After`), and streams to one platform are bounded overall (`503 overloaded`). `HEAD` answers the same headers without a body.",
         "security": [],
         "parameters": [{
             "name": "token",
@@ -537,8 +583,9 @@ fn tunnel_operation() -> Value {
             "206": bytes("The range asked for."),
             "404": error("tunnel_not_found"),
             "410": error("tunnel_expired"),
+            "429": error("tunnel_limited"),
             "502": error("upstream_error"),
-            "503": error("extractor_unavailable"),
+            "503": tunnel_error(&["extractor_unavailable", "overloaded"]),
             "504": error("upstream_timeout"),
         },
     })

@@ -1,0 +1,222 @@
+//! Bytes the media tunnel served (issue 15), per UTC day, key and platform.
+//! Tunnel traffic charges no credits, so it is not in the ledger: it is
+//! counted here for the per-key daily byte limit and for usage views.
+//! Portable SQL (an upsert, plain integer columns).
+
+use rusqlite::params_from_iter;
+use rusqlite::types::Value;
+
+use super::{Store, StoreResult, UsageFilter};
+
+/// Seconds in a UTC day; days are `unix_seconds / DAY`.
+pub const DAY: i64 = 86_400;
+
+/// Tunnel traffic matching a usage filter (whole UTC days).
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TunnelUsage {
+    pub bytes: i64,
+    /// Tunnel requests that streamed (GET or HEAD), merges included.
+    pub streams: i64,
+    pub by_platform: Vec<TunnelUsageGroup>,
+    pub by_key: Vec<TunnelUsageGroup>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TunnelUsageGroup {
+    pub name: String,
+    pub bytes: i64,
+    pub streams: i64,
+}
+
+/// One stream's (or a part of one's) traffic to add.
+#[derive(Clone, Debug)]
+pub struct TunnelTraffic<'a> {
+    pub account: &'a str,
+    pub key: &'a str,
+    pub platform: &'a str,
+    /// Unix seconds; the row is that UTC day's.
+    pub at: i64,
+    pub bytes: i64,
+    /// 1 when this closes a stream, 0 for a partial flush.
+    pub streams: i64,
+}
+
+impl UsageFilter {
+    /// The filter on `tunnel_usage` rows: same account/key/platform, days
+    /// touching the time range.
+    fn tunnel_where(&self) -> (String, Vec<Value>) {
+        let mut conds = Vec::new();
+        let mut params = Vec::new();
+        for (column, value) in [
+            ("account_id", &self.account),
+            ("key_id", &self.key),
+            ("platform", &self.platform),
+        ] {
+            if let Some(v) = value {
+                params.push(Value::Text(v.clone()));
+                conds.push(format!("{column} = ?{}", params.len()));
+            }
+        }
+        if let Some(from) = self.from {
+            params.push(Value::Integer(from.div_euclid(DAY)));
+            conds.push(format!("day >= ?{}", params.len()));
+        }
+        if let Some(until) = self.until {
+            // The day holding the last second before `until`.
+            params.push(Value::Integer((until - 1).div_euclid(DAY)));
+            conds.push(format!("day <= ?{}", params.len()));
+        }
+        let clause = if conds.is_empty() {
+            String::new()
+        } else {
+            format!(" WHERE {}", conds.join(" AND "))
+        };
+        (clause, params)
+    }
+}
+
+impl Store {
+    /// Add `traffic` to its day's row.
+    pub fn record_tunnel_traffic(&self, traffic: &TunnelTraffic<'_>) -> StoreResult<()> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO tunnel_usage (day, account_id, key_id, platform, bytes, streams)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                 ON CONFLICT (day, key_id, platform) DO UPDATE SET
+                    bytes = tunnel_usage.bytes + excluded.bytes,
+                    streams = tunnel_usage.streams + excluded.streams",
+                rusqlite::params![
+                    traffic.at.div_euclid(DAY),
+                    traffic.account,
+                    traffic.key,
+                    traffic.platform,
+                    traffic.bytes,
+                    traffic.streams
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Bytes served to `key` on the UTC day holding `at`, every platform.
+    pub fn tunnel_bytes_on_day(&self, key: &str, at: i64) -> StoreResult<i64> {
+        self.with(|c| {
+            Ok(c.query_row(
+                "SELECT COALESCE(SUM(bytes), 0) FROM tunnel_usage WHERE key_id = ?1 AND day = ?2",
+                rusqlite::params![key, at.div_euclid(DAY)],
+                |r| r.get(0),
+            )?)
+        })
+    }
+
+    /// Tunnel traffic by `filter` (its `entries` is ignored).
+    pub fn tunnel_usage(&self, filter: &UsageFilter) -> StoreResult<TunnelUsage> {
+        let (clause, params) = filter.tunnel_where();
+        self.with(|c| {
+            // One read transaction, so totals and groups agree.
+            let tx = c.transaction()?;
+            let (bytes, streams) = tx.query_row(
+                &format!(
+                    "SELECT COALESCE(SUM(bytes), 0), COALESCE(SUM(streams), 0) FROM tunnel_usage{clause}"
+                ),
+                params_from_iter(params.iter()),
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )?;
+            let group = |column: &str| -> rusqlite::Result<Vec<TunnelUsageGroup>> {
+                let mut stmt = tx.prepare(&format!(
+                    "SELECT {column}, SUM(bytes), SUM(streams) FROM tunnel_usage{clause}
+                     GROUP BY {column} ORDER BY SUM(bytes) DESC, {column}"
+                ))?;
+                let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
+                    Ok(TunnelUsageGroup {
+                        name: r.get(0)?,
+                        bytes: r.get(1)?,
+                        streams: r.get(2)?,
+                    })
+                })?;
+                rows.collect()
+            };
+            let by_platform = group("platform")?;
+            let by_key = group("key_id")?;
+            Ok(TunnelUsage {
+                bytes,
+                streams,
+                by_platform,
+                by_key,
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn traffic<'a>(key: &'a str, platform: &'a str, at: i64, bytes: i64) -> TunnelTraffic<'a> {
+        TunnelTraffic {
+            account: "acme",
+            key,
+            platform,
+            at,
+            bytes,
+            streams: 1,
+        }
+    }
+
+    #[test]
+    fn traffic_adds_up_per_day_key_and_platform() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.sqlite")).unwrap();
+        let day2 = 2 * DAY;
+        store
+            .record_tunnel_traffic(&traffic("k1", "tiktok", day2 + 5, 100))
+            .unwrap();
+        store
+            .record_tunnel_traffic(&traffic("k1", "tiktok", day2 + 50, 20))
+            .unwrap();
+        store
+            .record_tunnel_traffic(&traffic("k1", "bilibili", day2 + 60, 3))
+            .unwrap();
+        store
+            .record_tunnel_traffic(&traffic("k2", "tiktok", day2 + 60, 7))
+            .unwrap();
+        // The next day starts from zero.
+        store
+            .record_tunnel_traffic(&traffic("k1", "tiktok", 3 * DAY, 1000))
+            .unwrap();
+        assert_eq!(store.tunnel_bytes_on_day("k1", day2 + 1).unwrap(), 123);
+        assert_eq!(store.tunnel_bytes_on_day("k1", 3 * DAY + 9).unwrap(), 1000);
+        assert_eq!(store.tunnel_bytes_on_day("k3", day2).unwrap(), 0);
+
+        let all = store.tunnel_usage(&UsageFilter::default()).unwrap();
+        assert_eq!((all.bytes, all.streams), (1130, 5));
+        assert_eq!(all.by_key[0].name, "k1");
+        assert_eq!(all.by_key[0].bytes, 1123);
+        let on_day2 = store
+            .tunnel_usage(&UsageFilter {
+                key: Some("k1".into()),
+                from: Some(day2),
+                until: Some(3 * DAY),
+                ..UsageFilter::default()
+            })
+            .unwrap();
+        assert_eq!(on_day2.bytes, 123);
+        assert_eq!(
+            on_day2.by_platform,
+            vec![
+                TunnelUsageGroup {
+                    name: "tiktok".into(),
+                    bytes: 120,
+                    streams: 2
+                },
+                TunnelUsageGroup {
+                    name: "bilibili".into(),
+                    bytes: 3,
+                    streams: 1
+                },
+            ]
+        );
+    }
+}
