@@ -311,7 +311,12 @@ async fn detect_and_extract(
     let lead = match cache {
         CacheUse::Bypass => None,
         CacheUse::Allowed => {
-            let key = format!("{platform}\n{}\n{}", target.id, target.canonical_url);
+            // The component's hash too: a swapped extractor never serves
+            // what its predecessor extracted.
+            let key = format!(
+                "{platform}\n{}\n{}\n{}",
+                ext.sha256, target.id, target.canonical_url
+            );
             match services.cache.join(&key) {
                 Joined::Hit(v) => return Ok(Extracted::cached(price, &v, CacheOutcome::Hit)),
                 Joined::Wait(flight) => match ParseCache::wait(flight).await {
