@@ -4,8 +4,9 @@
 //! media URLs carry. Every parse is still charged; only the upstream work
 //! and the guest are saved.
 //!
-//! A result whose media URLs carry no expiry parameter is kept only when the
-//! operator declared a TTL for the platform (`parse_cache_ttl_ms`).
+//! A result whose media URLs carry no expiry parameter is kept (and shared
+//! with concurrent parses) only when the operator declared a TTL for the
+//! platform (`parse_cache_ttl_ms`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -154,28 +155,31 @@ impl ParseCache {
 }
 
 impl Lead {
-    /// Hand the result to the waiters, and keep it for `keep` if any.
-    pub fn finish(mut self, value: Option<Arc<CachedParse>>, keep: Option<Duration>) {
+    /// Keep the result for `keep` and hand it to the waiters. A result that
+    /// may not be kept (no expiry known, no TTL declared) is not shared
+    /// either: the waiters extract on their own.
+    pub fn finish(mut self, value: Arc<CachedParse>, keep: Option<Duration>) {
         self.done = true;
+        let keep = keep.filter(|k| !k.is_zero());
         let mut entries = self.cache.entries();
         if !self.key.is_empty() {
-            match (&value, keep) {
-                (Some(v), Some(keep)) if !keep.is_zero() => {
+            match keep {
+                Some(keep) => {
                     entries.insert(
                         self.key.clone(),
                         Entry::Ready {
-                            value: v.clone(),
+                            value: value.clone(),
                             until: Instant::now() + keep,
                         },
                     );
                 }
-                _ => {
+                None => {
                     entries.remove(&self.key);
                 }
             }
         }
         drop(entries);
-        let _ = self.tx.send(Some(value));
+        let _ = self.tx.send(Some(keep.map(|_| value)));
     }
 }
 
@@ -312,7 +316,7 @@ mod tests {
             panic!("second waits")
         };
         let waiter = tokio::spawn(ParseCache::wait(flight));
-        lead.finish(Some(value()), Some(MIN));
+        lead.finish(value(), Some(MIN));
         assert!(waiter.await.unwrap().is_some());
         assert!(matches!(cache.join("k"), Joined::Hit(_)));
     }
@@ -332,7 +336,7 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn a_result_not_kept_is_still_shared_with_the_waiters() {
+    async fn a_result_that_may_not_be_kept_is_not_shared_either() {
         let cache = ParseCache::new();
         let Joined::Lead(lead) = cache.join("k") else {
             panic!()
@@ -340,8 +344,8 @@ mod tests {
         let Joined::Wait(flight) = cache.join("k") else {
             panic!()
         };
-        lead.finish(Some(value()), None);
-        assert!(ParseCache::wait(flight).await.is_some());
+        lead.finish(value(), None);
+        assert!(ParseCache::wait(flight).await.is_none());
         assert!(cache.is_empty());
     }
 }

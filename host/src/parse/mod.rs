@@ -152,6 +152,7 @@ pub async fn parse_with(
 /// `deadline` bounds everything up to the charge (queueing included); the
 /// charge itself is never cut short, or a committed charge could answer a
 /// timeout: a parse past its deadline is not charged.
+#[allow(clippy::too_many_arguments)]
 async fn parse_routed(
     services: &Services,
     key: &KeyRecord,
@@ -404,7 +405,7 @@ async fn detect_and_extract(
                 media: media.clone(),
                 platform_data: platform_data.clone(),
             };
-            lead.finish(Some(Arc::new(shared)), keep);
+            lead.finish(Arc::new(shared), keep);
             CacheOutcome::Miss
         }
         None if cache == CacheUse::Bypass => CacheOutcome::Bypass,
