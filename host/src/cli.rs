@@ -64,6 +64,8 @@ pub enum Command {
         json: bool,
         #[command(flatten)]
         extractors: ExtractorsArg,
+        #[command(flatten)]
+        compiled_cache: CompiledCacheArg,
     },
     /// Parse URL for real and write it as a fixture case (secrets scrubbed).
     Record(RecordArgs),
@@ -78,14 +80,18 @@ pub struct ComponentArgs {
     pub component: Option<PathBuf>,
     #[command(flatten)]
     pub extractors: ExtractorsArg,
+    #[command(flatten)]
+    pub compiled_cache: CompiledCacheArg,
 }
 
 impl ComponentArgs {
     fn choice(&self) -> crate::authoring::replay::ComponentChoice {
         use crate::authoring::replay::ComponentChoice;
+        let dir = self.extractors.resolve();
+        let cache = self.compiled_cache.resolve(&dir);
         match &self.component {
-            Some(file) => ComponentChoice::File(file.clone()),
-            None => ComponentChoice::Dir(self.extractors.resolve()),
+            Some(file) => ComponentChoice::File(file.clone(), cache),
+            None => ComponentChoice::Dir(dir, cache),
         }
     }
 }
@@ -336,7 +342,12 @@ pub fn run_admin(db: &DbLocation, command: Command) -> anyhow::Result<i32> {
             url,
             json,
             extractors,
-        } => detect(&url, json, &extractors.resolve()),
+            compiled_cache,
+        } => {
+            let dir = extractors.resolve();
+            let cache = compiled_cache.resolve(&dir);
+            detect(&url, json, &dir, cache)
+        }
         Command::Record(args) => record(args),
         Command::Replay(args) => Ok(crate::authoring::replay::run(
             &args.case_dir,
@@ -366,8 +377,13 @@ fn unreachable_serve() -> anyhow::Result<i32> {
     anyhow::bail!("serve is run by main")
 }
 
-fn detect(input: &str, json: bool, dir: &Path) -> anyhow::Result<i32> {
-    let registry = Arc::new(Registry::new(Runtime::new(SandboxLimits::default())?));
+/// Loads every component (routing needs each one's declared hosts), from the
+/// compiled cache when it holds them, as `serve` does.
+fn detect(input: &str, json: bool, dir: &Path, cache: Option<PathBuf>) -> anyhow::Result<i32> {
+    let registry = Arc::new(Registry::with_cache(
+        Runtime::new(SandboxLimits::default())?,
+        cache,
+    ));
     registry
         .load_dir(dir)
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", dir.display()))?;

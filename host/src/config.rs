@@ -134,6 +134,10 @@ pub struct LimitSettings {
     pub requests_per_second: Option<f64>,
     /// Upstream requests in flight per exit (default: unlimited).
     pub max_in_flight: Option<usize>,
+    /// How long a parse result may be served again (default 60000; 0: never).
+    /// Never past the earliest expiry its media URLs carry; results whose
+    /// URLs carry none are kept only when this is set.
+    pub parse_cache_ttl_ms: Option<u64>,
 }
 
 impl LimitSettings {
@@ -150,6 +154,7 @@ impl LimitSettings {
             exit_cooldown_max_ms: self.exit_cooldown_max_ms.or(base.exit_cooldown_max_ms),
             requests_per_second: self.requests_per_second.or(base.requests_per_second),
             max_in_flight: self.max_in_flight.or(base.max_in_flight),
+            parse_cache_ttl_ms: self.parse_cache_ttl_ms.or(base.parse_cache_ttl_ms),
         }
     }
 }
@@ -164,6 +169,9 @@ pub struct PlatformLimits {
     pub cooling: Cooling,
     /// Requests per second and in flight, per exit.
     pub pace: Pace,
+    /// The parse cache TTL the operator declared (`None`: the default, and
+    /// only for results whose media URLs carry an expiry).
+    pub parse_cache_ttl: Option<Duration>,
 }
 
 fn yes() -> bool {
@@ -375,6 +383,7 @@ impl OperatorConfig {
                 call_timeout: l.call_timeout_ms.map(ms).unwrap_or(sandbox.call_timeout),
                 max_output_bytes: l.max_output_bytes.unwrap_or(sandbox.max_output_bytes),
             },
+            parse_cache_ttl: l.parse_cache_ttl_ms.map(ms),
             pace: Pace {
                 requests_per_second: l.requests_per_second.filter(|r| *r > 0.0),
                 max_in_flight: l.max_in_flight.filter(|m| *m > 0),

@@ -107,11 +107,21 @@ impl Driver for WasmDriver {
 
 /// Which component a case runs through.
 pub enum ComponentChoice {
-    /// This file, whatever its name (a candidate build).
-    File(PathBuf),
+    /// This file, whatever its name (a candidate build), and the compiled
+    /// cache it may be found in (a candidate is never written to it).
+    File(PathBuf, Option<PathBuf>),
     /// The service's directory: the case's own platform (from its path
-    /// `extractors/<platform>/fixtures/<case>`), else routed by input host.
-    Dir(PathBuf),
+    /// `extractors/<platform>/fixtures/<case>`), else routed by input host;
+    /// and its compiled cache (`None`: compile).
+    Dir(PathBuf, Option<PathBuf>),
+}
+
+impl ComponentChoice {
+    fn compiled_cache(&self) -> Option<PathBuf> {
+        match self {
+            ComponentChoice::File(_, cache) | ComponentChoice::Dir(_, cache) => cache.clone(),
+        }
+    }
 }
 
 /// Load the component a case should run through.
@@ -119,10 +129,13 @@ pub fn component_for(
     case: &Case,
     choice: &ComponentChoice,
 ) -> anyhow::Result<(Arc<Registry>, Arc<LoadedExtractor>)> {
-    let registry = Arc::new(Registry::new(Runtime::new(SandboxLimits::default())?));
+    let registry = Arc::new(Registry::with_cache(
+        Runtime::new(SandboxLimits::default())?,
+        choice.compiled_cache(),
+    ));
     let ext = match choice {
-        ComponentChoice::File(path) => Arc::new(registry.load_candidate(path)?),
-        ComponentChoice::Dir(dir) => {
+        ComponentChoice::File(path, _) => Arc::new(registry.load_candidate(path)?),
+        ComponentChoice::Dir(dir, _) => {
             // The case's own platform: compile just that component.
             if let Some(p) = platform_of_case_dir(&case.dir)
                 && dir.join(format!("{p}.wasm")).is_file()

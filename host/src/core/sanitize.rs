@@ -58,29 +58,60 @@ const CONTAINS: &[&str] = &[
 
 /// Is a member with this name removed?
 pub fn is_sensitive(key: &str) -> bool {
-    let norm: String = key
-        .chars()
+    // Member names are short ASCII: normalize on the stack (no allocation
+    // per member); anything else takes the general path.
+    let mut buf = [0u8; 64];
+    let mut len = 0;
+    for b in key.bytes() {
+        if b == b'_' || b == b'-' {
+            continue;
+        }
+        if !b.is_ascii() || len == buf.len() {
+            return is_sensitive_normalized(&normalize(key));
+        }
+        buf[len] = b.to_ascii_lowercase();
+        len += 1;
+    }
+    // Only ASCII bytes were copied: always valid UTF-8.
+    std::str::from_utf8(&buf[..len]).is_ok_and(is_sensitive_normalized)
+}
+
+fn normalize(key: &str) -> String {
+    key.chars()
         .filter(|c| *c != '_' && *c != '-')
         .flat_map(char::to_lowercase)
-        .collect();
-    EXACT.contains(&norm.as_str()) || CONTAINS.iter().any(|f| norm.contains(f))
+        .collect()
 }
 
-/// Remove sensitive members recursively and stringify unsafe integers.
+fn is_sensitive_normalized(norm: &str) -> bool {
+    EXACT.contains(&norm) || CONTAINS.iter().any(|f| norm.contains(f))
+}
+
+/// Remove sensitive members recursively and stringify unsafe integers, in
+/// one walk of the tree.
 pub fn sanitize(value: &mut Value) {
-    remove_sensitive(value);
-    mediaparse_sdk::bigints::stringify_large_integers(value);
-}
-
-fn remove_sensitive(value: &mut Value) {
     match value {
         Value::Object(map) => {
             map.retain(|k, _| !is_sensitive(k));
-            map.values_mut().for_each(remove_sensitive);
+            map.values_mut().for_each(sanitize);
         }
-        Value::Array(items) => items.iter_mut().for_each(remove_sensitive),
+        Value::Array(items) => items.iter_mut().for_each(sanitize),
+        Value::Number(n) if is_large_integer(n) => *value = Value::String(n.to_string()),
         _ => {}
     }
+}
+
+/// [`mediaparse_sdk::bigints::is_large_integer`], answering the common case
+/// (an integer that fits 64 bits) without formatting the number.
+fn is_large_integer(n: &serde_json::Number) -> bool {
+    use mediaparse_sdk::bigints::MAX_SAFE;
+    if let Some(u) = n.as_u64() {
+        return u > MAX_SAFE;
+    }
+    if let Some(i) = n.as_i64() {
+        return i.unsigned_abs() > MAX_SAFE;
+    }
+    mediaparse_sdk::bigints::is_large_integer(n)
 }
 
 #[cfg(test)]
@@ -102,6 +133,38 @@ mod tests {
             json!({"aweme_id":"1","author":{"uniqueId":"a","secUid":"MS4"},"list":[{"title":"ok"}],
                    "video":{"playAddr":"https://v/?tk=tt_chain_token","tip":"keep","vip":1,"clip":"keep"}})
         );
+    }
+
+    #[test]
+    fn the_fast_number_check_agrees_with_the_sdk() {
+        for text in [
+            "0",
+            "9007199254740992",
+            "9007199254740993",
+            "-9007199254740992",
+            "-9007199254740993",
+            "18446744073709551615",
+            "18446744073709551616",
+            "1.5",
+            "1e300",
+            "-0",
+        ] {
+            let n: serde_json::Number = serde_json::from_str(text).unwrap();
+            assert_eq!(
+                is_large_integer(&n),
+                mediaparse_sdk::bigints::is_large_integer(&n),
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn non_ascii_and_long_names_take_the_general_path() {
+        assert!(is_sensitive("Ｅmail_токен_cookie"));
+        assert!(is_sensitive(&format!("{}_token", "x".repeat(80))));
+        assert!(!is_sensitive(&"x".repeat(80)));
+        assert!(is_sensitive("IP-Address"));
+        assert!(!is_sensitive("tip"));
     }
 
     #[test]

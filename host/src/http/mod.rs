@@ -7,6 +7,7 @@ mod account;
 mod admin_extractors;
 mod admin_keys;
 pub mod body;
+mod cache_status;
 mod capabilities;
 pub mod envelope;
 pub mod extract;

@@ -18,6 +18,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::body::ParseInput;
+use super::cache_status::{self, RequestCache};
 use super::envelope::{ApiError, CREDITS_HEADER, credits_zero_unless_set};
 use super::extract::{ApiKey, JsonBody};
 use super::request_id::RequestId;
@@ -88,9 +89,10 @@ async fn common(
     Extension(id): Extension<RequestId>,
     ParseKey(key): ParseKey,
     query: QueryArg,
+    RequestCache(cache): RequestCache,
     JsonBody(ParseInput(input)): JsonBody<ParseInput>,
 ) -> Response {
-    run(&state, &id.0, &key, query, &input, None).await
+    run(&state, &id.0, &key, query, cache, &input, None).await
 }
 
 async fn platform(
@@ -99,9 +101,10 @@ async fn platform(
     ParseKey(key): ParseKey,
     PathPlatform(platform): PathPlatform,
     query: QueryArg,
+    RequestCache(cache): RequestCache,
     JsonBody(ParseInput(input)): JsonBody<ParseInput>,
 ) -> Response {
-    run(&state, &id.0, &key, query, &input, Some(platform)).await
+    run(&state, &id.0, &key, query, cache, &input, Some(platform)).await
 }
 
 async fn run(
@@ -109,6 +112,7 @@ async fn run(
     request_id: &str,
     key: &KeyRecord,
     query: QueryArg,
+    cache: parse::CacheUse,
     input: &str,
     path_platform: Option<String>,
 ) -> Response {
@@ -121,12 +125,13 @@ async fn run(
         Ok(d) => d,
         Err(e) => return e.into_response(),
     };
-    let result = parse::parse(
+    let result = parse::parse_with(
         &state.services,
         key,
         input,
         path_platform.as_deref(),
         request_id,
+        cache,
     )
     .await;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
@@ -134,7 +139,10 @@ async fn run(
         Ok(mut parsed) => {
             tracing::info!(platform = %parsed.platform, charged = parsed.charged, delivery = delivery.as_str(), elapsed_ms, "parsed");
             super::tunnel::apply(state, key, delivery, &mut parsed);
-            success(parsed, path_platform.is_some())
+            let outcome = parsed.cache;
+            let mut response = success(parsed, path_platform.is_some());
+            cache_status::set(&mut response, outcome);
+            response
         }
         Err(e) => {
             let e = ApiError::from(e);

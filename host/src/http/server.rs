@@ -122,6 +122,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
             options.db.with_extension("sessions.json"),
         ))),
         admission: crate::parse::admission::Admission::new(options.admission),
+        cache: crate::parse::cache::ParseCache::new(),
     });
     let state = Arc::new(AppState {
         services: services.clone(),

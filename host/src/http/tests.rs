@@ -76,6 +76,7 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         pacer: Default::default(),
         sessions: Default::default(),
         admission: crate::parse::admission::Admission::new(Default::default()),
+        cache: crate::parse::cache::ParseCache::new(),
     });
     let state = Arc::new(AppState {
         services,

@@ -5,7 +5,9 @@
 //! that holds media. Errors and their codes: `error.rs`.
 
 pub mod admission;
+pub mod cache;
 mod error;
+mod guest;
 mod redact;
 mod rounds;
 mod route;
@@ -14,6 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use admission::{Admission, Slot};
+use cache::{CacheOutcome, CachedParse, Joined, ParseCache};
 
 use arc_swap::ArcSwap;
 use mediaparse_sdk as sdk;
@@ -30,7 +33,6 @@ use crate::registry::{LoadedExtractor, Registry};
 use crate::store::{Charge, KeyRecord, Store, StoreError};
 pub use error::ParseError;
 use redact::redact_media;
-use rounds::call;
 pub use rounds::{Outbound, extract};
 pub use route::route;
 
@@ -52,6 +54,8 @@ pub struct Services {
     pub pacer: Arc<Pacer>,
     /// Bounds on the parses in flight, for REST and MCP alike.
     pub admission: Admission,
+    /// Recent results and the extractions in flight, by post (`cache.rs`).
+    pub cache: Arc<ParseCache>,
 }
 
 /// A successful parse (possibly without media: SPEC code 304).
@@ -61,6 +65,16 @@ pub struct Parsed {
     pub platform_data: Value,
     /// Credits taken (0 when there was no media).
     pub charged: i64,
+    /// How the parse cache served it (the `Cache-Status` header).
+    pub cache: CacheOutcome,
+}
+
+/// The parse cache serves the request unless it said `Cache-Control: no-cache`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum CacheUse {
+    #[default]
+    Allowed,
+    Bypass,
 }
 
 /// Parse `input` for the caller holding `key`. `path_platform` is the
@@ -73,6 +87,26 @@ pub async fn parse(
     path_platform: Option<&str>,
     request_id: &str,
 ) -> Result<Parsed, ParseError> {
+    parse_with(
+        services,
+        key,
+        input,
+        path_platform,
+        request_id,
+        CacheUse::Allowed,
+    )
+    .await
+}
+
+/// [`parse`], saying whether the parse cache may answer.
+pub async fn parse_with(
+    services: &Services,
+    key: &KeyRecord,
+    input: &str,
+    path_platform: Option<&str>,
+    request_id: &str,
+    cache: CacheUse,
+) -> Result<Parsed, ParseError> {
     let started = Instant::now();
     let deadline = tokio::time::Instant::from_std(started) + services.limits.deadline;
     let mut routed: Option<String> = None;
@@ -83,6 +117,7 @@ pub async fn parse(
         path_platform,
         request_id,
         deadline,
+        cache,
         &mut routed,
     )
     .await;
@@ -117,6 +152,7 @@ pub async fn parse(
 /// `deadline` bounds everything up to the charge (queueing included); the
 /// charge itself is never cut short, or a committed charge could answer a
 /// timeout: a parse past its deadline is not charged.
+#[allow(clippy::too_many_arguments)]
 async fn parse_routed(
     services: &Services,
     key: &KeyRecord,
@@ -124,6 +160,7 @@ async fn parse_routed(
     path_platform: Option<&str>,
     request_id: &str,
     deadline: tokio::time::Instant,
+    cache: CacheUse,
     routed: &mut Option<String>,
 ) -> Result<Parsed, ParseError> {
     if input.len() > services.limits.max_input_bytes {
@@ -153,7 +190,7 @@ async fn parse_routed(
         tokio::time::timeout_at(
             rounds_deadline,
             detect_and_extract(
-                services, key, input, &platform, &ext, &config, &limits, &secrets,
+                services, key, input, &platform, &ext, &config, &limits, &secrets, cache,
             ),
         ),
     )
@@ -163,6 +200,7 @@ async fn parse_routed(
         price,
         mut media,
         mut platform_data,
+        cache,
     } = extracted;
     if tokio::time::Instant::now() >= deadline {
         return Err(ParseError::UpstreamTimeout);
@@ -178,6 +216,7 @@ async fn parse_routed(
             media,
             platform_data,
             charged: 0,
+            cache,
         });
     }
     let bill = Bill {
@@ -197,6 +236,7 @@ async fn parse_routed(
             media,
             platform_data,
             charged: price,
+            cache,
         }),
         Charge::InsufficientCredits { balance } => Err(ParseError::InsufficientCredits {
             platform,
@@ -211,7 +251,22 @@ struct Extracted {
     price: i64,
     media: sdk::Media,
     platform_data: Value,
+    cache: CacheOutcome,
 }
+
+impl Extracted {
+    fn cached(price: i64, cached: &CachedParse, cache: CacheOutcome) -> Extracted {
+        Extracted {
+            price,
+            media: cached.media.clone(),
+            platform_data: cached.platform_data.clone(),
+            cache,
+        }
+    }
+}
+
+/// How long a parse result is kept when the operator declared no TTL.
+const DEFAULT_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Instantiate, detect, pre-check the balance, run the rounds: the part of
 /// a parse that holds an admission slot and an instance.
@@ -225,18 +280,12 @@ async fn detect_and_extract(
     config: &OperatorConfig,
     limits: &PlatformLimits,
     secrets: &Secrets,
+    cache: CacheUse,
 ) -> Result<Extracted, ParseError> {
-    let mut session = blocking({
-        let registry = services.registry.clone();
-        let (ext, sandbox, secrets) = (ext.clone(), limits.sandbox.clone(), secrets.clone());
-        move || registry.session_with(&ext, &sandbox, secrets)
-    })
-    .await??;
-
-    let owned_input = input.to_string();
-    let (s, detected) = call(session, move |s| s.detect(&owned_input)).await?;
-    session = s;
-    let mut target = detected?.map_err(ParseError::Failure)?;
+    let (session, detected) =
+        guest::instantiate_and_detect(&services.registry, ext, &limits.sandbox, secrets, input)
+            .await?;
+    let mut target = detected.map_err(ParseError::Failure)?;
     if target.platform != platform {
         return Err(ParseError::ExtractorFailed(format!(
             "{platform} extractor detected platform {:?}",
@@ -258,6 +307,28 @@ async fn detect_and_extract(
             balance,
         });
     }
+
+    // The same post: a kept result, or the extraction another parse runs.
+    let lead = match cache {
+        CacheUse::Bypass => None,
+        CacheUse::Allowed => {
+            // The component's hash too: a swapped extractor never serves
+            // what its predecessor extracted.
+            let key = format!(
+                "{platform}\n{}\n{}\n{}",
+                ext.sha256, target.id, target.canonical_url
+            );
+            match services.cache.join(&key) {
+                Joined::Hit(v) => return Ok(Extracted::cached(price, &v, CacheOutcome::Hit)),
+                Joined::Wait(flight) => match ParseCache::wait(flight).await {
+                    Some(v) => return Ok(Extracted::cached(price, &v, CacheOutcome::Shared)),
+                    // The leader failed: this parse tries on its own.
+                    None => None,
+                },
+                Joined::Lead(lead) => Some(lead),
+            }
+        }
+    };
 
     // One session and one exit for every request of this parse.
     let exits = config.exits(platform);
@@ -318,29 +389,45 @@ async fn detect_and_extract(
         services.sessions.record(s, outcome, &limits.cooling);
     }
     let (media, platform_data) = extracted?;
+    let outcome = match lead {
+        Some(lead) => {
+            let keep = (!media.is_empty())
+                .then(|| {
+                    cache::keep_for(
+                        &media,
+                        limits.parse_cache_ttl,
+                        DEFAULT_CACHE_TTL,
+                        services.clock.parse_now_ms() / 1000,
+                    )
+                })
+                .flatten();
+            let shared = CachedParse {
+                media: media.clone(),
+                platform_data: platform_data.clone(),
+            };
+            lead.finish(Arc::new(shared), keep);
+            CacheOutcome::Miss
+        }
+        None if cache == CacheUse::Bypass => CacheOutcome::Bypass,
+        None => CacheOutcome::Miss,
+    };
     Ok(Extracted {
         price,
         media,
         platform_data,
+        cache: outcome,
     })
 }
 
-/// Run blocking work (guest calls, SQLite) off the async workers, inside
-/// the request's span so its log lines keep the request id.
+/// Run blocking work (SQLite; guest calls go to `guest.rs`'s pool) off the
+/// async workers, inside the request's span so its log lines keep the request id.
 async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ParseError> {
     let span = tracing::Span::current();
-    // A guest call keeps its parse's admission slot until it ends, even if
-    // the parse timed out and stopped waiting for it.
-    let slot = Slot::current();
-    tokio::task::spawn_blocking(move || {
-        let out = span.in_scope(f);
-        drop(slot);
-        out
-    })
-    .await
-    .map_err(|e| ParseError::Internal(format!("worker failed: {e}")))
+    tokio::task::spawn_blocking(move || span.in_scope(f))
+        .await
+        .map_err(|e| ParseError::Internal(format!("worker failed: {e}")))
 }
 
 /// Run a store call on a blocking thread.

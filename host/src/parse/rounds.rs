@@ -5,7 +5,8 @@ use std::sync::Arc;
 use mediaparse_sdk as sdk;
 use serde_json::Value;
 
-use super::{ParseError, ParseLimits, blocking};
+use super::guest::call;
+use super::{ParseError, ParseLimits};
 use crate::config::PlatformLimits;
 use crate::core::sanitize;
 use crate::fetch::{
@@ -113,15 +114,16 @@ pub async fn extract(
                 .await
                 .into_iter()
                 .collect::<Result<Vec<_>, ParseError>>()?;
-                let mut next = Vec::clone(&done);
                 for answer in &answers {
                     outbound.record(&ext.info.api_hosts, answer);
                 }
+                // The guest call's clone of `done` ended with the call: the
+                // answers are appended in place, earlier exchanges never copied.
+                let exchanges = Arc::make_mut(&mut done);
                 for (request, answer) in requests.into_iter().zip(answers) {
                     let response = answer.map_err(fetch_error)?;
-                    next.push(sdk::Exchange { request, response });
+                    exchanges.push(sdk::Exchange { request, response });
                 }
-                done = Arc::new(next);
             }
         }
     }
@@ -163,16 +165,4 @@ fn fetch_error(e: FetchError) -> ParseError {
         | FetchError::TooLarge(_)
         | FetchError::Connect(_) => ParseError::Upstream(e.to_string()),
     }
-}
-
-/// Run a guest call on a blocking thread, handing the session back.
-pub(super) async fn call<T: Send + 'static>(
-    mut session: Session,
-    f: impl FnOnce(&mut Session) -> T + Send + 'static,
-) -> Result<(Session, T), ParseError> {
-    blocking(move || {
-        let out = f(&mut session);
-        (session, out)
-    })
-    .await
 }

@@ -119,6 +119,7 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
         pacer: Default::default(),
         sessions: Default::default(),
         admission: crate::parse::admission::Admission::new(Default::default()),
+        cache: crate::parse::cache::ParseCache::new(),
     };
     World {
         _dir: dir,
@@ -354,4 +355,35 @@ async fn remembered_values_reach_the_next_parse() {
     );
     let usage = w.services.registry.memos().usage("tiktok", 0);
     assert_eq!((usage.count, usage.bytes), (1, "seen1".len()));
+}
+
+/// A parse past its deadline cancels its guest: the spinning guest stops at
+/// the next epoch tick and frees its worker and admission slot at once,
+/// not when its own 5 s call budget runs out.
+#[tokio::test]
+async fn a_timed_out_parse_stops_its_guest_at_once() {
+    let w = world("[limits]\nparse_timeout_ms = 300\n", Ok(200));
+    let key = w.key(None, 5);
+    let started = std::time::Instant::now();
+    let out = w.parse(&key, "https://tiktok.mptest.example/loop").await;
+    assert!(
+        matches!(out, Err(ParseError::UpstreamTimeout)),
+        "{:?}",
+        out.err()
+    );
+    while w.services.admission.in_flight() > 0 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_millis(2_500),
+            "the cancelled guest still holds its slot after {:?}",
+            started.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    // The pool answers again: no worker is left spinning.
+    let t = std::time::Instant::now();
+    crate::registry::WasmPool::global()
+        .run(|| ())
+        .await
+        .expect("pool");
+    assert!(t.elapsed() < std::time::Duration::from_secs(2));
 }

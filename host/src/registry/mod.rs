@@ -11,6 +11,7 @@
 mod cache;
 mod convert;
 mod memo;
+pub mod pool;
 pub mod runtime;
 
 use std::collections::BTreeMap;
@@ -25,6 +26,7 @@ use sha2::{Digest, Sha256};
 
 pub use cache::CompiledCache;
 pub use memo::{MemoUsage, Memos};
+pub use pool::{Cancel, WasmPool};
 pub use runtime::{Next, Round, Runtime, RuntimeError, SandboxLimits, Session};
 
 use crate::core::Secrets;

@@ -9,11 +9,12 @@ use std::time::Duration;
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{
     Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits,
-    StoreLimitsBuilder,
+    StoreLimitsBuilder, UpdateDeadline,
 };
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::convert;
+use super::pool::Cancel;
 use crate::core::Secrets;
 use mediaparse_sdk as sdk;
 
@@ -106,6 +107,11 @@ pub struct GuestState {
     platform: String,
     log_lines_left: u32,
     secrets: Secrets,
+    /// When the call in progress must stop (its wall-time budget).
+    call_deadline: std::time::Instant,
+    /// Set when the parse stopped waiting: the guest is interrupted at the
+    /// next epoch tick instead of running to its own deadline.
+    cancel: Cancel,
 }
 
 impl WasiView for GuestState {
@@ -240,11 +246,21 @@ impl Runtime {
             platform: platform.to_string(),
             log_lines_left: 64,
             secrets,
+            call_deadline: std::time::Instant::now() + limits.call_timeout,
+            cancel: Cancel::new(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
-        store.epoch_deadline_trap();
-        store.set_epoch_deadline(deadline_ticks(limits));
+        // Every tick the guest runs, look at its deadline and its parse.
+        store.epoch_deadline_callback(|ctx| {
+            let state = ctx.data();
+            if state.cancel.is_cancelled() || std::time::Instant::now() >= state.call_deadline {
+                Ok(UpdateDeadline::Interrupt)
+            } else {
+                Ok(UpdateDeadline::Continue(1))
+            }
+        });
+        store.set_epoch_deadline(1);
         let guest = match pre {
             Pre::V1_1(pre) => pre.instantiate(&mut store).map(Guest::V1_1),
             Pre::V1_0(pre) => pre.instantiate(&mut store).map(Guest::V1_0),
@@ -258,10 +274,6 @@ impl Runtime {
             limits: limits.clone(),
         })
     }
-}
-
-fn deadline_ticks(limits: &SandboxLimits) -> u64 {
-    (limits.call_timeout.as_millis() / EPOCH_TICK.as_millis()).max(1) as u64
 }
 
 /// Instance slots are reused rather than mapped afresh for every parse, and
@@ -341,7 +353,21 @@ pub struct Session {
 impl Session {
     fn arm(&mut self) {
         self.guest_calls += 1;
-        self.store.set_epoch_deadline(deadline_ticks(&self.limits));
+        let state = self.store.data_mut();
+        state.call_deadline = std::time::Instant::now() + self.limits.call_timeout;
+        // A cancelled parse's guest stops at its first instruction.
+        let ticks = if state.cancel.is_cancelled() { 0 } else { 1 };
+        self.store.set_epoch_deadline(ticks);
+    }
+
+    /// What interrupts this session's guest calls.
+    pub fn cancel(&self) -> &Cancel {
+        &self.store.data().cancel
+    }
+
+    /// Interrupt this session's guest calls once `cancel` is set.
+    pub fn cancel_on(&mut self, cancel: Cancel) {
+        self.store.data_mut().cancel = cancel;
     }
 
     /// Calls made into the guest by this session (each one a trip into the sandbox).

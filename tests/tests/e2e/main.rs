@@ -21,6 +21,7 @@ mod mcp;
 mod network_edges;
 mod openapi;
 mod operations;
+mod parse_cache;
 mod robustness;
 mod slow_clients;
 mod tiktok_slice;
