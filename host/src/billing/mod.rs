@@ -37,9 +37,11 @@ pub struct Bill {
 }
 
 /// Take the price and write the ledger row, or nothing if the balance no
-/// longer covers it (a concurrent parse spent it). Blocking.
+/// longer covers it (a concurrent parse spent it). At most once per request
+/// id: the retry of a charged request (same idempotency key) takes nothing
+/// more. Blocking.
 pub fn charge(store: &Store, bill: &Bill, now_unix_s: i64) -> StoreResult<Charge> {
-    store.charge(
+    store.charge_once(
         &bill.account,
         &bill.key_id,
         &bill.platform,

@@ -40,6 +40,10 @@ pub enum ErrorCode {
     /// The tunnel token is altered, not a token, or its key was retired.
     TunnelNotFound,
     TunnelExpired,
+    /// An `Idempotency-Key` reused for a different request (issue 19).
+    IdempotencyConflict,
+    /// The database's write lock stayed taken past the busy timeout (issue 19).
+    StoreBusy,
 }
 
 /// Which operations answer a code; the OpenAPI document lists the first two.
@@ -335,6 +339,24 @@ pub const ERRORS: &[ErrorSpec] = &[
         "Tunnel: the token is past its expiry (the configured TTL, or the media URL's own expiry); parse again.",
         Scope::Service,
     ),
+    row(
+        ErrorCode::IdempotencyConflict,
+        "idempotency_conflict",
+        422,
+        "the Idempotency-Key was used for a different request",
+        Retry::No,
+        "The `Idempotency-Key` was used with a different request (another body, endpoint or query) by this API key in the last 24 hours.",
+        Scope::Parse,
+    ),
+    row(
+        ErrorCode::StoreBusy,
+        "store_busy",
+        503,
+        "the database is busy",
+        Retry::After(1),
+        "The database stayed locked by another writer past its busy timeout; answered before any upstream request, nothing is charged (`Retry-After` is set).",
+        Scope::Parse,
+    ),
 ];
 
 const fn row(
@@ -401,7 +423,7 @@ const INTERNAL_ROW: usize = 15;
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 28] = [
+    const ALL: [ErrorCode; 30] = [
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,
@@ -430,6 +452,8 @@ mod tests {
         ErrorCode::AccountExists,
         ErrorCode::TunnelNotFound,
         ErrorCode::TunnelExpired,
+        ErrorCode::IdempotencyConflict,
+        ErrorCode::StoreBusy,
     ];
 
     #[test]

@@ -10,6 +10,7 @@ pub mod body;
 mod capabilities;
 pub mod envelope;
 pub mod extract;
+pub mod idempotency;
 pub mod listener;
 pub mod mcp;
 pub mod openapi;
@@ -21,7 +22,7 @@ pub mod state;
 pub mod tunnel;
 
 pub use capabilities::capabilities_data;
-pub use request_id::RequestId;
+pub use request_id::{ClientRequestId, RequestId};
 pub use state::AppState;
 
 use std::sync::Arc;

@@ -8,6 +8,7 @@
 mod accounts;
 mod backup;
 mod delivery;
+mod idempotency;
 mod keys;
 mod location;
 mod schema;
@@ -20,6 +21,7 @@ pub use location::{DbLocation, DbLocationError};
 pub use schema::SCHEMA_VERSION;
 
 pub use accounts::{AccountSummary, CreditChange, MAX_CREDITS};
+pub use idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
 pub use keys::KeyEdit;
 pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
 

@@ -51,6 +51,28 @@ const MIGRATIONS: &[&str] = &[
     // 3: a key's default media delivery (issue 15; NULL: the service default).
     "ALTER TABLE api_keys ADD COLUMN delivery TEXT
         CHECK (delivery IS NULL OR delivery IN ('direct', 'tunnel'));",
+    // 4 (issue 19): Idempotency-Key records (store/idempotency.rs); ledger
+    // request ids unique (the server mints them; an older database's
+    // repeated client ids get `_<row id>` appended), the client's
+    // X-Request-Id kept beside them; an index for the account view's usage
+    // by account and platform.
+    "ALTER TABLE ledger ADD COLUMN client_request_id TEXT;
+     UPDATE ledger SET request_id = request_id || '_' || CAST(id AS TEXT)
+        WHERE request_id IN (SELECT request_id FROM ledger GROUP BY request_id HAVING COUNT(*) > 1);
+     CREATE UNIQUE INDEX ledger_by_request_id ON ledger (request_id);
+     CREATE INDEX ledger_by_account_platform ON ledger (account_id, platform, created_at, credits);
+     CREATE TABLE idempotency_keys (
+        key_id TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        status INTEGER,
+        credits INTEGER,
+        response TEXT,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (key_id, idempotency_key)
+     );
+     CREATE INDEX idempotency_keys_by_time ON idempotency_keys (created_at);",
 ];
 
 /// The schema version this binary writes and understands.

@@ -17,6 +17,7 @@ mod doors;
 mod dropin;
 mod egress;
 mod fixtures_e2e;
+mod idempotency;
 mod mcp;
 mod network_edges;
 mod openapi;
