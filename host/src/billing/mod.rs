@@ -18,7 +18,8 @@ pub enum Funds {
 
 /// The pre-check: does `account`'s balance cover `price`? (Blocking: reads the store.)
 pub fn precheck(store: &Store, account: &str, price: i64) -> StoreResult<Funds> {
-    let balance = store.balance(account)?;
+    // Under the write lock: a locked database fails here, before any upstream request.
+    let balance = store.balance_for_charge(account)?;
     Ok(if balance < price {
         Funds::Short { balance }
     } else {

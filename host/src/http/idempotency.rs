@@ -133,7 +133,13 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(move || f(&store))
         .await
         .map_err(internal)?
-        .map_err(internal)
+        .map_err(|e| {
+            if e.is_busy() {
+                ApiError::of(ErrorCode::StoreBusy)
+            } else {
+                internal(e)
+            }
+        })
 }
 
 /// Run `run` (given the ledger request id to charge under) once for

@@ -39,7 +39,38 @@ pub enum Claim {
     Conflict,
 }
 
+impl super::StoreError {
+    /// The database stayed locked by another writer past the busy timeout.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self,
+            super::StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+}
+
 impl Store {
+    /// The balance, read while holding the write lock for a moment: the
+    /// pre-check takes it so that a database another process keeps locked
+    /// past the busy timeout fails the parse (`503 store_busy`) before any
+    /// upstream request, not at the charge after them. Writes nothing.
+    pub fn balance_for_charge(&self, account: &str) -> StoreResult<i64> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let balance = tx
+                .query_row(
+                    "SELECT balance FROM accounts WHERE id = ?1",
+                    [account],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or_else(|| super::StoreError::NotFound("account", account.into()))?;
+            tx.commit()?;
+            Ok(balance)
+        })
+    }
+
     /// Claim `idempotency_key` of `key_id` for the request `fingerprint`;
     /// `fresh_request_id` becomes its ledger id if the key is new. Keys
     /// older than [`IDEMPOTENCY_TTL_S`] are forgotten here.
