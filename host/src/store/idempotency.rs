@@ -225,6 +225,7 @@ impl Store {
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![account, key_id, platform, credits, request_id, now],
             )?;
+            super::usage_daily::count_charge(&tx, account, key_id, platform, credits, now)?;
             let balance_after = tx.query_row(
                 "SELECT balance FROM accounts WHERE id = ?1",
                 [account],

@@ -15,6 +15,7 @@ mod schema;
 #[cfg(test)]
 mod schema_tests;
 mod usage;
+mod usage_daily;
 
 pub use backup::{BackupSummary, backup_sqlite};
 pub use location::{DbLocation, DbLocationError};

@@ -54,8 +54,10 @@ const MIGRATIONS: &[&str] = &[
     // 4 (issue 19): Idempotency-Key records (store/idempotency.rs); ledger
     // request ids unique (the server mints them; an older database's
     // repeated client ids get `_<row id>` appended), the client's
-    // X-Request-Id kept beside them; an index for the account view's usage
-    // by account and platform.
+    // X-Request-Id kept beside them; daily aggregates of the ledger per
+    // account, key and platform (store/usage_daily.rs), filled from the
+    // ledger here and kept by every charge; an index for the most recent
+    // entries of an account and platform.
     "ALTER TABLE ledger ADD COLUMN client_request_id TEXT;
      UPDATE ledger SET request_id = request_id || '_' || CAST(id AS TEXT)
         WHERE request_id IN (SELECT request_id FROM ledger GROUP BY request_id HAVING COUNT(*) > 1);
@@ -72,7 +74,19 @@ const MIGRATIONS: &[&str] = &[
         created_at BIGINT NOT NULL,
         PRIMARY KEY (key_id, idempotency_key)
      );
-     CREATE INDEX idempotency_keys_by_time ON idempotency_keys (created_at);",
+     CREATE INDEX idempotency_keys_by_time ON idempotency_keys (created_at);
+     CREATE TABLE ledger_daily (
+        account_id TEXT NOT NULL,
+        day BIGINT NOT NULL,
+        key_id TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        requests BIGINT NOT NULL,
+        credits BIGINT NOT NULL,
+        PRIMARY KEY (account_id, day, key_id, platform)
+     );
+     INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
+        SELECT account_id, created_at / 86400, key_id, platform, COUNT(*), SUM(credits)
+        FROM ledger GROUP BY account_id, created_at / 86400, key_id, platform;",
 ];
 
 /// The schema version this binary writes and understands.
