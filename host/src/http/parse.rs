@@ -97,6 +97,8 @@ async fn common(
     guarded(&state, &headers, &ids, &key, query, &input, None).await
 }
 
+// An axum handler: one argument per extractor.
+#[allow(clippy::too_many_arguments)]
 async fn platform(
     State(state): State<Arc<AppState>>,
     Extension(id): Extension<RequestId>,
