@@ -2,14 +2,9 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use mediaparse_sdk::{share, urls};
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    if let Some(url) = share::first_url(text) {
-        let _ = urls::InputUrl::parse(&url);
-    }
-    let _ = urls::InputUrl::parse(text);
-});
+#[allow(dead_code)] // each target uses one body
+#[path = "../bodies/sdk.rs"]
+mod bodies;
+
+fuzz_target!(|data: &[u8]| bodies::urls(data));

@@ -201,6 +201,10 @@ pub struct ServeArgs {
     /// Open MCP sessions at most in all.
     #[arg(long, env = "MEDIAPARSE_MCP_MAX_SESSIONS", default_value_t = 1024)]
     pub mcp_max_sessions: usize,
+    /// Honour the test knobs (fixed clocks, the upstream override and its
+    /// limits); listens on a loopback address only. Also `MEDIAPARSE_TEST_MODE=1`.
+    #[arg(long)]
+    pub test_mode: bool,
     /// Fix the clock extractors see (replay and tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_CLOCK_MS", hide = true)]
     pub fixed_clock_ms: Option<u64>,

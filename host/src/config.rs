@@ -26,6 +26,8 @@
 //! cookie = "auth_token=…; ct0=…"
 //! ```
 
+pub mod test_mode;
+
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Duration;

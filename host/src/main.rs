@@ -1,5 +1,6 @@
 use clap::Parser;
 use mediaparse::cli::{Cli, Command};
+use mediaparse::config::test_mode;
 use mediaparse::http::server::{ServeOptions, TunnelOptions, serve};
 
 fn main() {
@@ -21,6 +22,18 @@ fn main() {
                     std::process::exit(1);
                 }
             };
+            // Test knobs only in test mode, and test mode only on loopback.
+            let knobs = test_mode::Knobs::with_env(
+                args.upstream.is_some(),
+                args.fixed_clock_ms.is_some(),
+                args.fixed_auth_clock.is_some(),
+            );
+            if let Err(e) =
+                test_mode::check(test_mode::enabled(args.test_mode), args.listen, &knobs)
+            {
+                eprintln!("mediaparse: {e}");
+                std::process::exit(2);
+            }
             let extractors = args.extractors.resolve();
             let options = ServeOptions {
                 connections: args.connection_limits(),

@@ -294,7 +294,7 @@ pub fn usage(store: &Store, filter: &UsageFilter, known: &[String]) -> Result<Us
         platform: filter.platform.clone(),
         from: filter.from.map(rfc3339),
         until: filter.until.map(rfc3339),
-        usage: store.usage(filter)?,
+        usage: store.usage_bounded(filter)?,
         tunnel: store.tunnel_usage(filter)?,
     })
 }

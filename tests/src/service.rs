@@ -61,6 +61,9 @@ impl Service {
                 .clone()
                 .unwrap_or_else(paths::extractors_dir),
         );
+        // The tests' knobs (fixed clocks, the upstream override, limits)
+        // are honoured only in test mode, on loopback (issue 19).
+        cmd.arg("--test-mode");
         cmd.arg("--fixed-clock-ms").arg(FIXED_CLOCK_MS.to_string());
         // Only what the options say reaches the child.
         for var in [
@@ -70,6 +73,7 @@ impl Service {
             "MEDIAPARSE_DB",
             "MEDIAPARSE_LISTEN",
             "MEDIAPARSE_MCP_ALLOWED_HOSTS",
+            "MEDIAPARSE_TEST_MODE",
         ] {
             cmd.env_remove(var);
         }

@@ -18,7 +18,8 @@ pub enum Funds {
 
 /// The pre-check: does `account`'s balance cover `price`? (Blocking: reads the store.)
 pub fn precheck(store: &Store, account: &str, price: i64) -> StoreResult<Funds> {
-    let balance = store.balance(account)?;
+    // Under the write lock: a locked database fails here, before any upstream request.
+    let balance = store.balance_for_charge(account)?;
     Ok(if balance < price {
         Funds::Short { balance }
     } else {
@@ -37,9 +38,11 @@ pub struct Bill {
 }
 
 /// Take the price and write the ledger row, or nothing if the balance no
-/// longer covers it (a concurrent parse spent it). Blocking.
+/// longer covers it (a concurrent parse spent it). At most once per request
+/// id: the retry of a charged request (same idempotency key) takes nothing
+/// more. Blocking.
 pub fn charge(store: &Store, bill: &Bill, now_unix_s: i64) -> StoreResult<Charge> {
-    store.charge(
+    store.charge_once(
         &bill.account,
         &bill.key_id,
         &bill.platform,

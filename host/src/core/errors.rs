@@ -44,6 +44,10 @@ pub enum ErrorCode {
     TunnelLimited,
     /// The tunnel's merge needs `ffmpeg`, which this service does not have.
     MergeUnavailable,
+    /// An `Idempotency-Key` reused for a different request (issue 19).
+    IdempotencyConflict,
+    /// The database's write lock stayed taken past the busy timeout (issue 19).
+    StoreBusy,
 }
 
 /// Which operations answer a code; the OpenAPI document lists the first two.
@@ -357,6 +361,24 @@ pub const ERRORS: &[ErrorSpec] = &[
         "Tunnel merge: this service has no ffmpeg; fetch the video and audio tunnel URLs separately.",
         Scope::Service,
     ),
+    row(
+        ErrorCode::IdempotencyConflict,
+        "idempotency_conflict",
+        422,
+        "the Idempotency-Key was used for a different request",
+        Retry::No,
+        "The `Idempotency-Key` was used with a different request (another body, endpoint or query) by this API key in the last 24 hours.",
+        Scope::Parse,
+    ),
+    row(
+        ErrorCode::StoreBusy,
+        "store_busy",
+        503,
+        "the database is busy",
+        Retry::After(1),
+        "The database stayed locked by another writer past its busy timeout; answered before any upstream request, nothing is charged (`Retry-After` is set).",
+        Scope::Parse,
+    ),
 ];
 
 const fn row(
@@ -454,6 +476,8 @@ mod tests {
         ErrorCode::TunnelExpired,
         ErrorCode::TunnelLimited,
         ErrorCode::MergeUnavailable,
+        ErrorCode::IdempotencyConflict,
+        ErrorCode::StoreBusy,
     ];
 
     #[test]

@@ -8,3 +8,11 @@ pub fn new_id(prefix: &str) -> String {
     rand::rng().fill_bytes(&mut bytes);
     format!("{prefix}_{}", hex::encode(bytes))
 }
+
+/// A request id unique enough to key the ledger (`req_` + 128 random bits):
+/// ledger request ids are unique in the database.
+pub fn new_request_id() -> String {
+    let mut bytes = [0u8; 16];
+    rand::rng().fill_bytes(&mut bytes);
+    format!("req_{}", hex::encode(bytes))
+}

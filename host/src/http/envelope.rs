@@ -111,7 +111,8 @@ impl From<ParseError> for ApiError {
             ParseError::Failure(_)
             | ParseError::InsufficientCredits { .. }
             | ParseError::UpstreamTimeout
-            | ParseError::Overloaded(_) => ApiError::new(code, e.to_string()),
+            | ParseError::Overloaded(_)
+            | ParseError::StoreBusy => ApiError::new(code, e.to_string()),
         }
     }
 }

@@ -11,6 +11,7 @@ mod cache_status;
 mod capabilities;
 pub mod envelope;
 pub mod extract;
+pub mod idempotency;
 pub mod listener;
 pub mod mcp;
 pub mod openapi;
@@ -22,7 +23,7 @@ pub mod state;
 pub mod tunnel;
 
 pub use capabilities::capabilities_data;
-pub use request_id::RequestId;
+pub use request_id::{ClientRequestId, RequestId};
 pub use state::AppState;
 
 use std::sync::Arc;

@@ -11,7 +11,7 @@ use axum::Router;
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Extension, FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde::Deserialize;
@@ -21,7 +21,8 @@ use super::body::ParseInput;
 use super::cache_status::{self, RequestCache};
 use super::envelope::{ApiError, CREDITS_HEADER, credits_zero_unless_set};
 use super::extract::{ApiKey, JsonBody};
-use super::request_id::RequestId;
+use super::idempotency::{self, Answer, RequestIds};
+use super::request_id::{ClientRequestId, RequestId};
 use super::state::AppState;
 use crate::core::ErrorCode;
 use crate::parse::{self, Parsed};
@@ -87,24 +88,102 @@ type QueryArg = Result<Query<ParseQuery>, QueryRejection>;
 async fn common(
     State(state): State<Arc<AppState>>,
     Extension(id): Extension<RequestId>,
+    client_id: Option<Extension<ClientRequestId>>,
+    headers: HeaderMap,
     ParseKey(key): ParseKey,
     query: QueryArg,
     RequestCache(cache): RequestCache,
     JsonBody(ParseInput(input)): JsonBody<ParseInput>,
 ) -> Response {
-    run(&state, &id.0, &key, query, cache, &input, None).await
+    let ids = RequestIds::of(&id, client_id.as_ref().map(|c| &c.0));
+    guarded(&state, &headers, &ids, &key, query, cache, &input, None).await
 }
 
+// An axum handler: one argument per extractor.
+#[allow(clippy::too_many_arguments)]
 async fn platform(
     State(state): State<Arc<AppState>>,
     Extension(id): Extension<RequestId>,
+    client_id: Option<Extension<ClientRequestId>>,
+    headers: HeaderMap,
     ParseKey(key): ParseKey,
     PathPlatform(platform): PathPlatform,
     query: QueryArg,
     RequestCache(cache): RequestCache,
     JsonBody(ParseInput(input)): JsonBody<ParseInput>,
 ) -> Response {
-    run(&state, &id.0, &key, query, cache, &input, Some(platform)).await
+    let ids = RequestIds::of(&id, client_id.as_ref().map(|c| &c.0));
+    guarded(&state, &headers, &ids, &key, query, cache, &input, Some(platform)).await
+}
+
+/// A parse under its `Idempotency-Key`, if the request has one (`http/idempotency.rs`).
+async fn guarded(
+    state: &AppState,
+    headers: &HeaderMap,
+    ids: &RequestIds,
+    key: &KeyRecord,
+    query: QueryArg,
+    cache: parse::CacheUse,
+    input: &str,
+    path_platform: Option<String>,
+) -> Response {
+    let idempotency_key = match idempotency::from_headers(headers) {
+        Ok(k) => k,
+        Err(e) => return e.into_response(),
+    };
+    let Some(idempotency_key) = idempotency_key else {
+        let response = run(state, &ids.ledger, key, query, cache, input, path_platform).await;
+        let charged = response
+            .headers()
+            .get(CREDITS_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0);
+        idempotency::record_client_id(&state.services.store, ids, charged).await;
+        return response;
+    };
+    let delivery = match &query {
+        Ok(Query(q)) => q.delivery.clone().unwrap_or_default(),
+        Err(e) => e.body_text(),
+    };
+    let fingerprint = idempotency::fingerprint(&[
+        "rest",
+        path_platform.as_deref().unwrap_or(""),
+        &delivery,
+        input,
+    ]);
+    let mut headers_of_run = None;
+    let headers_slot = &mut headers_of_run;
+    let answer = idempotency::once(
+        &state.services.store,
+        key,
+        &idempotency_key,
+        &fingerprint,
+        ids,
+        |request_id| async move {
+            let response = run(state, &request_id, key, query, cache, input, path_platform).await;
+            let (stored, headers) = idempotency::stored_of(response).await;
+            *headers_slot = Some(headers);
+            stored
+        },
+    )
+    .await;
+    match answer {
+        Ok(Answer::Replayed(stored)) => idempotency::http_response(stored, true),
+        Ok(Answer::Fresh(stored)) => {
+            let mut response = idempotency::http_response(stored, false);
+            // Keep the run's own headers (Retry-After of an overload, ...).
+            if let Some(headers) = headers_of_run {
+                for (name, value) in &headers {
+                    if !response.headers().contains_key(name) {
+                        response.headers_mut().insert(name.clone(), value.clone());
+                    }
+                }
+            }
+            response
+        }
+        Err(e) => e.into_response(),
+    }
 }
 
 async fn run(

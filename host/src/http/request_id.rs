@@ -12,8 +12,13 @@ pub const HEADER: &str = "x-request-id";
 #[derive(Clone, Debug)]
 pub struct RequestId(pub String);
 
+/// The client's own `X-Request-Id`, when it sent a sane one: kept beside the
+/// server-minted ledger request id, never instead of it (issue 19).
+#[derive(Clone, Debug)]
+pub struct ClientRequestId(pub String);
+
 pub async fn middleware(mut request: Request, next: Next) -> Response {
-    let id = request
+    let client = request
         .headers()
         .get(HEADER)
         .and_then(|v| v.to_str().ok())
@@ -23,8 +28,13 @@ pub async fn middleware(mut request: Request, next: Next) -> Response {
                 && v.bytes()
                     .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
         })
-        .map(String::from)
-        .unwrap_or_else(|| crate::core::ids::new_id("req"));
+        .map(String::from);
+    let id = client
+        .clone()
+        .unwrap_or_else(crate::core::ids::new_request_id);
+    if let Some(client) = client {
+        request.extensions_mut().insert(ClientRequestId(client));
+    }
     request.extensions_mut().insert(RequestId(id.clone()));
     // An error-level span is enabled whatever the filter, so even a
     // `RUST_LOG=warn` service tags its warnings with the request id.

@@ -41,6 +41,9 @@ pub enum ParseError {
     /// Admission control refused the parse (too many in flight).
     #[error("{0}")]
     Overloaded(String),
+    /// The database stayed locked past the busy timeout (issue 19).
+    #[error("the database is busy (locked by another writer); retry shortly")]
+    StoreBusy,
 }
 
 impl ParseError {
@@ -58,6 +61,7 @@ impl ParseError {
             ParseError::ExitsCooling(_) | ParseError::Paced(_) => ErrorCode::UpstreamRateLimited,
             ParseError::Internal(_) => ErrorCode::Internal,
             ParseError::Overloaded(_) => ErrorCode::Overloaded,
+            ParseError::StoreBusy => ErrorCode::StoreBusy,
         }
     }
 
@@ -96,6 +100,9 @@ impl ParseError {
 
 impl From<StoreError> for ParseError {
     fn from(e: StoreError) -> Self {
+        if e.is_busy() {
+            return ParseError::StoreBusy;
+        }
         ParseError::Internal(e.to_string())
     }
 }

@@ -8,6 +8,7 @@
 mod accounts;
 mod backup;
 mod delivery;
+mod idempotency;
 mod keys;
 mod location;
 mod schema;
@@ -15,12 +16,14 @@ mod schema;
 mod schema_tests;
 mod tunnel_usage;
 mod usage;
+mod usage_daily;
 
 pub use backup::{BackupSummary, backup_sqlite};
 pub use location::{DbLocation, DbLocationError};
 pub use schema::SCHEMA_VERSION;
 
 pub use accounts::{AccountSummary, CreditChange, MAX_CREDITS};
+pub use idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
 pub use keys::KeyEdit;
 pub use tunnel_usage::{TunnelTraffic, TunnelUsage, TunnelUsageGroup};
 pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};

@@ -62,6 +62,42 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (day, key_id, platform)
      );
      CREATE INDEX tunnel_usage_by_account ON tunnel_usage (account_id, day);",
+    // 5 (issue 19): Idempotency-Key records (store/idempotency.rs); ledger
+    // request ids unique (the server mints them; an older database's
+    // repeated client ids get `_<row id>` appended), the client's
+    // X-Request-Id kept beside them; daily aggregates of the ledger per
+    // account, key and platform (store/usage_daily.rs), filled from the
+    // ledger here and kept by every charge; an index for the most recent
+    // entries of an account and platform.
+    "ALTER TABLE ledger ADD COLUMN client_request_id TEXT;
+     UPDATE ledger SET request_id = request_id || '_' || CAST(id AS TEXT)
+        WHERE request_id IN (SELECT request_id FROM ledger GROUP BY request_id HAVING COUNT(*) > 1);
+     CREATE UNIQUE INDEX ledger_by_request_id ON ledger (request_id);
+     CREATE INDEX ledger_by_account_platform ON ledger (account_id, platform, created_at, credits);
+     CREATE TABLE idempotency_keys (
+        key_id TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        status INTEGER,
+        credits INTEGER,
+        response TEXT,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (key_id, idempotency_key)
+     );
+     CREATE INDEX idempotency_keys_by_time ON idempotency_keys (created_at);
+     CREATE TABLE ledger_daily (
+        account_id TEXT NOT NULL,
+        day BIGINT NOT NULL,
+        key_id TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        requests BIGINT NOT NULL,
+        credits BIGINT NOT NULL,
+        PRIMARY KEY (account_id, day, key_id, platform)
+     );
+     INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
+        SELECT account_id, created_at / 86400, key_id, platform, COUNT(*), SUM(credits)
+        FROM ledger GROUP BY account_id, created_at / 86400, key_id, platform;",
 ];
 
 /// The schema version this binary writes and understands.

@@ -1,7 +1,7 @@
 //! `cargo xtask fake-upstream [--mirror DIR] [CASES…]`: the test suite's
 //! fake upstream as a standalone server, for recording and trying things
 //! offline. It honours the upstream-override contract (DESIGN.md §5):
-//! point `mediaparse serve|record --upstream` at the URL it prints.
+//! point `mediaparse record --upstream` (or `serve --test-mode --upstream`) at it.
 //!
 //! CASES are case folders, `fixtures/` folders, or nothing (every fixture
 //! of every extractor). `--mirror DIR` also answers a GET for

@@ -24,9 +24,10 @@ use serde_json::{Value, json};
 use mediaparse_catalogue::Catalogue;
 
 use crate::http::envelope::ApiError;
+use crate::http::idempotency::{self, Answer, RequestIds};
 use crate::http::state::AppState;
 use crate::parse;
-use crate::store::KeyRecord;
+use crate::store::{KeyRecord, StoredResponse};
 
 #[derive(Clone)]
 pub struct MediaparseMcp {
@@ -97,6 +98,7 @@ fn tools(state: &AppState) -> Vec<Tool> {
                 "url": {"type": "string", "minLength": 1, "maxLength": 4096, "description": format!("The post URL{share_text}.")},
                 "platform": {"type": "string", "enum": platforms, "description": "Parse as this platform and include its platform data."},
                 "delivery": {"type": "string", "enum": ["direct", "tunnel"], "description": "`tunnel`: every media URL points at this service's tunnel and needs no headers (works in a browser `<video>`). Default: the key's setting, else `direct`."},
+                "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": idempotency::MAX_KEY_BYTES, "description": "Retry safely: the same key (per API key, 24 hours) answers the first result again without a new charge; another request under it fails with `idempotency_conflict`."},
             },
             "required": ["url"],
             "additionalProperties": false,
@@ -158,7 +160,12 @@ impl ServerHandler for MediaparseMcp {
         let request_id = parts
             .and_then(|p| p.extensions.get::<crate::http::RequestId>())
             .map(|r| r.0.clone())
-            .unwrap_or_else(|| crate::core::ids::new_id("req"));
+            .unwrap_or_else(crate::core::ids::new_request_id);
+        let ids = RequestIds::of(
+            &crate::http::RequestId(request_id.clone()),
+            parts.and_then(|p| p.extensions.get::<crate::http::ClientRequestId>()),
+        );
+        let header_key = parts.map(|p| idempotency::from_headers(&p.headers));
         let Some(key) = key else {
             // The HTTP layer authenticates every request; reaching here is a wiring bug.
             return Err(ErrorData::internal_error(
@@ -168,7 +175,10 @@ impl ServerHandler for MediaparseMcp {
         };
         let arguments = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
-            "parse_media" => self.parse_media(&key, &arguments, &request_id).await,
+            "parse_media" => {
+                self.parse_media_once(&key, arguments, &ids, header_key)
+                    .await
+            }
             "get_capabilities" => {
                 let data = crate::http::capabilities_data(&self.state);
                 let mut meta = JsonObject::new();
@@ -188,6 +198,63 @@ impl ServerHandler for MediaparseMcp {
 }
 
 impl MediaparseMcp {
+    /// `parse_media` under its idempotency key (the `idempotencyKey`
+    /// argument, else the HTTP request's `Idempotency-Key` header), if any.
+    async fn parse_media_once(
+        &self,
+        key: &KeyRecord,
+        mut arguments: JsonObject,
+        ids: &RequestIds,
+        header_key: Option<Result<Option<String>, ApiError>>,
+    ) -> CallToolResult {
+        let idempotency_key = match arguments.remove("idempotencyKey") {
+            Some(Value::String(k)) => idempotency::validate(&k).map(Some),
+            Some(_) => Err(ApiError::invalid_request(
+                "`idempotencyKey` must be a string",
+            )),
+            None => header_key.unwrap_or(Ok(None)),
+        };
+        let idempotency_key = match idempotency_key {
+            Ok(k) => k,
+            Err(e) => return tool_error(&e, &ids.ledger),
+        };
+        let Some(idempotency_key) = idempotency_key else {
+            let result = self.parse_media(key, &arguments, &ids.ledger).await;
+            idempotency::record_client_id(&self.state.services.store, ids, charged_of(&result))
+                .await;
+            return result;
+        };
+        let fingerprint = idempotency::fingerprint(&[
+            "mcp",
+            &serde_json::to_string(&arguments).unwrap_or_default(),
+        ]);
+        let answer = idempotency::once(
+            &self.state.services.store,
+            key,
+            &idempotency_key,
+            &fingerprint,
+            ids,
+            |request_id| async move {
+                let result = self.parse_media(key, &arguments, &request_id).await;
+                StoredResponse {
+                    status: status_of(&result),
+                    credits: charged_of(&result),
+                    body: serde_json::to_string(&result).unwrap_or_default(),
+                }
+            },
+        )
+        .await;
+        match answer {
+            Ok(Answer::Fresh(stored) | Answer::Replayed(stored)) => {
+                match serde_json::from_str::<CallToolResult>(&stored.body) {
+                    Ok(result) => result,
+                    Err(e) => tool_error(&crate::http::envelope::internal(e), &ids.ledger),
+                }
+            }
+            Err(e) => tool_error(&e, &ids.ledger),
+        }
+    }
+
     async fn parse_media(
         &self,
         key: &KeyRecord,
@@ -262,6 +329,42 @@ impl MediaparseMcp {
         meta.insert("requestId".into(), request_id.into());
         result.with_meta(Some(MetaObject(meta)))
     }
+}
+
+/// A tool error carrying the REST envelope, charging nothing.
+fn tool_error(e: &ApiError, request_id: &str) -> CallToolResult {
+    let mut envelope = e.envelope();
+    if let Some(secs) = e.retry_after {
+        envelope["retryAfter"] = secs.into();
+    }
+    let mut meta = JsonObject::new();
+    meta.insert("creditsCharged".into(), 0.into());
+    meta.insert("requestId".into(), request_id.into());
+    CallToolResult::structured_error(envelope).with_meta(Some(MetaObject(meta)))
+}
+
+/// The credits a `parse_media` result says it took (`_meta.creditsCharged`).
+fn charged_of(result: &CallToolResult) -> i64 {
+    result
+        .meta
+        .as_ref()
+        .and_then(|m| m.0.get("creditsCharged"))
+        .and_then(Value::as_i64)
+        .unwrap_or(0)
+}
+
+/// The HTTP status a `parse_media` result stands for (its envelope's on a tool error).
+fn status_of(result: &CallToolResult) -> u16 {
+    if result.is_error != Some(true) {
+        return 200;
+    }
+    result
+        .structured_content
+        .as_ref()
+        .and_then(|c| c.get("status"))
+        .and_then(Value::as_u64)
+        .and_then(|s| u16::try_from(s).ok())
+        .unwrap_or(500)
 }
 
 /// `url` (required, a non-empty string), `platform` (optional platform id)

@@ -1,0 +1,372 @@
+//! Idempotency keys (issue 19, Stripe's semantics): the first request under a
+//! key claims it with a server-minted ledger request id; a completed response
+//! is stored with it and answered again for 24 hours; a different request
+//! under the same key is a conflict. And the charge that makes retries safe:
+//! at most one ledger row (and one debit) per request id.
+//!
+//! Table `idempotency_keys` (migration 4): `(key_id, idempotency_key)` primary
+//! key; `fingerprint` of the request; `request_id` the ledger id the first
+//! request charges under; `status`, `credits`, `response` NULL until the
+//! response is complete; `created_at` (unix seconds) for the 24-hour window.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Charge, Store, StoreResult};
+
+/// How long a key is remembered (Stripe: 24 hours).
+pub const IDEMPOTENCY_TTL_S: i64 = 24 * 60 * 60;
+
+/// A completed response, as stored and answered again.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredResponse {
+    pub status: u16,
+    /// The original `X-Credits-Charged`.
+    pub credits: i64,
+    /// The response body (JSON text).
+    pub body: String,
+}
+
+/// What claiming a key found.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Claim {
+    /// Run the request, charging under `request_id` (a fresh one, or the id
+    /// of a first attempt that never completed: its charge, if it committed,
+    /// is not taken again).
+    Run { request_id: String },
+    /// The key's first request completed with this response.
+    Replay(StoredResponse),
+    /// The key was used for a different request.
+    Conflict,
+}
+
+impl super::StoreError {
+    /// The database stayed locked by another writer past the busy timeout.
+    pub fn is_busy(&self) -> bool {
+        matches!(
+            self,
+            super::StoreError::Sqlite(rusqlite::Error::SqliteFailure(e, _))
+                if matches!(e.code, rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked)
+        )
+    }
+}
+
+impl Store {
+    /// The balance, read while holding the write lock for a moment: the
+    /// pre-check takes it so that a database another process keeps locked
+    /// past the busy timeout fails the parse (`503 store_busy`) before any
+    /// upstream request, not at the charge after them. Writes nothing.
+    pub fn balance_for_charge(&self, account: &str) -> StoreResult<i64> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let balance = tx
+                .query_row(
+                    "SELECT balance FROM accounts WHERE id = ?1",
+                    [account],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or_else(|| super::StoreError::NotFound("account", account.into()))?;
+            tx.commit()?;
+            Ok(balance)
+        })
+    }
+
+    /// Claim `idempotency_key` of `key_id` for the request `fingerprint`;
+    /// `fresh_request_id` becomes its ledger id if the key is new. Keys
+    /// older than [`IDEMPOTENCY_TTL_S`] are forgotten here.
+    pub fn claim_idempotency_key(
+        &self,
+        key_id: &str,
+        idempotency_key: &str,
+        fingerprint: &str,
+        fresh_request_id: &str,
+        now: i64,
+    ) -> StoreResult<Claim> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            tx.execute(
+                "DELETE FROM idempotency_keys WHERE created_at <= ?1",
+                [now - IDEMPOTENCY_TTL_S],
+            )?;
+            tx.execute(
+                "INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, request_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5)
+                 ON CONFLICT (key_id, idempotency_key) DO NOTHING",
+                params![key_id, idempotency_key, fingerprint, fresh_request_id, now],
+            )?;
+            let (stored_fingerprint, request_id, status, credits, body) = tx.query_row(
+                "SELECT fingerprint, request_id, status, credits, response FROM idempotency_keys
+                 WHERE key_id = ?1 AND idempotency_key = ?2",
+                params![key_id, idempotency_key],
+                |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, String>(1)?,
+                        r.get::<_, Option<u16>>(2)?,
+                        r.get::<_, Option<i64>>(3)?,
+                        r.get::<_, Option<String>>(4)?,
+                    ))
+                },
+            )?;
+            tx.commit()?;
+            Ok(if stored_fingerprint != fingerprint {
+                Claim::Conflict
+            } else if let (Some(status), Some(credits), Some(body)) = (status, credits, body) {
+                Claim::Replay(StoredResponse {
+                    status,
+                    credits,
+                    body,
+                })
+            } else {
+                Claim::Run { request_id }
+            })
+        })
+    }
+
+    /// Store the completed response of a claimed key.
+    pub fn complete_idempotency_key(
+        &self,
+        key_id: &str,
+        idempotency_key: &str,
+        response: &StoredResponse,
+    ) -> StoreResult<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = ?5
+                 WHERE key_id = ?1 AND idempotency_key = ?2",
+                params![
+                    key_id,
+                    idempotency_key,
+                    response.status,
+                    response.credits,
+                    response.body
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Forget a claimed key whose request did not complete (an overload, a
+    /// timeout, an internal error: the client may retry it as new), unless
+    /// its request id was charged.
+    pub fn release_idempotency_key(&self, key_id: &str, idempotency_key: &str) -> StoreResult<()> {
+        self.with(|c| {
+            c.execute(
+                "DELETE FROM idempotency_keys
+                 WHERE key_id = ?1 AND idempotency_key = ?2 AND status IS NULL
+                   AND NOT EXISTS (SELECT 1 FROM ledger WHERE ledger.request_id = idempotency_keys.request_id)",
+                params![key_id, idempotency_key],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Keep the client's `X-Request-Id` beside the server's ledger id.
+    pub fn set_client_request_id(
+        &self,
+        request_id: &str,
+        client_request_id: &str,
+    ) -> StoreResult<()> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE ledger SET client_request_id = ?2 WHERE request_id = ?1",
+                params![request_id, client_request_id],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// [`Store::charge`], at most once per `request_id`: a request id that
+    /// already has its ledger row is answered `Charged` without a new debit
+    /// (the retry of a first attempt whose answer was lost).
+    pub fn charge_once(
+        &self,
+        account: &str,
+        key_id: &str,
+        platform: &str,
+        credits: i64,
+        request_id: &str,
+        now: i64,
+    ) -> StoreResult<Charge> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let already: Option<i64> = tx
+                .query_row(
+                    "SELECT id FROM ledger WHERE request_id = ?1",
+                    [request_id],
+                    |r| r.get(0),
+                )
+                .optional()?;
+            if already.is_some() {
+                let balance_after = tx.query_row(
+                    "SELECT balance FROM accounts WHERE id = ?1",
+                    [account],
+                    |r| r.get(0),
+                )?;
+                return Ok(Charge::Charged { balance_after });
+            }
+            let updated = tx.execute(
+                "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
+                params![account, credits],
+            )?;
+            if updated != 1 {
+                let balance = tx
+                    .query_row(
+                        "SELECT balance FROM accounts WHERE id = ?1",
+                        [account],
+                        |r| r.get(0),
+                    )
+                    .optional()?
+                    .unwrap_or(0);
+                return Ok(Charge::InsufficientCredits { balance });
+            }
+            tx.execute(
+                "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![account, key_id, platform, credits, request_id, now],
+            )?;
+            super::usage_daily::count_charge(&tx, account, key_id, platform, credits, now)?;
+            let balance_after = tx.query_row(
+                "SELECT balance FROM accounts WHERE id = ?1",
+                [account],
+                |r| r.get(0),
+            )?;
+            tx.commit()?;
+            Ok(Charge::Charged { balance_after })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.sqlite")).unwrap();
+        store.add_credits("acme", 10, 1).unwrap();
+        (dir, store)
+    }
+
+    fn done(body: &str) -> StoredResponse {
+        StoredResponse {
+            status: 200,
+            credits: 3,
+            body: body.into(),
+        }
+    }
+
+    #[test]
+    fn a_key_runs_once_then_replays_and_refuses_another_body() {
+        let (_d, s) = store();
+        let claim = s
+            .claim_idempotency_key("k1", "abc", "fp1", "req_a", 100)
+            .unwrap();
+        assert_eq!(
+            claim,
+            Claim::Run {
+                request_id: "req_a".into()
+            }
+        );
+        // Not completed yet: a retry (after a crash) runs under the same ledger id.
+        let again = s
+            .claim_idempotency_key("k1", "abc", "fp1", "req_b", 101)
+            .unwrap();
+        assert_eq!(
+            again,
+            Claim::Run {
+                request_id: "req_a".into()
+            }
+        );
+        s.complete_idempotency_key("k1", "abc", &done("{}"))
+            .unwrap();
+        assert_eq!(
+            s.claim_idempotency_key("k1", "abc", "fp1", "req_c", 102)
+                .unwrap(),
+            Claim::Replay(done("{}"))
+        );
+        assert_eq!(
+            s.claim_idempotency_key("k1", "abc", "fp2", "req_d", 103)
+                .unwrap(),
+            Claim::Conflict
+        );
+        // Another API key's same key is its own.
+        assert_eq!(
+            s.claim_idempotency_key("k2", "abc", "fp2", "req_e", 104)
+                .unwrap(),
+            Claim::Run {
+                request_id: "req_e".into()
+            }
+        );
+        // After 24 hours the key is new again.
+        assert_eq!(
+            s.claim_idempotency_key("k1", "abc", "fp2", "req_f", 100 + IDEMPOTENCY_TTL_S)
+                .unwrap(),
+            Claim::Run {
+                request_id: "req_f".into()
+            }
+        );
+    }
+
+    #[test]
+    fn a_request_id_is_charged_once_and_a_charged_claim_is_kept() {
+        let (_d, s) = store();
+        s.claim_idempotency_key("k1", "abc", "fp", "req_a", 100)
+            .unwrap();
+        let first = s
+            .charge_once("acme", "k1", "tiktok", 3, "req_a", 100)
+            .unwrap();
+        assert_eq!(first, Charge::Charged { balance_after: 7 });
+        let retry = s
+            .charge_once("acme", "k1", "tiktok", 3, "req_a", 101)
+            .unwrap();
+        assert_eq!(retry, Charge::Charged { balance_after: 7 });
+        assert_eq!(
+            (s.ledger_count(None).unwrap(), s.ledger_sum(None).unwrap()),
+            (1, 3)
+        );
+        // A charged claim is not released (its retry must not charge anew).
+        s.release_idempotency_key("k1", "abc").unwrap();
+        assert_eq!(
+            s.claim_idempotency_key("k1", "abc", "fp", "req_b", 102)
+                .unwrap(),
+            Claim::Run {
+                request_id: "req_a".into()
+            }
+        );
+        // An uncharged one is.
+        s.claim_idempotency_key("k1", "xyz", "fp", "req_c", 103)
+            .unwrap();
+        s.release_idempotency_key("k1", "xyz").unwrap();
+        assert_eq!(
+            s.claim_idempotency_key("k1", "xyz", "fp", "req_d", 104)
+                .unwrap(),
+            Claim::Run {
+                request_id: "req_d".into()
+            }
+        );
+    }
+
+    #[test]
+    fn ledger_request_ids_are_unique_and_keep_the_clients_beside() {
+        let (_d, s) = store();
+        s.charge("acme", "k1", "tiktok", 1, "req_same", 1).unwrap();
+        assert!(s.charge("acme", "k1", "tiktok", 1, "req_same", 2).is_err());
+        assert_eq!(
+            s.balance("acme").unwrap(),
+            9,
+            "the refused row took nothing"
+        );
+        s.set_client_request_id("req_same", "client-7").unwrap();
+        let client: String = s
+            .with(|c| {
+                Ok(c.query_row(
+                    "SELECT client_request_id FROM ledger WHERE request_id = 'req_same'",
+                    [],
+                    |r| r.get(0),
+                )?)
+            })
+            .unwrap();
+        assert_eq!(client, "client-7");
+    }
+}
