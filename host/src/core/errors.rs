@@ -445,7 +445,7 @@ const INTERNAL_ROW: usize = 15;
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 30] = [
+    const ALL: [ErrorCode; 32] = [
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,
