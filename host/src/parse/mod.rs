@@ -61,6 +61,9 @@ pub struct Parsed {
     pub platform_data: Value,
     /// Credits taken (0 when there was no media).
     pub charged: i64,
+    /// The label of the exit this parse left through (tunnel tokens name it,
+    /// so media bound to the requesting IP is fetched from the same one).
+    pub egress: String,
 }
 
 /// Parse `input` for the caller holding `key`. `path_platform` is the
@@ -163,6 +166,7 @@ async fn parse_routed(
         price,
         mut media,
         mut platform_data,
+        egress,
     } = extracted;
     if tokio::time::Instant::now() >= deadline {
         return Err(ParseError::UpstreamTimeout);
@@ -178,6 +182,7 @@ async fn parse_routed(
             media,
             platform_data,
             charged: 0,
+            egress,
         });
     }
     let bill = Bill {
@@ -197,6 +202,7 @@ async fn parse_routed(
             media,
             platform_data,
             charged: price,
+            egress,
         }),
         Charge::InsufficientCredits { balance } => Err(ParseError::InsufficientCredits {
             platform,
@@ -211,6 +217,8 @@ struct Extracted {
     price: i64,
     media: sdk::Media,
     platform_data: Value,
+    /// The exit's label.
+    egress: String,
 }
 
 /// Instantiate, detect, pre-check the balance, run the rounds: the part of
@@ -322,6 +330,7 @@ async fn detect_and_extract(
         price,
         media,
         platform_data,
+        egress: exit.label.clone(),
     })
 }
 
