@@ -10,8 +10,13 @@
 //! 4. Start and swap: cold start of the binary; one component recompiled,
 //!    checked and swapped in.
 //!
+//! 5. Egress: one parse's latency through the browser backend vs. rustls
+//!    (`egress.rs`).
+//!
 //! `MEDIAPARSE_BIN` (a release build) and `MEDIAPARSE_EXTRACTORS` say what
 //! to measure; `--quick` runs fewer iterations, `--json PATH` sets the output.
+
+mod egress;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -31,7 +36,7 @@ const E2E_CASE: &str = "tiktok/fixtures/video_post";
 
 struct Options {
     quick: bool,
-    /// `extractors`, `e2e` or `start`: run one section (profiling).
+    /// `extractors`, `e2e`, `start` or `egress`: run one section (profiling).
     only: Option<String>,
     json: PathBuf,
 }
@@ -88,7 +93,15 @@ async fn main() -> anyhow::Result<()> {
         report.insert("start".into(), start.clone());
     }
 
+    let mut egress_rows = Vec::new();
+    if run("egress") {
+        eprintln!("[egress] parse latency: browser backend vs. rustls");
+        egress_rows = egress::latency(opts.quick).await?;
+        report.insert("egress".into(), Value::Array(egress_rows.clone()));
+    }
+
     print_tables(&extractors, &e2e, &memory, &start);
+    egress::print_table(&egress_rows);
     if let Some(dir) = opts.json.parent() {
         std::fs::create_dir_all(dir)?;
     }
