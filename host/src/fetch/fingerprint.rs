@@ -518,6 +518,36 @@ impl FingerprintServer {
         };
         Observed { hello, http2 }
     }
+
+    /// Accept one connection, answer its first request over HTTP/2 with an
+    /// empty `200`, and return that request's regular header fields in the
+    /// order they arrived (HPACK-decoded by the `h2` crate). `None` when the
+    /// client did not negotiate h2.
+    pub async fn headers_of_one_h2_request(&self) -> Option<Vec<(String, String)>> {
+        let (socket, _) = self.listener.accept().await.unwrap();
+        let tls = self.acceptor.accept(socket).await.ok()?;
+        if tls.get_ref().1.alpn_protocol() != Some(b"h2") {
+            return None;
+        }
+        let mut conn = h2::server::handshake(tls).await.ok()?;
+        let (request, mut respond) = conn.accept().await?.ok()?;
+        let fields = request
+            .headers()
+            .iter()
+            .map(|(n, v)| {
+                (
+                    n.as_str().to_string(),
+                    String::from_utf8_lossy(v.as_bytes()).into_owned(),
+                )
+            })
+            .collect();
+        let answer = axum::http::Response::builder().status(200).body(()).ok()?;
+        respond.send_response(answer, true).ok()?;
+        // The connection must be driven for the answer to leave; the client
+        // may keep it open, so drive it in the background.
+        tokio::spawn(async move { while conn.accept().await.is_some() {} });
+        Some(fields)
+    }
 }
 
 #[cfg(test)]
@@ -527,7 +557,7 @@ mod tests {
     use mediaparse_sdk::{Header, HttpRequest};
 
     use super::*;
-    use crate::fetch::{FetchLimits, Fetcher, ProfileSetting, UpstreamOverride};
+    use crate::fetch::{FetchLimits, FetchProfile, Fetcher, ProfileSetting, UpstreamOverride};
 
     // Published fingerprints. Chrome 143: the tls.browserleaks.com/json
     // capture of Chrome 143.0.0.0 (github.com/service0427/v2_cp_app, tls.md).
@@ -542,8 +572,22 @@ mod tests {
     // Safari 18.2 (macOS; iOS 18 sends the same ClientHello): the real-Safari
     // capture koon's CHANGELOG 0.4.2 quotes; also the JA4 of real Safari 17.3.1.
     const SAFARI_18_JA4: &str = "t13d2014h2_a09f3c656075_14788d8d241b";
+    // Safari on iOS 18.0-18.3: SETTINGS 2,3,4,8,9, window 10420225, no
+    // PRIORITY, m,s,a,p. github.com/bogdanfinn/tls-client
+    // profiles/internal_browser_profiles.go `Safari_IOS_18_0` (settings,
+    // order, connection flow, pseudo-header order); github.com/lexiforest/
+    // curl_cffi issue #555 gives real Safari 18.0's akamai_hash
+    // d4a2dcbfde511b5040ed5a5190a8d78b (the MD5 of this text) and shows 18.4
+    // dropping setting 8 (c52879e4…: 2:0;3:100;4:2097152;9:1|…).
+    const SAFARI_IOS_18_AKAMAI: &str = "2:0;3:100;4:2097152;8:1;9:1|10420225|0|m,s,a,p";
     // Firefox 133: curl_cffi's impersonation table (`firefox133`).
     const FIREFOX_133_JA4: &str = "t13d1716h2_5b57614c22b0_eeeea6562960";
+    // Firefox 133: github.com/bogdanfinn/tls-client
+    // profiles/contributed_browser_profiles.go `Firefox_133` (PR #144, from a
+    // Firefox 133 capture): SETTINGS 1,2,4,5, window 12517377, no PRIORITY
+    // frames, m,p,a,s. Real Firefox keeps it through 147 (browserleaks
+    // akamai_hash 6ea73faa8fc5aac76bded7bd238f6433 = MD5 of this text).
+    const FIREFOX_133_AKAMAI: &str = "1:65536;2:0;4:131072;5:16384|12517377|0|m,p,a,s";
 
     const CHROME_UA: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/143.0.0.0 Safari/537.36";
     const IPHONE_UA: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 18_1_1 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/18.1.1 Mobile/15E148 Safari/604.1";
@@ -602,24 +646,91 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn safari_and_firefox_profiles_have_their_published_ja4() {
-        for (ua, expected) in [(IPHONE_UA, SAFARI_18_JA4), (FIREFOX_UA, FIREFOX_133_JA4)] {
+    async fn safari_and_firefox_profiles_have_their_published_fingerprints() {
+        for (ua, ja4, akamai) in [
+            (IPHONE_UA, SAFARI_18_JA4, SAFARI_IOS_18_AKAMAI),
+            (FIREFOX_UA, FIREFOX_133_JA4, FIREFOX_133_AKAMAI),
+        ] {
             let seen = observe(ProfileSetting::Browser, ua).await;
-            let akamai = seen.http2.map(|h| h.akamai());
-            eprintln!("{ua}\n  ja4 {}\n  akamai {akamai:?}", seen.hello.ja4());
-            assert_eq!(seen.hello.ja4(), expected, "{ua}");
-            assert!(akamai.is_some(), "{ua}: no HTTP/2 preface");
+            assert_eq!(seen.hello.ja4(), ja4, "{ua}");
+            let h2 = seen.http2.expect("an HTTP/2 preface");
+            assert_eq!(h2.akamai(), akamai, "{ua}");
         }
     }
 
-    /// HTTP/1.1 (here through the upstream override): the browser backend
-    /// sends the planned headers in their order and spelling; rustls
+    /// The planned request headers, in order.
+    fn planned_headers() -> Vec<Header> {
+        vec![
+            Header::new("User-Agent", CHROME_UA),
+            Header::new("X-IG-App-ID", "936619743392459"),
+            Header::new("Accept", "*/*"),
+            Header::new("Referer", "https://www.example.com/"),
+        ]
+    }
+
+    /// Every impersonating profile, forced.
+    const PROFILES: [ProfileSetting; 4] = [
+        ProfileSetting::Fixed(FetchProfile::Chrome),
+        ProfileSetting::Fixed(FetchProfile::Safari),
+        ProfileSetting::Fixed(FetchProfile::Firefox),
+        ProfileSetting::Fixed(FetchProfile::OkHttp),
+    ];
+
+    /// HTTP/2 (the real browsers' transport): every profile sends the
+    /// planned headers in the planned order, lowercased as HTTP/2 requires
+    /// and browsers do, and adds no header the extractor did not plan
+    /// beyond `accept-encoding` (the backend decodes what it advertises).
+    #[tokio::test]
+    async fn every_profile_keeps_the_planned_header_order_over_http2() {
+        for setting in PROFILES {
+            let server = FingerprintServer::start().await;
+            let base = server.url().trim_end_matches("/fp").to_string();
+            let limits = FetchLimits {
+                request_timeout: Duration::from_secs(5),
+                profile: setting,
+                ..FetchLimits::default()
+            };
+            let fetcher = Fetcher::new(
+                Some(UpstreamOverride::parse(&base).unwrap()),
+                limits.clone(),
+            )
+            .unwrap()
+            .with_test_roots(server.ca_pem.clone());
+            let mut request = HttpRequest::get("https://www.example.com/p".to_string());
+            request.headers = planned_headers();
+            let hosts = ["www.example.com".to_string()];
+            let (fields, answer) = tokio::join!(
+                server.headers_of_one_h2_request(),
+                fetcher.fetch_with("example", &hosts, &request, &limits, None)
+            );
+            assert_eq!(answer.unwrap().status, 200, "{setting:?}");
+            let fields = fields.unwrap_or_else(|| panic!("{setting:?}: no h2"));
+            let names: Vec<&str> = fields.iter().map(|(n, _)| n.as_str()).collect();
+            let planned: Vec<&str> = names
+                .iter()
+                .copied()
+                .filter(|n| *n != "accept-encoding")
+                .collect();
+            assert_eq!(
+                planned,
+                ["user-agent", "x-ig-app-id", "accept", "referer"],
+                "{setting:?}: {names:?}"
+            );
+            assert_eq!(fields[0].1, CHROME_UA, "{setting:?}");
+        }
+    }
+
+    /// HTTP/1.1 (here through the upstream override): every impersonating
+    /// profile sends the planned headers in their order and spelling; rustls
     /// (reqwest) lowercases them, so the test tells the backends apart.
     #[tokio::test]
     async fn headers_keep_the_planned_order_and_spelling() {
         use tokio::io::AsyncWriteExt;
         let planned = ["User-Agent", "X-IG-App-ID", "Accept", "Referer"];
-        for setting in [ProfileSetting::Browser, ProfileSetting::Rustls] {
+        for setting in PROFILES
+            .into_iter()
+            .chain([ProfileSetting::Browser, ProfileSetting::Rustls])
+        {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let base = format!("http://{}", listener.local_addr().unwrap());
             let limits = FetchLimits {
@@ -633,12 +744,7 @@ mod tests {
             )
             .unwrap();
             let mut request = HttpRequest::get("https://www.example.com/p".to_string());
-            request.headers = vec![
-                Header::new("User-Agent", CHROME_UA),
-                Header::new("X-IG-App-ID", "936619743392459"),
-                Header::new("Accept", "*/*"),
-                Header::new("Referer", "https://www.example.com/"),
-            ];
+            request.headers = planned_headers();
             let server = async {
                 let (mut socket, _) = listener.accept().await.unwrap();
                 let mut head = Vec::new();
@@ -677,10 +783,13 @@ mod tests {
                     names
                         .iter()
                         .position(|n| n == p)
-                        .unwrap_or_else(|| panic!("{p} not sent as spelled: {head}"))
+                        .unwrap_or_else(|| panic!("{setting:?}: {p} not sent as spelled: {head}"))
                 })
                 .collect();
-            assert!(positions.windows(2).all(|w| w[0] < w[1]), "{head}");
+            assert!(
+                positions.windows(2).all(|w| w[0] < w[1]),
+                "{setting:?}: {head}"
+            );
         }
     }
 

@@ -129,6 +129,11 @@ impl HopLog {
     }
 }
 
+/// Told about every answer of one fetch — each redirect hop, then the final
+/// answer — with the platform URL it came from and its headers: where a
+/// session picks up the `Set-Cookie` of intermediate hops.
+pub type HopObserver<'a> = dyn Fn(&str, &[Header]) + Sync + 'a;
+
 /// One upstream request for an extractor, as the parse layer sees it: the
 /// seam where tests put a fake upstream in place of [`Fetcher`].
 pub trait Upstream: Send + Sync {
@@ -142,6 +147,28 @@ pub trait Upstream: Send + Sync {
         limits: &'a FetchLimits,
         proxy: Option<&'a str>,
     ) -> futures::future::BoxFuture<'a, Result<HttpResponse, FetchError>>;
+
+    /// [`Upstream::fetch`], telling `observer` about every answer on the way.
+    /// An upstream that follows no redirects itself shows only the final one.
+    fn fetch_observed<'a>(
+        &'a self,
+        platform: &'a str,
+        api_hosts: &'a [String],
+        request: &'a HttpRequest,
+        limits: &'a FetchLimits,
+        proxy: Option<&'a str>,
+        observer: &'a HopObserver<'a>,
+    ) -> futures::future::BoxFuture<'a, Result<HttpResponse, FetchError>> {
+        Box::pin(async move {
+            let answer = self
+                .fetch(platform, api_hosts, request, limits, proxy)
+                .await;
+            if let Ok(response) = &answer {
+                observer(&response.final_url, &response.headers);
+            }
+            answer
+        })
+    }
 }
 
 impl Upstream for Fetcher {
@@ -154,6 +181,18 @@ impl Upstream for Fetcher {
         proxy: Option<&'a str>,
     ) -> futures::future::BoxFuture<'a, Result<HttpResponse, FetchError>> {
         Box::pin(self.fetch_with(platform, api_hosts, request, limits, proxy))
+    }
+
+    fn fetch_observed<'a>(
+        &'a self,
+        platform: &'a str,
+        api_hosts: &'a [String],
+        request: &'a HttpRequest,
+        limits: &'a FetchLimits,
+        proxy: Option<&'a str>,
+        observer: &'a HopObserver<'a>,
+    ) -> futures::future::BoxFuture<'a, Result<HttpResponse, FetchError>> {
+        Box::pin(self.fetch_hops(platform, api_hosts, request, limits, proxy, Some(observer)))
     }
 }
 
@@ -168,6 +207,28 @@ pub struct Fetcher {
     limits: FetchLimits,
     cache: BootstrapCache,
     recorder: Option<Arc<HopLog>>,
+    /// [`UPSTREAM_CA_ENV`]'s root, trusted by the rustls clients (only with an override).
+    upstream_root: Option<reqwest::Certificate>,
+}
+
+/// With an upstream override only (tests, benchmarks): a PEM file whose CA
+/// both backends trust besides the public roots, so a fake upstream can
+/// speak TLS on loopback. Ignored without `--upstream`: production always
+/// verifies with the public roots alone.
+pub const UPSTREAM_CA_ENV: &str = "MEDIAPARSE_UPSTREAM_TEST_CA";
+
+/// The PEM of [`UPSTREAM_CA_ENV`], when set (and an override is in use).
+fn upstream_test_ca(upstream: Option<&UpstreamOverride>) -> anyhow::Result<Option<Vec<u8>>> {
+    let Some(path) = std::env::var_os(UPSTREAM_CA_ENV).filter(|p| !p.is_empty()) else {
+        return Ok(None);
+    };
+    if upstream.is_none() {
+        tracing::warn!("{UPSTREAM_CA_ENV} ignored: no upstream override");
+        return Ok(None);
+    }
+    std::fs::read(&path)
+        .map(Some)
+        .map_err(|e| anyhow::anyhow!("{UPSTREAM_CA_ENV} {}: {e}", path.to_string_lossy()))
 }
 
 impl Fetcher {
@@ -186,9 +247,17 @@ impl Fetcher {
         if upstream.is_none() {
             builder = builder.dns_resolver(Arc::new(guard::PublicOnlyResolver));
         }
+        let test_ca = upstream_test_ca(upstream.as_ref())?;
+        let upstream_root = test_ca
+            .as_deref()
+            .map(reqwest::Certificate::from_pem)
+            .transpose()?;
+        if let Some(root) = &upstream_root {
+            builder = builder.add_root_certificate(root.clone());
+        }
         let trust = BrowserTrust {
             public_only: upstream.is_none(),
-            test_roots: None,
+            test_roots: test_ca,
         };
         Ok(Fetcher {
             client: builder.build()?,
@@ -198,6 +267,7 @@ impl Fetcher {
             limits,
             cache: BootstrapCache::new(1024),
             recorder: None,
+            upstream_root,
         })
     }
 
@@ -260,6 +330,21 @@ impl Fetcher {
         limits: &FetchLimits,
         proxy: Option<&str>,
     ) -> Result<HttpResponse, FetchError> {
+        self.fetch_hops(platform, api_hosts, request, limits, proxy, None)
+            .await
+    }
+
+    /// [`Fetcher::fetch_with`], showing `observer` every hop's answer (a
+    /// bootstrap-cache hit shows none: nothing new arrived).
+    pub async fn fetch_hops(
+        &self,
+        platform: &str,
+        api_hosts: &[String],
+        request: &HttpRequest,
+        limits: &FetchLimits,
+        proxy: Option<&str>,
+        observer: Option<&HopObserver<'_>>,
+    ) -> Result<HttpResponse, FetchError> {
         let client = self.client_for(proxy)?;
         let call = Call {
             client: &client,
@@ -267,6 +352,7 @@ impl Fetcher {
             limits,
             proxied: proxy.is_some(),
             proxy,
+            observer,
         };
         if let Some(log) = &self.recorder {
             let n = log.calls.fetch_add(1, Ordering::SeqCst);
@@ -301,14 +387,16 @@ impl Fetcher {
         // The URL was checked when the configuration was loaded; the error
         // names no part of it (it may hold credentials).
         let bad = || FetchError::Connect("the configured proxy is unusable".into());
-        let client = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .timeout(self.limits.request_timeout)
             .connect_timeout(connect_timeout(&self.limits))
             .pool_max_idle_per_host(32)
-            .proxy(reqwest::Proxy::all(proxy).map_err(|_| bad())?)
-            .build()
-            .map_err(|_| bad())?;
+            .proxy(reqwest::Proxy::all(proxy).map_err(|_| bad())?);
+        if let Some(root) = &self.upstream_root {
+            builder = builder.add_root_certificate(root.clone());
+        }
+        let client = builder.build().map_err(|_| bad())?;
         clients.insert(proxy.to_string(), client.clone());
         Ok(client)
     }
@@ -356,6 +444,9 @@ impl Fetcher {
                 headers,
                 body: bytes,
             };
+            if let Some(observe) = call.observer {
+                observe(&response.final_url, &response.headers);
+            }
             if let (Some(log), Some(record_call)) = (&self.recorder, record_call) {
                 let shown = self.presented(response.clone());
                 if let Ok(mut hops) = log.hops.lock() {
@@ -522,6 +613,8 @@ struct Call<'a> {
     /// Through an operator's proxy, which resolves names itself.
     proxied: bool,
     proxy: Option<&'a str>,
+    /// Shown every hop's answer (session cookie pick-up).
+    observer: Option<&'a HopObserver<'a>>,
 }
 
 fn connect_timeout(limits: &FetchLimits) -> Duration {

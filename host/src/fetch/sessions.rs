@@ -12,8 +12,10 @@ use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
+use mediaparse_sdk::Header;
+#[cfg(test)]
+use mediaparse_sdk::HttpResponse;
 use mediaparse_sdk::urls::host_matches;
-use mediaparse_sdk::{Header, HttpResponse};
 use sha2::{Digest, Sha256};
 
 use super::exits::{AllCooling, Cooling, ExitLease, ExitPools, ExitSpec, ExitStatus, Outcome};
@@ -99,11 +101,24 @@ impl Jar {
             .join("; ")
     }
 
-    /// Apply one `Set-Cookie`; true when something changed.
-    fn apply(&mut self, set_cookie: &str) -> bool {
+    /// Apply one `Set-Cookie` that `host` sent; true when something changed.
+    /// A cookie whose `Domain` attribute does not cover `host` is another
+    /// site's (a browser refuses it too, RFC 6265 §5.3 step 6): ignored.
+    fn apply(&mut self, set_cookie: &str, host: &str) -> bool {
         let Ok(c) = cookie::Cookie::parse(set_cookie) else {
             return false;
         };
+        if let Some(domain) = c.domain() {
+            let domain = domain.trim_start_matches('.').to_ascii_lowercase();
+            let host = host.to_ascii_lowercase();
+            let covers = host == domain
+                || host
+                    .strip_suffix(domain.as_str())
+                    .is_some_and(|rest| rest.ends_with('.'));
+            if domain.is_empty() || !covers {
+                return false;
+            }
+        }
         let (name, value) = (c.name().to_string(), c.value().to_string());
         let expired = value.is_empty()
             || c.max_age().is_some_and(|a| a.whole_seconds() <= 0)
@@ -226,12 +241,27 @@ impl Sessions {
 
     /// Merge the `Set-Cookie` headers of a response from one of the
     /// platform's own hosts into the session; persist when it changed.
+    #[cfg(test)]
     pub fn absorb(&self, lease: &SessionLease, api_hosts: &[String], response: &HttpResponse) {
-        let own = url::Url::parse(&response.final_url).is_ok_and(|u| {
-            let host = u.host_str().unwrap_or_default();
-            api_hosts.iter().any(|p| host_matches(host, p))
-        });
-        if !own {
+        self.absorb_hop(lease, api_hosts, &response.final_url, &response.headers);
+    }
+
+    /// [`Sessions::absorb`] for one answer of a fetch — a redirect hop or
+    /// the final answer — that came from `url`.
+    pub fn absorb_hop(
+        &self,
+        lease: &SessionLease,
+        api_hosts: &[String],
+        url: &str,
+        headers: &[Header],
+    ) {
+        let Some(host) = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_string))
+        else {
+            return;
+        };
+        if !api_hosts.iter().any(|p| host_matches(&host, p)) {
             return;
         }
         let mut jars = self.jars.lock().unwrap_or_else(|p| p.into_inner());
@@ -240,12 +270,11 @@ impl Sessions {
             return;
         };
         let mut changed = false;
-        for h in response
-            .headers
+        for h in headers
             .iter()
             .filter(|h| h.name.eq_ignore_ascii_case("set-cookie"))
         {
-            changed |= jar.apply(&h.value);
+            changed |= jar.apply(&h.value, &host);
         }
         if changed {
             self.persist(&jars);
@@ -410,6 +439,53 @@ mod tests {
         assert_eq!(
             cookie_of(&restarted.config_for(&lease, Vec::new())),
             "auth_token=BBB222"
+        );
+    }
+
+    #[test]
+    fn a_cookie_for_another_domain_is_not_merged() {
+        let sessions = Sessions::default();
+        let specs = [spec("a", "sid=1")];
+        let hosts = ["*.x.com".to_string()];
+        let lease = sessions
+            .lease("twitter", &specs, &|_| true)
+            .unwrap()
+            .unwrap();
+        let hop = |cookie: &str| vec![Header::new("Set-Cookie", cookie)];
+        sessions.absorb_hop(
+            &lease,
+            &hosts,
+            "https://api.x.com/r",
+            &hop("a=1; Domain=evil.example"),
+        );
+        sessions.absorb_hop(
+            &lease,
+            &hosts,
+            "https://api.x.com/r",
+            &hop("b=2; Domain=notx.com"),
+        );
+        sessions.absorb_hop(
+            &lease,
+            &hosts,
+            "https://api.x.com/r",
+            &hop("c=3; Domain=www.x.com"),
+        );
+        sessions.absorb_hop(
+            &lease,
+            &hosts,
+            "https://api.x.com/r",
+            &hop("d=4; Domain=.x.com"),
+        );
+        sessions.absorb_hop(
+            &lease,
+            &hosts,
+            "https://api.x.com/r",
+            &hop("e=5; Domain=api.x.com"),
+        );
+        sessions.absorb_hop(&lease, &hosts, "https://evil.example/r", &hop("f=6"));
+        assert_eq!(
+            cookie_of(&sessions.config_for(&lease, Vec::new())),
+            "sid=1; d=4; e=5"
         );
     }
 

@@ -162,7 +162,7 @@ pub fn apply(state: &AppState, key: &KeyRecord, delivery: Delivery, parsed: &mut
         platform: parsed.platform.clone(),
         account: key.account_id.clone(),
         key_id: key.id.clone(),
-        egress: None,
+        egress: Some(parsed.egress.clone()),
         now: crate::core::clock::unix_now_s(),
     };
     state.tunnel.deliver(&grant, &mut parsed.media);

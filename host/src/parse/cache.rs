@@ -21,6 +21,8 @@ use tokio::sync::watch;
 pub struct CachedParse {
     pub media: sdk::Media,
     pub platform_data: Value,
+    /// The label of the exit the extraction left through.
+    pub egress: String,
 }
 
 /// How a parse met the cache (the `Cache-Status` header, RFC 9211).
@@ -303,6 +305,7 @@ mod tests {
         Arc::new(CachedParse {
             media: media(&["https://i/1"]),
             platform_data: Value::Null,
+            egress: String::new(),
         })
     }
 

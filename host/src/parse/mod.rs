@@ -67,6 +67,9 @@ pub struct Parsed {
     pub charged: i64,
     /// How the parse cache served it (the `Cache-Status` header).
     pub cache: CacheOutcome,
+    /// The label of the exit this parse left through (tunnel tokens name it,
+    /// so media bound to the requesting IP is fetched from the same one).
+    pub egress: String,
 }
 
 /// The parse cache serves the request unless it said `Cache-Control: no-cache`.
@@ -201,6 +204,7 @@ async fn parse_routed(
         mut media,
         mut platform_data,
         cache,
+        egress,
     } = extracted;
     if tokio::time::Instant::now() >= deadline {
         return Err(ParseError::UpstreamTimeout);
@@ -217,6 +221,7 @@ async fn parse_routed(
             platform_data,
             charged: 0,
             cache,
+            egress,
         });
     }
     let bill = Bill {
@@ -237,6 +242,7 @@ async fn parse_routed(
             platform_data,
             charged: price,
             cache,
+            egress,
         }),
         Charge::InsufficientCredits { balance } => Err(ParseError::InsufficientCredits {
             platform,
@@ -252,6 +258,8 @@ struct Extracted {
     media: sdk::Media,
     platform_data: Value,
     cache: CacheOutcome,
+    /// The exit's label.
+    egress: String,
 }
 
 impl Extracted {
@@ -261,6 +269,8 @@ impl Extracted {
             media: cached.media.clone(),
             platform_data: cached.platform_data.clone(),
             cache,
+            // The exit the shared extraction left through: its media may be bound to it.
+            egress: cached.egress.clone(),
         }
     }
 }
@@ -404,6 +414,7 @@ async fn detect_and_extract(
             let shared = CachedParse {
                 media: media.clone(),
                 platform_data: platform_data.clone(),
+                egress: exit.label.clone(),
             };
             lead.finish(Arc::new(shared), keep);
             CacheOutcome::Miss
@@ -416,6 +427,7 @@ async fn detect_and_extract(
         media,
         platform_data,
         cache: outcome,
+        egress: exit.label.clone(),
     })
 }
 

@@ -30,11 +30,16 @@ pub struct Outbound<'a> {
 }
 
 impl Outbound<'_> {
-    /// Tell the exit pool what one request met.
-    fn record(&self, api_hosts: &[String], answer: &Result<sdk::HttpResponse, FetchError>) {
-        if let (Some(session), Ok(response)) = (self.session, answer) {
-            self.sessions.absorb(session, api_hosts, response);
+    /// Merge the `Set-Cookie` of one answer (a redirect hop or the final
+    /// answer) from the platform's hosts into the session this parse holds.
+    fn absorb(&self, api_hosts: &[String], url: &str, headers: &[sdk::Header]) {
+        if let Some(session) = self.session {
+            self.sessions.absorb_hop(session, api_hosts, url, headers);
         }
+    }
+
+    /// Tell the exit pool what one request met.
+    fn record(&self, answer: &Result<sdk::HttpResponse, FetchError>) {
         let outcome = match answer {
             Ok(response) => Outcome::of_status(response.status),
             Err(FetchError::Connect(_)) => Outcome::ConnectError,
@@ -89,6 +94,10 @@ pub async fn extract(
                     )));
                 }
                 let platform = ext.platform();
+                let api_hosts = &ext.info.api_hosts;
+                let absorb = |url: &str, headers: &[sdk::Header]| {
+                    outbound.absorb(api_hosts, url, headers);
+                };
                 let answers = futures::future::join_all(requests.iter().map(|r| async {
                     let _slot = outbound
                         .pacer
@@ -101,12 +110,13 @@ pub async fn extract(
                         .await?;
                     Ok::<_, ParseError>(
                         fetcher
-                            .fetch(
+                            .fetch_observed(
                                 platform,
-                                &ext.info.api_hosts,
+                                api_hosts,
                                 r,
                                 &outbound.limits.fetch,
                                 outbound.exit.url.as_deref(),
+                                &absorb,
                             )
                             .await,
                     )
@@ -115,7 +125,7 @@ pub async fn extract(
                 .into_iter()
                 .collect::<Result<Vec<_>, ParseError>>()?;
                 for answer in &answers {
-                    outbound.record(&ext.info.api_hosts, answer);
+                    outbound.record(answer);
                 }
                 // The guest call's clone of `done` ended with the call: the
                 // answers are appended in place, earlier exchanges never copied.

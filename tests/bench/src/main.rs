@@ -14,6 +14,9 @@
 //! A load run with any failed request (non-2xx, 429 included, or a transport
 //! error) stops the bench with the counts: no table is printed from it.
 //!
+//! 5. Egress: one parse's latency through the browser backend vs. rustls
+//!    (`egress.rs`).
+//!
 //! `MEDIAPARSE_BIN` (a release build) and `MEDIAPARSE_EXTRACTORS` say what
 //! to measure; `--quick` runs fewer iterations, `--json PATH` sets the output.
 
@@ -31,6 +34,7 @@ use mediaparse_tests::paths;
 use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
 
+mod egress;
 mod tunnel;
 mod ytdlp;
 
@@ -39,7 +43,7 @@ const E2E_CASE: &str = "tiktok/fixtures/video_post";
 
 struct Options {
     quick: bool,
-    /// `extractors`, `e2e` or `start`: run one section (profiling).
+    /// `extractors`, `e2e`, `start` or `egress`: run one section (profiling).
     only: Option<String>,
     json: PathBuf,
 }
@@ -105,12 +109,19 @@ async fn main() -> anyhow::Result<()> {
         let t = tunnel::run(opts.quick).await?;
         report.insert("tunnel".into(), t);
     }
+    let mut egress_rows = Vec::new();
+    if run("egress") {
+        eprintln!("[egress] parse latency: browser backend vs. rustls");
+        egress_rows = egress::latency(opts.quick).await?;
+        report.insert("egress".into(), Value::Array(egress_rows.clone()));
+    }
 
     print_tables(&extractors, &e2e, &memory, &start);
     print_versus(&ytdlp_row);
     if let Some(t) = report.get("tunnel") {
         tunnel::print_table(t);
     }
+    egress::print_table(&egress_rows);
     if let Some(dir) = opts.json.parent() {
         std::fs::create_dir_all(dir)?;
     }
