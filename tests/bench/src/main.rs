@@ -13,6 +13,8 @@
 //! `MEDIAPARSE_BIN` (a release build) and `MEDIAPARSE_EXTRACTORS` say what
 //! to measure; `--quick` runs fewer iterations, `--json PATH` sets the output.
 
+mod youtube;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -73,6 +75,11 @@ async fn main() -> anyhow::Result<()> {
         })
         .await??;
         report.insert("extractors".into(), Value::Array(extractors.clone()));
+    }
+    if run("youtube") {
+        let quick = opts.quick;
+        let row = tokio::task::spawn_blocking(move || youtube::challenges(quick)).await??;
+        report.insert("youtube_challenges".into(), row);
     }
     let (mut e2e, mut memory) = (Vec::new(), Value::Null);
     if run("e2e") {
