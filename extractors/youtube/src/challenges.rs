@@ -18,7 +18,11 @@ use serde_json::Value;
 pub const REMEMBER_SECONDS: u32 = 30 * 24 * 3600;
 
 /// Characters left as they are in a query value (RFC 3986 unreserved).
-const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC.remove(b'-').remove(b'_').remove(b'.').remove(b'~');
+const QUERY_VALUE: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'_')
+    .remove(b'.')
+    .remove(b'~');
 
 pub fn memo_key(player_id: &str) -> String {
     format!("player:{player_id}")
@@ -27,7 +31,9 @@ pub fn memo_key(player_id: &str) -> String {
 /// A player's program learned in an earlier parse.
 pub fn remembered(ctx: &Context, player_id: &str) -> Option<Program> {
     let value = ctx.remembered(&memo_key(player_id))?;
-    Some(Program { source: value.to_string() })
+    Some(Program {
+        source: value.to_string(),
+    })
 }
 
 /// Learns a player from its script (the expensive part, once per player).
@@ -36,7 +42,11 @@ pub fn learn(script: &str) -> Result<Program> {
 }
 
 pub fn memo(player_id: &str, program: &Program) -> Memo {
-    Memo { key: memo_key(player_id), value: program.source.clone(), ttl_seconds: REMEMBER_SECONDS }
+    Memo {
+        key: memo_key(player_id),
+        value: program.source.clone(),
+        ttl_seconds: REMEMBER_SECONDS,
+    }
 }
 
 /// A solver error as the parse's failure: the player's own fault is an
@@ -51,10 +61,17 @@ pub fn solve(streaming_data: &mut Value, program: &Program) -> Result<()> {
     let mut solver: Option<Solver> = None;
     let mut ns: HashMap<String, String> = HashMap::new();
     for member in ["formats", "adaptiveFormats"] {
-        let Some(list) = streaming_data.get_mut(member).and_then(Value::as_array_mut) else { continue };
+        let Some(list) = streaming_data.get_mut(member).and_then(Value::as_array_mut) else {
+            continue;
+        };
         for f in list {
-            let Some(obj) = f.as_object_mut() else { continue };
-            let url = match (obj.get("url").and_then(Value::as_str), obj.get("signatureCipher").and_then(Value::as_str)) {
+            let Some(obj) = f.as_object_mut() else {
+                continue;
+            };
+            let url = match (
+                obj.get("url").and_then(Value::as_str),
+                obj.get("signatureCipher").and_then(Value::as_str),
+            ) {
                 (Some(u), _) => u.to_string(),
                 (None, Some(cipher)) => {
                     let solver = loaded(&mut solver, program)?;
@@ -87,7 +104,9 @@ fn loaded<'a>(solver: &'a mut Option<Solver>, program: &Program) -> Result<&'a m
     if solver.is_none() {
         *solver = Some(Solver::new(program).map_err(failure)?);
     }
-    solver.as_mut().ok_or_else(|| Failure::upstream("YouTube player challenge: no solver"))
+    solver
+        .as_mut()
+        .ok_or_else(|| Failure::upstream("YouTube player challenge: no solver"))
 }
 
 /// `s=…&sp=sig&url=…` → the URL with `sp=<deciphered s>`.
@@ -104,7 +123,10 @@ fn deciphered(cipher: &str, solver: &mut Solver) -> Result<String> {
     let sp = field("sp").unwrap_or_else(|| "signature".into());
     let sig = solver.sig(&s).map_err(failure)?;
     let sep = if url.contains('?') { '&' } else { '?' };
-    Ok(format!("{url}{sep}{sp}={}", utf8_percent_encode(&sig, QUERY_VALUE)))
+    Ok(format!(
+        "{url}{sep}{sp}={}",
+        utf8_percent_encode(&sig, QUERY_VALUE)
+    ))
 }
 
 fn query_value(url: &str, name: &str) -> Option<String> {
@@ -116,7 +138,9 @@ fn query_value(url: &str, name: &str) -> Option<String> {
 }
 
 fn with_query_value(url: &str, name: &str, value: &str) -> String {
-    let Some((base, query)) = url.split_once('?') else { return url.to_string() };
+    let Some((base, query)) = url.split_once('?') else {
+        return url.to_string();
+    };
     let encoded = utf8_percent_encode(value, QUERY_VALUE).to_string();
     let query: Vec<String> = query
         .split('&')
@@ -136,6 +160,9 @@ mod tests {
     fn query_values_are_replaced_in_place() {
         let u = "https://r1.googlevideo.com/videoplayback?a=1&n=abc&b=2";
         assert_eq!(query_value(u, "n").as_deref(), Some("abc"));
-        assert_eq!(with_query_value(u, "n", "x y"), "https://r1.googlevideo.com/videoplayback?a=1&n=x%20y&b=2");
+        assert_eq!(
+            with_query_value(u, "n", "x y"),
+            "https://r1.googlevideo.com/videoplayback?a=1&n=x%20y&b=2"
+        );
     }
 }

@@ -7,7 +7,9 @@
 
 use mediaparse_sdk::cascade::{Attempt, Cascade};
 use mediaparse_sdk::exchanges::{Exchanges, checked};
-use mediaparse_sdk::{Context, Exchange, HttpRequest, HttpResponse, Memo, Result, Step, Stepped, Target};
+use mediaparse_sdk::{
+    Context, Exchange, HttpRequest, HttpResponse, Memo, Result, Step, Stepped, Target,
+};
 
 use crate::innertube::{self, Client};
 use crate::map::{self, Player};
@@ -22,8 +24,13 @@ enum Answer {
 }
 
 pub fn stepped(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Stepped> {
+    if target.id == crate::tool::TOOL_ID {
+        return Ok(Step::Done(crate::tool::run(target, done)?).into());
+    }
     if !urls::is_video_id(&target.id) {
-        return Err(mediaparse_sdk::Failure::unsupported("not a YouTube video id"));
+        return Err(mediaparse_sdk::Failure::unsupported(
+            "not a YouTube video id",
+        ));
     }
     let answer = Cascade::new()
         .attempt(|| client(Client::VisionOs, map::parse_player, target, ctx, done))
@@ -58,11 +65,19 @@ fn client(
         let request = match client {
             Client::VisionOs => innertube::visionos(&target.id, ctx),
             Client::Android => innertube::android(&target.id, ctx),
-            Client::Web => return Ok(Attempt::Missed(mediaparse_sdk::Failure::changed("WEB is asked by its own flow"))),
+            Client::Web => {
+                return Ok(Attempt::Missed(mediaparse_sdk::Failure::changed(
+                    "WEB is asked by its own flow",
+                )));
+            }
         };
         return Ok(Attempt::Got(Answer::Need(vec![request])));
     };
-    usable(map::judge(&exchange.response, &target.id, parse), client, Vec::new())
+    usable(
+        map::judge(&exchange.response, &target.id, parse),
+        client,
+        Vec::new(),
+    )
 }
 
 fn usable(verdict: map::Verdict, client: Client, remember: Vec<Memo>) -> Result<Attempt<Answer>> {
@@ -76,9 +91,13 @@ fn usable(verdict: map::Verdict, client: Client, remember: Vec<Memo>) -> Result<
 /// is not remembered), then the formats with their challenges solved.
 fn web_client(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Attempt<Answer>> {
     let Some(embed) = done.last_to(web::EMBED_URL) else {
-        return Ok(Attempt::Got(Answer::Need(vec![web::embed_page(&target.id)])));
+        return Ok(Attempt::Got(Answer::Need(vec![web::embed_page(
+            &target.id,
+        )])));
     };
-    let player = match checked(&embed.response, "YouTube embed page").and_then(|r| web::player_ref(&r.text())) {
+    let player = match checked(&embed.response, "YouTube embed page")
+        .and_then(|r| web::player_ref(&r.text()))
+    {
         Ok(p) => p,
         Err(f) => return Ok(Attempt::Missed(f)),
     };
@@ -112,7 +131,11 @@ fn web_client(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Attem
         }
         Ok(p)
     };
-    usable(map::judge(&answer.response, &target.id, parse), Client::Web, remember)
+    usable(
+        map::judge(&answer.response, &target.id, parse),
+        Client::Web,
+        remember,
+    )
 }
 
 #[cfg(test)]
@@ -149,7 +172,11 @@ mod tests {
             panic!("expected the WEB client's embed page");
         };
         assert!(third[0].url.starts_with(web::EMBED_URL));
-        done.extend(third.into_iter().map(|r| answer(r, 200, "<html>consent</html>")));
+        done.extend(
+            third
+                .into_iter()
+                .map(|r| answer(r, 200, "<html>consent</html>")),
+        );
         match YouTube::plan(&target, &ctx, &done) {
             Err(f) => assert_eq!(f.code(), "upstream_error"),
             other => panic!("expected a failure, got {other:?}"),

@@ -23,8 +23,7 @@ pub const ANDROID_VERSION: &str = "21.03.36";
 pub const WEB_VERSION: &str = "2.20260603.05.00";
 
 /// A desktop browser's User-Agent for the WEB client and its media URLs.
-pub const WEB_USER_AGENT: &str =
-    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Safari/537.36";
+pub const WEB_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Safari/537.36";
 
 const HL: &str = "en";
 const GL: &str = "US";

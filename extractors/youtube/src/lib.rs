@@ -12,6 +12,7 @@ mod challenges;
 mod flow;
 mod innertube;
 mod map;
+mod tool;
 pub mod urls;
 mod web;
 

@@ -28,20 +28,32 @@ pub fn embed_page(video_id: &str) -> HttpRequest {
 
 /// The player script (`/s/player/<id>/player_ias.vflset/<lang>/base.js`).
 pub fn script(player: &PlayerRef) -> HttpRequest {
-    HttpRequest::get(format!("https://{WEB_HOST}{}", player.path)).header("User-Agent", WEB_USER_AGENT)
+    HttpRequest::get(format!("https://{WEB_HOST}{}", player.path))
+        .header("User-Agent", WEB_USER_AGENT)
 }
 
 /// Reads `"jsUrl":"/s/player/…/base.js"` and `"STS":12345` from an embed page.
 pub fn player_ref(html: &str) -> Result<PlayerRef> {
-    let missing = |what: &str| mediaparse_sdk::Failure::changed(format!("the embed page names no {what}"));
-    let path = quoted_after(html, "\"jsUrl\":\"").ok_or_else(|| missing("player script (jsUrl)"))?;
+    let missing =
+        |what: &str| mediaparse_sdk::Failure::changed(format!("the embed page names no {what}"));
+    let path =
+        quoted_after(html, "\"jsUrl\":\"").ok_or_else(|| missing("player script (jsUrl)"))?;
     let id = path
         .strip_prefix("/s/player/")
         .and_then(|rest| rest.split('/').next())
-        .filter(|id| !id.is_empty() && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-'))
+        .filter(|id| {
+            !id.is_empty()
+                && id
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        })
         .ok_or_else(|| missing("player id in jsUrl"))?;
     let sts = number_after(html, "\"STS\":").ok_or_else(|| missing("signature timestamp (STS)"))?;
-    Ok(PlayerRef { id: id.to_string(), path: path.replace("\\/", "/"), sts })
+    Ok(PlayerRef {
+        id: id.to_string(),
+        path: path.replace("\\/", "/"),
+        sts,
+    })
 }
 
 fn quoted_after<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
@@ -52,7 +64,10 @@ fn quoted_after<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
 
 fn number_after(text: &str, marker: &str) -> Option<u32> {
     let start = text.find(marker)? + marker.len();
-    let digits: String = text[start..].chars().take_while(char::is_ascii_digit).collect();
+    let digits: String = text[start..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
     digits.parse().ok()
 }
 

@@ -18,7 +18,11 @@ use serde_json::{Value, json};
 const CAP_LADDER_MIB: &[usize] = &[16, 24, 32, 48, 64, 96, 128, 192, 256];
 
 fn case(name: &str) -> anyhow::Result<Case> {
-    Ok(Case::load(&paths::workspace_root().join("extractors/youtube/fixtures").join(name))?)
+    Ok(Case::load(
+        &paths::workspace_root()
+            .join("extractors/youtube/fixtures")
+            .join(name),
+    )?)
 }
 
 /// Median wall time of the last round (`map`) of `case` in a fresh instance.
@@ -26,7 +30,9 @@ fn last_round(registry: &Registry, case_name: &str, runs: usize) -> anyhow::Resu
     let case = case(case_name)?;
     let (target, ctx, done) = mediaparse_sdk::replay::map_inputs::<YouTube>(&case)?
         .ok_or_else(|| anyhow::anyhow!("{case_name}: does not reach map natively"))?;
-    let ext = registry.get("youtube").ok_or_else(|| anyhow::anyhow!("youtube not installed"))?;
+    let ext = registry
+        .get("youtube")
+        .ok_or_else(|| anyhow::anyhow!("youtube not installed"))?;
     let mut times = Vec::new();
     for _ in 0..runs {
         let mut session = registry.session(&ext).map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -44,7 +50,11 @@ fn last_round(registry: &Registry, case_name: &str, runs: usize) -> anyhow::Resu
 }
 
 fn registry(memory_bytes: usize) -> anyhow::Result<Registry> {
-    let limits = SandboxLimits { memory_bytes, call_timeout: Duration::from_secs(30), ..SandboxLimits::default() };
+    let limits = SandboxLimits {
+        memory_bytes,
+        call_timeout: Duration::from_secs(30),
+        ..SandboxLimits::default()
+    };
     let registry = Registry::new(Runtime::new(limits)?);
     let ext = registry
         .load_file(&paths::extractors_dir().join("youtube.wasm"))
@@ -62,7 +72,13 @@ pub fn challenges(quick: bool) -> anyhow::Result<Value> {
     let visionos = last_round(&reg, "watch_visionos_primary", runs)?;
     let mut peak_bound_mib = None;
     for &mib in CAP_LADDER_MIB {
-        if last_round(&registry(mib << 20)?, "web_challenges_unseen_player_2026", 1).is_ok() {
+        if last_round(
+            &registry(mib << 20)?,
+            "web_challenges_unseen_player_2026",
+            1,
+        )
+        .is_ok()
+        {
             peak_bound_mib = Some(mib);
             break;
         }

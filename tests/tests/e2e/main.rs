@@ -25,3 +25,4 @@ mod robustness;
 mod slow_clients;
 mod tiktok_slice;
 mod tunnel;
+mod youtube;

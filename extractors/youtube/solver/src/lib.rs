@@ -98,7 +98,7 @@ impl Solver {
             .ok_or_else(|| SolveError::Eval(what, "did not return a string".into()))?;
         let out = s.to_std_string_escaped();
         // The n function answers errors with its input behind a fixed prefix.
-        if what == "n function" && (out.ends_with(arg) && out.len() > arg.len() || out == arg) {
+        if what == "n function" && ((out.ends_with(arg) && out.len() > arg.len()) || out == arg) {
             return Err(SolveError::Eval(
                 what,
                 format!("returned its input unchanged or an error marker: {out}"),
