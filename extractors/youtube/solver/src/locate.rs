@@ -15,9 +15,8 @@ use crate::lex::Kind;
 
 /// `(array name, element index)` of the `n` function.
 pub fn n_function(ix: &Index<'_>) -> Option<(String, String)> {
-    let t = &ix.toks;
-    for i in 0..t.len().saturating_sub(12) {
-        if t[i].kind != Kind::Ident || !ix.is(i + 1, "=") {
+    for i in 0..ix.toks.len().saturating_sub(12) {
+        if ix.kind(i) != Some(Kind::Ident) || !ix.is(i + 1, "=") {
             continue;
         }
         let x = ix.text(i);
