@@ -11,6 +11,7 @@ use crate::registry::{Registry, Runtime, SandboxLimits};
 
 mod database;
 mod manage;
+mod tool;
 pub use database::{BackupArgs, MigrateArgs};
 pub use manage::{AccountsCommand, CreditsCommand, KeysCommand, UsageArgs};
 
@@ -71,6 +72,11 @@ pub enum Command {
     Record(RecordArgs),
     /// Run a fixture case through the wasm component; print the diff (exit 0 same, 1 differs).
     Replay(ReplayArgs),
+    /// `mediaparse <platform> ARGS…`: the platform's own operator tool, run in its sandbox
+    /// (e.g. `mediaparse youtube solve --player base.js --n VALUE --sig VALUE`). Components from
+    /// `MEDIAPARSE_EXTRACTORS` or the default folder.
+    #[command(external_subcommand)]
+    Tool(Vec<String>),
 }
 
 #[derive(Args, Debug)]
@@ -357,6 +363,13 @@ pub fn run_admin(db: &DbLocation, command: Command) -> anyhow::Result<i32> {
             &args.case_dir,
             &args.component.choice(),
         )),
+        Command::Tool(args) => tool::run(
+            &args,
+            &ExtractorsArg {
+                dir: std::env::var_os("MEDIAPARSE_EXTRACTORS").map(PathBuf::from),
+            }
+            .resolve(),
+        ),
     }
 }
 

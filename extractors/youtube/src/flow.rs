@@ -1,46 +1,54 @@
 //! The rounds: VISIONOS `player` first (with the WEB `$fields` call riding
-//! along in the first round), ANDROID `reel_item_watch` only when VISIONOS's
-//! answer is unusable for a reason another client may not share.
+//! along in the first round), ANDROID `reel_item_watch` when VISIONOS's
+//! answer is unusable for a reason another client may not share, then the
+//! WEB client with the player's challenges solved: its embed page (current
+//! player id and signature timestamp), then its `player` call together with
+//! the player script unless that player's program is remembered.
 
 use mediaparse_sdk::cascade::{Attempt, Cascade};
-use mediaparse_sdk::exchanges::Exchanges;
-use mediaparse_sdk::{Context, Exchange, Failure, HttpResponse, Result, Step, Target};
+use mediaparse_sdk::exchanges::{Exchanges, checked};
+use mediaparse_sdk::{
+    Context, Exchange, HttpRequest, HttpResponse, Memo, Result, Step, Stepped, Target,
+};
 
 use crate::innertube::{self, Client};
 use crate::map::{self, Player};
-use crate::urls;
+use crate::{challenges, urls, web};
 
 /// Where one client stands after the exchanges so far.
 enum Answer {
-    /// Ask for this client's answer next.
-    Need(Client),
-    /// This client's answer is usable.
-    Usable(Box<Player>, Client),
+    /// Ask for these next.
+    Need(Vec<HttpRequest>),
+    /// This client's answer is usable (and what was learned on the way).
+    Usable(Box<Player>, Client, Vec<Memo>),
 }
 
-pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
+pub fn stepped(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Stepped> {
+    if target.id == crate::tool::TOOL_ID {
+        return Ok(Step::Done(crate::tool::run(target, done)?).into());
+    }
     if !urls::is_video_id(&target.id) {
-        return Err(Failure::unsupported("not a YouTube video id"));
+        return Err(mediaparse_sdk::Failure::unsupported(
+            "not a YouTube video id",
+        ));
     }
     let answer = Cascade::new()
-        .attempt(|| client(Client::VisionOs, map::parse_player, target, done))
-        .attempt(|| client(Client::Android, map::parse_reel, target, done))
-        // The fallback's own failure is the one to report.
+        .attempt(|| client(Client::VisionOs, map::parse_player, target, ctx, done))
+        .attempt(|| client(Client::Android, map::parse_reel, target, ctx, done))
+        .attempt(|| web_client(target, ctx, done))
+        // The last client's own failure is the one to report.
         .finish_last()?;
     match answer {
-        Answer::Usable(player, client) => Ok(Step::Done(map::extraction(
-            target, ctx, done, *player, client,
-        ))),
-        Answer::Need(client) => {
-            let mut batch = vec![match client {
-                Client::VisionOs => innertube::visionos(&target.id, ctx),
-                Client::Android => innertube::android(&target.id, ctx),
-            }];
+        Answer::Usable(player, client, remember) => Ok(Stepped {
+            next: Step::Done(map::extraction(target, ctx, done, *player, client)),
+            remember,
+        }),
+        Answer::Need(mut batch) => {
             // The microformat call rides along with the first round.
             if done.last_to(innertube::WEB_FIELDS_URL).is_none() {
                 batch.push(innertube::web_fields(&target.id, ctx));
             }
-            Ok(Step::Fetch(batch))
+            Ok(Step::Fetch(batch).into())
         }
     }
 }
@@ -50,16 +58,83 @@ fn client(
     client: Client,
     parse: fn(&HttpResponse) -> Result<Player>,
     target: &Target,
+    ctx: &Context,
     done: &[Exchange],
 ) -> Result<Attempt<Answer>> {
     let Some(exchange) = done.last_where(|e| client.made(&e.request.url)) else {
-        return Ok(Attempt::Got(Answer::Need(client)));
+        let request = match client {
+            Client::VisionOs => innertube::visionos(&target.id, ctx),
+            Client::Android => innertube::android(&target.id, ctx),
+            Client::Web => {
+                return Ok(Attempt::Missed(mediaparse_sdk::Failure::changed(
+                    "WEB is asked by its own flow",
+                )));
+            }
+        };
+        return Ok(Attempt::Got(Answer::Need(vec![request])));
     };
-    Ok(
-        match map::judge(&exchange.response, &target.id, parse).attempt()? {
-            Attempt::Got(player) => Attempt::Got(Answer::Usable(player, client)),
-            Attempt::Missed(failure) => Attempt::Missed(failure),
-        },
+    usable(
+        map::judge(&exchange.response, &target.id, parse),
+        client,
+        Vec::new(),
+    )
+}
+
+fn usable(verdict: map::Verdict, client: Client, remember: Vec<Memo>) -> Result<Attempt<Answer>> {
+    Ok(match verdict.attempt()? {
+        Attempt::Got(player) => Attempt::Got(Answer::Usable(player, client, remember)),
+        Attempt::Missed(failure) => Attempt::Missed(failure),
+    })
+}
+
+/// The WEB client: embed page, then `player` (+ the script when its program
+/// is not remembered), then the formats with their challenges solved.
+fn web_client(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Attempt<Answer>> {
+    let Some(embed) = done.last_to(web::EMBED_URL) else {
+        return Ok(Attempt::Got(Answer::Need(vec![web::embed_page(
+            &target.id,
+        )])));
+    };
+    let player = match checked(&embed.response, "YouTube embed page")
+        .and_then(|r| web::player_ref(&r.text()))
+    {
+        Ok(p) => p,
+        Err(f) => return Ok(Attempt::Missed(f)),
+    };
+    let known = challenges::remembered(ctx, &player.id);
+    let script_request = web::script(&player);
+    let script = done.last_to(&script_request.url);
+    let Some(answer) = done.last_where(|e| Client::Web.made(&e.request.url)) else {
+        let mut batch = vec![innertube::web(&target.id, player.sts, ctx)];
+        if known.is_none() && script.is_none() {
+            batch.push(script_request);
+        }
+        return Ok(Attempt::Got(Answer::Need(batch)));
+    };
+    let (program, remember) = match known {
+        Some(p) => (p, Vec::new()),
+        None => {
+            let Some(script) = script else {
+                return Ok(Attempt::Got(Answer::Need(vec![script_request])));
+            };
+            let text = checked(&script.response, "YouTube player script")?.text();
+            // A player we cannot solve fails the parse: never a wrong URL.
+            let program = challenges::learn(&text)?;
+            let memo = challenges::memo(&player.id, &program);
+            (program, vec![memo])
+        }
+    };
+    let parse = |r: &HttpResponse| -> Result<Player> {
+        let mut p = map::parse_player(r)?;
+        if let Some(data) = p.streaming_data.as_mut() {
+            challenges::solve(data, &program)?;
+        }
+        Ok(p)
+    };
+    usable(
+        map::judge(&answer.response, &target.id, parse),
+        Client::Web,
+        remember,
     )
 }
 
@@ -92,6 +167,15 @@ mod tests {
             second
                 .into_iter()
                 .map(|r| answer(r, 200, "{\"playerResponse\": [")),
+        );
+        let Ok(Plan::Fetch(third)) = YouTube::plan(&target, &ctx, &done) else {
+            panic!("expected the WEB client's embed page");
+        };
+        assert!(third[0].url.starts_with(web::EMBED_URL));
+        done.extend(
+            third
+                .into_iter()
+                .map(|r| answer(r, 200, "<html>consent</html>")),
         );
         match YouTube::plan(&target, &ctx, &done) {
             Err(f) => assert_eq!(f.code(), "upstream_error"),

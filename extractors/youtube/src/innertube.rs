@@ -12,6 +12,8 @@ pub const WEB_HOST: &str = "www.youtube.com";
 
 pub const PLAYER_URL: &str = "https://youtubei.googleapis.com/youtubei/v1/player";
 pub const REEL_URL: &str = "https://youtubei.googleapis.com/youtubei/v1/reel/reel_item_watch";
+/// The WEB client's own `player` call (its formats carry challenges).
+pub const WEB_PLAYER_URL: &str = "https://www.youtube.com/youtubei/v1/player?prettyPrint=false&id=";
 pub const WEB_FIELDS_URL: &str = "https://www.youtube.com/youtubei/v1/player?prettyPrint=false&$fields=microformat,videoDetails.thumbnail.thumbnails,videoDetails.videoId";
 
 /// Client versions drift several times a year; each can be overridden by
@@ -19,6 +21,9 @@ pub const WEB_FIELDS_URL: &str = "https://www.youtube.com/youtubei/v1/player?pre
 pub const VISIONOS_VERSION: &str = "1.02";
 pub const ANDROID_VERSION: &str = "21.03.36";
 pub const WEB_VERSION: &str = "2.20260603.05.00";
+
+/// A desktop browser's User-Agent for the WEB client and its media URLs.
+pub const WEB_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Safari/537.36";
 
 const HL: &str = "en";
 const GL: &str = "US";
@@ -29,6 +34,8 @@ const ACCEPT_LANGUAGE: &str = "en-US,en;q=0.9";
 pub enum Client {
     VisionOs,
     Android,
+    /// WEB with the player's `n` and signature challenges solved.
+    Web,
 }
 
 impl Client {
@@ -36,6 +43,7 @@ impl Client {
         match self {
             Client::VisionOs => "VISIONOS",
             Client::Android => "ANDROID",
+            Client::Web => "WEB",
         }
     }
 
@@ -43,6 +51,7 @@ impl Client {
         match self {
             Client::VisionOs => ctx.config("visionos_version").unwrap_or(VISIONOS_VERSION),
             Client::Android => ctx.config("android_version").unwrap_or(ANDROID_VERSION),
+            Client::Web => ctx.config("web_version").unwrap_or(WEB_VERSION),
         }
         .trim()
         .to_string()
@@ -58,6 +67,7 @@ impl Client {
             Client::Android => {
                 format!("com.google.android.youtube/{v} (Linux; U; Android 15; US) gzip")
             }
+            Client::Web => WEB_USER_AGENT.to_string(),
         }
     }
 
@@ -66,6 +76,7 @@ impl Client {
         match self {
             Client::VisionOs => url.starts_with(PLAYER_URL),
             Client::Android => url.starts_with(REEL_URL),
+            Client::Web => url.starts_with(WEB_PLAYER_URL),
         }
     }
 }
@@ -183,6 +194,40 @@ pub fn android(video_id: &str, ctx: &Context) -> HttpRequest {
         c.user_agent(ctx),
         ctx,
     )
+}
+
+/// The WEB client's `player` call, with the player script's signature
+/// timestamp so that ciphered formats match the script that deciphers them.
+pub fn web(video_id: &str, signature_timestamp: u32, ctx: &Context) -> HttpRequest {
+    let c = Client::Web;
+    let client = with_visitor(
+        json!({
+            "clientName": c.name(),
+            "clientVersion": c.version(ctx).trim(),
+            "clientScreen": "WATCH",
+            "platform": "DESKTOP",
+            "hl": HL,
+            "gl": GL,
+            "utcOffsetMinutes": 0
+        }),
+        ctx,
+    );
+    let body = json!({
+        "context": base_context(client),
+        "videoId": video_id,
+        "playbackContext": {"contentPlaybackContext": {"signatureTimestamp": signature_timestamp}},
+        "contentCheckOk": true,
+        "racyCheckOk": true
+    });
+    api_headers(
+        HttpRequest::post(format!("{WEB_PLAYER_URL}{video_id}"), body.to_string()),
+        c.user_agent(ctx),
+        ctx,
+    )
+    .header("X-YouTube-Client-Name", "1")
+    .header("X-YouTube-Client-Version", c.version(ctx))
+    .header("Origin", "https://www.youtube.com")
+    .header("Cookie", "SOCS=CAE=")
 }
 
 /// Round 1b: the WEB `$fields` call, for `microformat` only.

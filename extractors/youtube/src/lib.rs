@@ -1,17 +1,22 @@
 //! YouTube: InnerTube `player` with the VISIONOS client (direct, unciphered
 //! adaptive URLs), ANDROID `reel_item_watch` as the fallback (muxed itag 18),
-//! and a small WEB `$fields` call in the first round for `microformat`.
+//! then the WEB client with the player's `n` and signature challenges solved
+//! in the embedded engine (`challenges`, `solver/`), and a small WEB
+//! `$fields` call in the first round for `microformat`.
 //! See `docs/platforms/youtube.md` and the upstream guide.
 //!
 //! `urls` recognises inputs, `flow` makes the requests (`innertube` builds
 //! them), `map` reads the player answers into the media object.
 
+mod challenges;
 mod flow;
 mod innertube;
 mod map;
+mod tool;
 pub mod urls;
+mod web;
 
-use mediaparse_sdk::{Context, Exchange, Extractor, Info, Result, Step, Target};
+use mediaparse_sdk::{Context, Exchange, Extractor, Info, Result, Step, Stepped, Target};
 
 pub const PLATFORM: &str = "youtube";
 
@@ -46,7 +51,11 @@ impl Extractor for YouTube {
     }
 
     fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
-        flow::step(target, ctx, done)
+        flow::stepped(target, ctx, done).map(|s| s.next)
+    }
+
+    fn stepped(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Stepped> {
+        flow::stepped(target, ctx, done)
     }
 }
 

@@ -128,7 +128,7 @@ fn text(v: Option<&Value>) -> &str {
 pub fn judge(
     response: &HttpResponse,
     video_id: &str,
-    parse: fn(&HttpResponse) -> Result<Player, Failure>,
+    parse: impl Fn(&HttpResponse) -> Result<Player, Failure>,
 ) -> Verdict {
     match response.status {
         200..=299 => {}

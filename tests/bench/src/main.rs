@@ -36,6 +36,7 @@ use serde_json::{Value, json};
 
 mod egress;
 mod tunnel;
+mod youtube;
 mod ytdlp;
 
 /// The page the end-to-end section parses and fetches raw.
@@ -85,6 +86,11 @@ async fn main() -> anyhow::Result<()> {
         })
         .await??;
         report.insert("extractors".into(), Value::Array(extractors.clone()));
+    }
+    if run("youtube") {
+        let quick = opts.quick;
+        let row = tokio::task::spawn_blocking(move || youtube::challenges(quick)).await??;
+        report.insert("youtube_challenges".into(), row);
     }
     let (mut e2e, mut memory, mut ytdlp_row) = (Vec::new(), Value::Null, Value::Null);
     if run("e2e") {

@@ -30,3 +30,4 @@ mod slow_clients;
 mod test_mode;
 mod tiktok_slice;
 mod tunnel;
+mod youtube;

@@ -1,0 +1,130 @@
+//! The player's top level as an index: which statement defines which name.
+//!
+//! A player is one closure `(function(g){ … })(_yt_player)` whose body is a
+//! long list of statements: `var a,b=…,c=…;`, `name=function(…){…};`,
+//! `g.name=…;`. Each defined name maps to the tokens of its right-hand side, so
+//! a function can be lifted out together with the globals it reads.
+
+use std::collections::HashMap;
+
+use crate::lex::{Kind, Token};
+
+/// One top-level definition: `name` = tokens `rhs.0..rhs.1`.
+#[derive(Debug, Clone, Copy)]
+pub struct Def {
+    pub rhs: (usize, usize),
+}
+
+pub struct Index<'a> {
+    pub src: &'a str,
+    pub toks: Vec<Token>,
+    /// Name (`w`, `hW`, or `g.XT` for members of the closure's parameter) → definition.
+    pub defs: HashMap<String, Def>,
+    /// The closure parameter's name (`g`).
+    pub param: Option<String>,
+}
+
+impl<'a> Index<'a> {
+    pub fn text(&self, i: usize) -> &'a str {
+        let t = &self.toks[i];
+        &self.src[t.start..t.end]
+    }
+
+    pub fn is(&self, i: usize, s: &str) -> bool {
+        i < self.toks.len() && self.text(i) == s
+    }
+
+    pub fn kind(&self, i: usize) -> Option<Kind> {
+        self.toks.get(i).map(|t| t.kind)
+    }
+
+    /// Source text of tokens `a..b`.
+    pub fn span(&self, a: usize, b: usize) -> &'a str {
+        if a >= b {
+            return "";
+        }
+        &self.src[self.toks[a].start..self.toks[b - 1].end]
+    }
+
+    /// Index of the token closing the bracket opened at `open`.
+    pub fn close_of(&self, open: usize) -> Option<usize> {
+        let d = self.toks.get(open)?.depth;
+        (open + 1..self.toks.len())
+            .find(|&j| self.toks[j].depth == d && matches!(self.text(j), ")" | "]" | "}"))
+    }
+
+    /// Builds the index; `None` when the script has no recognisable body.
+    pub fn build(src: &'a str, toks: Vec<Token>) -> Option<Self> {
+        let mut ix = Index {
+            src,
+            toks,
+            defs: HashMap::new(),
+            param: None,
+        };
+        // The body is where the `'use strict'` directive sits; fall back to
+        // the first `function(x){` when a player drops the directive.
+        let body_start = (0..ix.toks.len())
+            .find(|&i| {
+                ix.kind(i) == Some(Kind::Str)
+                    && matches!(ix.text(i), "'use strict'" | "\"use strict\"")
+            })
+            .or_else(|| {
+                (0..ix.toks.len())
+                    .find(|&i| ix.is(i, "function") && ix.is(i + 1, "("))
+                    .map(|i| i + 5)
+            })?;
+        let body_depth = ix.toks.get(body_start)?.depth;
+        ix.param = (0..body_start)
+            .rev()
+            .find(|&i| {
+                ix.is(i, "function") && ix.is(i + 1, "(") && ix.kind(i + 2) == Some(Kind::Ident)
+            })
+            .map(|i| ix.text(i + 2).to_string());
+        let mut i = body_start;
+        while i < ix.toks.len() && ix.toks[i].depth >= body_depth {
+            // One statement: up to the next `;` at body depth.
+            let end = (i..ix.toks.len())
+                .find(|&j| {
+                    ix.toks[j].depth < body_depth
+                        || (ix.toks[j].depth == body_depth && ix.is(j, ";"))
+                })
+                .unwrap_or(ix.toks.len());
+            ix.index_statement(i, end, body_depth);
+            i = end + 1;
+        }
+        Some(ix)
+    }
+
+    fn index_statement(&mut self, a: usize, b: usize, depth: u32) {
+        if self.is(a, "var") || self.is(a, "let") || self.is(a, "const") {
+            // Declarators split at `,` on the statement's depth.
+            let mut j = a + 1;
+            while j < b {
+                let end = (j..b)
+                    .find(|&k| self.toks[k].depth == depth && self.is(k, ","))
+                    .unwrap_or(b);
+                if self.kind(j) == Some(Kind::Ident) && self.is(j + 1, "=") && j + 2 < end {
+                    let name = self.text(j).to_string();
+                    self.defs.insert(name, Def { rhs: (j + 2, end) });
+                }
+                j = end + 1;
+            }
+            return;
+        }
+        if self.kind(a) == Some(Kind::Ident) && self.is(a + 1, "=") && a + 2 < b {
+            let name = self.text(a).to_string();
+            self.defs.insert(name, Def { rhs: (a + 2, b) });
+            return;
+        }
+        let param = self.param.clone().unwrap_or_default();
+        if self.is(a, &param)
+            && self.is(a + 1, ".")
+            && self.kind(a + 2) == Some(Kind::Ident)
+            && self.is(a + 3, "=")
+            && a + 4 < b
+        {
+            let name = format!("{param}.{}", self.text(a + 2));
+            self.defs.insert(name, Def { rhs: (a + 4, b) });
+        }
+    }
+}

@@ -1,0 +1,152 @@
+//! Finds the two challenge functions by the shape of the code that uses them,
+//! never by a release's names.
+//!
+//! - `n`: the URL code reads the `n` query value, passes it through the first
+//!   element of a one-function array and writes it back:
+//!   `X=A[0](X),Y.set(…,X)` (or `Y[…](…,X)`). `A` is a top-level array.
+//! - signature: a run of the form `X=Y.split("")` (or `Y[t[4]](t[12])`), at
+//!   least two helper calls `O.m(X,number)` on one top-level object literal
+//!   `O`, then `X.join("")` (in any spelling). The run is rewritten as a
+//!   function of its own, so it works even when the player hides it inside a
+//!   multiplexed function.
+
+use crate::index::Index;
+use crate::lex::Kind;
+
+/// `(array name, element index)` of the `n` function.
+pub fn n_function(ix: &Index<'_>) -> Option<(String, String)> {
+    for i in 0..ix.toks.len().saturating_sub(12) {
+        if ix.kind(i) != Some(Kind::Ident) || !ix.is(i + 1, "=") {
+            continue;
+        }
+        let x = ix.text(i);
+        let ok = ix.kind(i + 2) == Some(Kind::Ident)
+            && ix.is(i + 3, "[")
+            && ix.kind(i + 4) == Some(Kind::Number)
+            && ix.is(i + 5, "]")
+            && ix.is(i + 6, "(")
+            && ix.is(i + 7, x)
+            && ix.is(i + 8, ")")
+            && ix.is(i + 9, ",");
+        if !ok {
+            continue;
+        }
+        let arr = ix.text(i + 2);
+        // `Y.set(` or `Y[…](` writes the value back.
+        let writes_back = ix.kind(i + 10) == Some(Kind::Ident)
+            && ((ix.is(i + 11, ".") && ix.is(i + 13, "(")) || ix.is(i + 11, "["));
+        let is_array = ix.defs.get(arr).is_some_and(|d| ix.is(d.rhs.0, "["));
+        if writes_back && is_array {
+            return Some((arr.to_string(), ix.text(i + 4).to_string()));
+        }
+    }
+    None
+}
+
+/// The signature run, rewritten: `(parameter, body)` of a one-argument
+/// function, plus the helper object's name.
+pub struct SigRun {
+    pub param: String,
+    pub body: String,
+    pub helper: String,
+    /// Tokens of the run in the player (to find the names it reads).
+    pub range: (usize, usize),
+}
+
+pub fn sig_function(ix: &Index<'_>) -> Option<SigRun> {
+    let n = ix.toks.len();
+    for i in 0..n.saturating_sub(8) {
+        if ix.kind(i) != Some(Kind::Ident)
+            || !ix.is(i + 1, "=")
+            || ix.kind(i + 2) != Some(Kind::Ident)
+        {
+            continue;
+        }
+        // `X=Y.split("")`: usually Y is X, a multiplexed function splits its argument into a local.
+        let x = ix.text(i);
+        let y = ix.text(i + 2);
+        // X = X<access>(args)
+        let Some(call_end) = access_call(ix, i + 3) else {
+            continue;
+        };
+        if !(ix.is(call_end, ",") || ix.is(call_end, ";")) {
+            continue;
+        }
+        let split = ix.span(i + 2, call_end);
+        let mut j = call_end + 1;
+        let mut calls = Vec::new();
+        let mut helper: Option<&str> = None;
+        // O<access>(X, number) …
+        while ix.kind(j) == Some(Kind::Ident) && !ix.is(j, x) {
+            let o = ix.text(j);
+            if helper.is_some_and(|h| h != o) {
+                break;
+            }
+            let Some(open) = access_end(ix, j + 1) else {
+                break;
+            };
+            let args_ok = ix.is(open, "(")
+                && ix.is(open + 1, x)
+                && ix.is(open + 2, ",")
+                && ix.kind(open + 3) == Some(Kind::Number)
+                && ix.is(open + 4, ")");
+            if !args_ok || !(ix.is(open + 5, ",") || ix.is(open + 5, ";")) {
+                break;
+            }
+            helper = Some(o);
+            calls.push(ix.span(j, open + 5));
+            j = open + 6;
+        }
+        if calls.len() < 2 {
+            continue;
+        }
+        let Some(helper) = helper else { continue };
+        if !ix.defs.get(helper).is_some_and(|d| ix.is(d.rhs.0, "{")) {
+            continue;
+        }
+        // Then the join: `return X<access>(…)` or `E=X<access>(…)`.
+        let join_at = if ix.is(j, "return") {
+            j + 1
+        } else if ix.kind(j) == Some(Kind::Ident) && ix.is(j + 1, "=") {
+            j + 2
+        } else {
+            continue;
+        };
+        if !ix.is(join_at, x) {
+            continue;
+        }
+        let Some(join_end) = access_call(ix, join_at + 1) else {
+            continue;
+        };
+        let join = ix.span(join_at, join_end);
+        let decl = if x == y { "" } else { "var " };
+        let body = format!("{decl}{x}={split};{};return {join}", calls.join(";"));
+        return Some(SigRun {
+            param: y.to_string(),
+            body,
+            helper: helper.to_string(),
+            range: (i + 2, join_end),
+        });
+    }
+    None
+}
+
+/// `.name` or `[…]` starting at `i`: the token after it.
+fn access_end(ix: &Index<'_>, i: usize) -> Option<usize> {
+    if ix.is(i, ".") && ix.kind(i + 1) == Some(Kind::Ident) {
+        return Some(i + 2);
+    }
+    if ix.is(i, "[") {
+        return ix.close_of(i).map(|c| c + 1);
+    }
+    None
+}
+
+/// `<access>(…)` starting at `i`: the token after the call.
+fn access_call(ix: &Index<'_>, i: usize) -> Option<usize> {
+    let open = access_end(ix, i)?;
+    if !ix.is(open, "(") {
+        return None;
+    }
+    ix.close_of(open).map(|c| c + 1)
+}
