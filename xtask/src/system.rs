@@ -16,6 +16,16 @@ const TEST_PROGRAMS: &[(&str, &str, &str)] = &[
         "dante-server",
         "SOCKS5 proxy for the egress tests",
     ),
+    (
+        "chromium",
+        "chromium",
+        "headless browser for the console tests",
+    ),
+    (
+        "chromedriver",
+        "chromium-driver",
+        "WebDriver for the console tests' browser",
+    ),
 ];
 
 fn installed(program: &str) -> bool {

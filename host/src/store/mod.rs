@@ -7,21 +7,27 @@
 
 mod accounts;
 mod backup;
+mod daily;
 mod delivery;
 mod keys;
 mod location;
 mod schema;
 #[cfg(test)]
 mod schema_tests;
+mod sessions;
 mod usage;
+mod users;
 
 pub use backup::{BackupSummary, backup_sqlite};
 pub use location::{DbLocation, DbLocationError};
 pub use schema::SCHEMA_VERSION;
 
 pub use accounts::{AccountSummary, CreditChange, MAX_CREDITS};
+pub use daily::DailyCredits;
 pub use keys::KeyEdit;
+pub use sessions::SessionRecord;
 pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
+pub use users::{SignInRecord, UserRecord};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -13,6 +13,8 @@
 //! `MEDIAPARSE_BIN` (a release build) and `MEDIAPARSE_EXTRACTORS` say what
 //! to measure; `--quick` runs fewer iterations, `--json PATH` sets the output.
 
+mod console;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -88,6 +90,10 @@ async fn main() -> anyhow::Result<()> {
         report.insert("start".into(), start.clone());
     }
 
+    if run("console") {
+        eprintln!("[console] page render times and weights (issue 17)");
+        report.insert("console".into(), console::measure(opts.quick).await?);
+    }
     print_tables(&extractors, &e2e, &memory, &start);
     if let Some(dir) = opts.json.parent() {
         std::fs::create_dir_all(dir)?;
