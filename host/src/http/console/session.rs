@@ -117,7 +117,7 @@ impl Throttle {
     /// Take one attempt for this e-mail and address; `false`: too many.
     pub fn allow(&self, email: &str, address: Option<IpAddr>) -> bool {
         // Forget idle buckets now and then so the maps stay small.
-        if rand::rng().next_u32() % 256 == 0 {
+        if rand::rng().next_u32().is_multiple_of(256) {
             self.by_email.retain_recent();
             self.by_address.retain_recent();
         }

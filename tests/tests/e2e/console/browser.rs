@@ -12,11 +12,11 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use fantoccini::{Client, ClientBuilder, Locator};
 use mediaparse_tests::paths;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use super::support::invite;
+use super::webdriver::Session;
 use crate::accounts::support::{self, ADMIN};
 
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
@@ -70,22 +70,19 @@ async fn driver() -> Option<Driver> {
     panic!("chromedriver did not answer on {url}");
 }
 
-async fn browser(driver: &Driver) -> Client {
-    let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
+async fn browser(driver: &Driver) -> Session {
+    Session::start(
+        &driver.url,
         json!({
-            "binary": CHROMIUM,
-            "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=1200,1000", "--no-first-run", "--disable-extensions"],
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": CHROMIUM,
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                         "--window-size=1200,1000", "--no-first-run", "--disable-extensions"],
+            },
         }),
-    );
-    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-    ClientBuilder::new(connector)
-        .capabilities(caps)
-        .connect(&driver.url)
-        .await
-        .expect("a WebDriver session")
+    )
+    .await
 }
 
 fn screenshots_dir() -> PathBuf {
@@ -94,47 +91,26 @@ fn screenshots_dir() -> PathBuf {
     dir
 }
 
-async fn shot(c: &Client, name: &str) {
-    let png = c.screenshot().await.expect("screenshot");
+async fn shot(c: &Session, name: &str) {
+    let png = c.screenshot_png().await;
     std::fs::write(screenshots_dir().join(format!("{name}.png")), png).unwrap();
-    eprintln!(
-        "console browser: {name} ({})",
-        c.current_url()
-            .await
-            .map(|u| u.path().to_string())
-            .unwrap_or_default()
-    );
+    eprintln!("console browser: {name} ({})", c.path().await);
 }
 
-async fn fill(c: &Client, css: &str, text: &str) {
-    let field = c
-        .find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"));
-    field.clear().await.unwrap();
-    field.send_keys(text).await.unwrap();
+async fn fill(c: &Session, css: &str, text: &str) {
+    c.fill(css, text).await;
 }
 
-async fn click(c: &Client, css: &str) {
-    c.find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .click()
-        .await
-        .unwrap_or_else(|e| panic!("click {css}: {e}"));
+async fn click(c: &Session, css: &str) {
+    c.click(css).await;
 }
 
-async fn text(c: &Client, css: &str) -> String {
-    c.find(Locator::Css(css))
-        .await
-        .unwrap_or_else(|e| panic!("{css}: {e}"))
-        .text()
-        .await
-        .unwrap()
+async fn text(c: &Session, css: &str) -> String {
+    c.text(css).await
 }
 
-async fn body(c: &Client) -> String {
-    text(c, "body").await
+async fn body(c: &Session) -> String {
+    c.text("body").await
 }
 
 #[tokio::test]
@@ -148,22 +124,22 @@ async fn customer_and_operator_flows_in_headless_chromium() {
     let c = browser(&driver).await;
 
     // Sign in: the one-time link sets the password and opens a session.
-    c.goto(&link).await.unwrap();
+    c.goto(&link).await;
     shot(&c, "set-password").await;
     fill(&c, "#password", "a long enough password").await;
     click(&c, "form button[type=submit]").await;
     assert!(body(&c).await.contains("10 credits"));
     // And signing in again by the form works too.
     click(&c, "form[action='/console/sign-out'] button").await;
-    c.goto(&format!("{base}/console/sign-in")).await.unwrap();
+    c.goto(&format!("{base}/console/sign-in")).await;
     shot(&c, "sign-in").await;
     fill(&c, "#email", "ann@example.com").await;
     fill(&c, "#password", "a long enough password").await;
     click(&c, "form[action='/console/sign-in'] button").await;
-    assert_eq!(c.current_url().await.unwrap().path(), "/console");
+    assert_eq!(c.path().await, "/console");
 
     // A key limited to two platforms; copy its token.
-    c.goto(&format!("{base}/console/keys")).await.unwrap();
+    c.goto(&format!("{base}/console/keys")).await;
     fill(&c, "#name", "browser app").await;
     click(&c, "input[name=scope][value=chosen]").await;
     click(&c, "input[name=platform][value=tiktok]").await;
@@ -172,14 +148,22 @@ async fn customer_and_operator_flows_in_headless_chromium() {
     let token = text(&c, "#new-token").await;
     assert!(token.starts_with("mp_live_"), "{token}");
     click(&c, "button[data-copy=new-token]").await;
-    let copy_label = text(&c, "button[data-copy=new-token]").await;
+    // The clipboard answers asynchronously ("Copied", or the fallback advice).
+    let mut copy_label = String::new();
+    for _ in 0..30 {
+        copy_label = text(&c, "button[data-copy=new-token]").await;
+        if copy_label != "Copy token" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert_ne!(copy_label, "Copy token", "the copy button reacted");
     assert!(body(&c).await.contains("tiktok, youtube"));
     shot(&c, "keys").await;
 
     // The playground parses a fixture link (fake upstream), charged.
     let url = &support::tiktok_urls()[1];
-    c.goto(&format!("{base}/console/playground")).await.unwrap();
+    c.goto(&format!("{base}/console/playground")).await;
     fill(&c, "#link", url).await;
     click(&c, "form[action='/console/playground'] button[type=submit]").await;
     let answer = body(&c).await;
@@ -187,12 +171,12 @@ async fn customer_and_operator_flows_in_headless_chromium() {
     shot(&c, "playground").await;
 
     // The credit is gone from the overview.
-    c.goto(&format!("{base}/console")).await.unwrap();
+    c.goto(&format!("{base}/console")).await;
     assert!(body(&c).await.contains("9 credits"));
     shot(&c, "overview").await;
 
     // Edit: the token stays.
-    c.goto(&format!("{base}/console/keys")).await.unwrap();
+    c.goto(&format!("{base}/console/keys")).await;
     click(&c, "a[aria-label='Edit key browser app']").await;
     fill(&c, "#name", "browser app 2").await;
     click(&c, "form[action^='/console/keys/'] button[type=submit]").await;
@@ -210,29 +194,23 @@ async fn customer_and_operator_flows_in_headless_chromium() {
         .assert_error(401, "invalid_token");
 
     // Usage and its CSV, downloaded with the browser's session.
-    c.goto(&format!("{base}/console/usage")).await.unwrap();
+    c.goto(&format!("{base}/console/usage")).await;
     assert!(body(&c).await.contains("2 charged parses"));
     shot(&c, "usage").await;
     let csv = c
-        .execute(
-            "return fetch('/console/usage.csv').then(r => r.text());",
-            vec![],
-        )
-        .await
-        .unwrap();
+        .execute("return fetch('/console/usage.csv').then(r => r.text());")
+        .await;
     let csv = csv.as_str().unwrap_or_default();
     assert_eq!(csv.lines().count(), 3, "{csv}");
     assert!(csv.starts_with("time,platform,key,credits,request_id\n"));
 
-    c.goto(&format!("{base}/console/docs")).await.unwrap();
+    c.goto(&format!("{base}/console/docs")).await;
     assert!(body(&c).await.contains("/api/v1/parse"));
     shot(&c, "docs").await;
     click(&c, "form[action='/console/sign-out'] button").await;
 
     // The operator: invite a user, grant credits.
-    c.goto(&format!("{base}/console/admin/sign-in"))
-        .await
-        .unwrap();
+    c.goto(&format!("{base}/console/admin/sign-in")).await;
     fill(&c, "#token", ADMIN).await;
     click(&c, "form button[type=submit]").await;
     assert!(body(&c).await.contains("acme"));
@@ -242,35 +220,25 @@ async fn customer_and_operator_flows_in_headless_chromium() {
     let invite_link = text(&c, "#invite-link").await;
     assert!(invite_link.contains("/console/invite/"), "{invite_link}");
     shot(&c, "admin-accounts").await;
-    c.goto(&format!("{base}/console/admin/accounts/beta"))
-        .await
-        .unwrap();
+    c.goto(&format!("{base}/console/admin/accounts/beta")).await;
     fill(&c, "#amount", "25").await;
     fill(&c, "#reason", "trial").await;
     click(&c, "form[action$='/credits'] button").await;
     assert!(body(&c).await.contains("25 credits"));
     shot(&c, "admin-account").await;
-    c.goto(&format!("{base}/console/admin/extractors"))
-        .await
-        .unwrap();
+    c.goto(&format!("{base}/console/admin/extractors")).await;
     assert!(body(&c).await.contains("tiktok"));
     shot(&c, "admin-extractors").await;
-    c.goto(&format!("{base}/console/admin/failures"))
-        .await
-        .unwrap();
+    c.goto(&format!("{base}/console/admin/failures")).await;
     shot(&c, "admin-failures").await;
 
     // 360 px wide: the overview still reads (no horizontal page scroll).
-    c.set_window_size(360, 800).await.unwrap();
-    c.goto(&format!("{base}/console/admin")).await.unwrap();
-    let overflow: Value = c
-        .execute(
-            "return document.documentElement.scrollWidth <= window.innerWidth + 1;",
-            vec![],
-        )
-        .await
-        .unwrap();
-    assert_eq!(overflow, json!(true), "page wider than 360 px");
+    c.window_size(360, 800).await;
+    c.goto(&format!("{base}/console/admin")).await;
+    let fits = c
+        .execute("return document.documentElement.scrollWidth <= window.innerWidth + 1;")
+        .await;
+    assert_eq!(fits, json!(true), "page wider than 360 px");
     shot(&c, "admin-360px").await;
-    c.close().await.unwrap();
+    c.close().await;
 }

@@ -124,9 +124,13 @@ async fn customer_flow_keys_playground_usage_and_rotation() {
             .all(|l| l.contains(",tiktok,") && l.contains(&key_id))
     );
 
-    // Another account's key is not found.
-    let other = service.create_key(&["--account", "other"]).unwrap();
-    let _ = other;
+    // Another account's key is not found, like a key that does not exist.
+    service.create_key(&["--account", "other"]).unwrap();
+    let (_, listing) = service.cli(&["keys", "list", "--account", "other", "--json"]).unwrap();
+    let theirs: Value = serde_json::from_str(&listing).unwrap();
+    let their_id = theirs[0]["id"].as_str().unwrap();
+    let (status, _) = ann.get(&format!("/console/keys/{their_id}")).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
     let (status, _) = ann.get("/console/keys/key_does_not_exist").await;
     assert_eq!(status, StatusCode::NOT_FOUND);
 

@@ -5,3 +5,4 @@
 mod browser;
 mod http;
 mod support;
+mod webdriver;
