@@ -126,7 +126,9 @@ async fn customer_flow_keys_playground_usage_and_rotation() {
 
     // Another account's key is not found, like a key that does not exist.
     service.create_key(&["--account", "other"]).unwrap();
-    let (_, listing) = service.cli(&["keys", "list", "--account", "other", "--json"]).unwrap();
+    let (_, listing) = service
+        .cli(&["keys", "list", "--account", "other", "--json"])
+        .unwrap();
     let theirs: Value = serde_json::from_str(&listing).unwrap();
     let their_id = theirs[0]["id"].as_str().unwrap();
     let (status, _) = ann.get(&format!("/console/keys/{their_id}")).await;
