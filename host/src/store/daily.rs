@@ -2,7 +2,7 @@
 
 use rusqlite::params;
 
-use super::{Store, StoreResult};
+use super::{Store, StoreResult, UsageEntry};
 
 /// Credits one platform took on one UTC day.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -41,6 +41,31 @@ impl Store {
     }
 }
 
+impl Store {
+    /// The account's latest `n` charges, newest first (the overview's list:
+    /// read through the `(account_id, created_at)` index, no totals).
+    pub fn recent_charges(&self, account: &str, n: usize) -> StoreResult<Vec<UsageEntry>> {
+        self.with(|c| {
+            let mut stmt = c.prepare(
+                "SELECT id, created_at, account_id, key_id, platform, credits, request_id
+                 FROM ledger WHERE account_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
+            )?;
+            let rows = stmt.query_map(params![account, n as i64], |r| {
+                Ok(UsageEntry {
+                    id: r.get(0)?,
+                    time: r.get(1)?,
+                    account: r.get(2)?,
+                    key: r.get(3)?,
+                    platform: r.get(4)?,
+                    credits: r.get(5)?,
+                    request_id: r.get(6)?,
+                })
+            })?;
+            Ok(rows.collect::<Result<_, _>>()?)
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -65,5 +90,8 @@ mod tests {
             .collect();
         assert_eq!(flat, [(1, "tiktok", 4), (1, "x", 2), (2, "x", 2)]);
         assert!(store.daily_credits("acme", 0, 86_400).unwrap().is_empty());
+        let recent = store.recent_charges("acme", 2).unwrap();
+        let times: Vec<i64> = recent.iter().map(|e| e.time).collect();
+        assert_eq!(times, [2 * 86_400, 86_402]);
     }
 }

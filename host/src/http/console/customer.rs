@@ -20,7 +20,7 @@ use super::layout::{Flash, Nav, csrf_field, page, refusal, respond, shown_once, 
 use super::session::{Customer, csrf_ok};
 use crate::auth;
 use crate::operator::{self, KeySpec, KeyView, OperatorError};
-use crate::store::{KeyEdit, Store, UsageFilter};
+use crate::store::{KeyEdit, Store};
 
 pub fn router() -> Router<Arc<AppState>> {
     Router::new()
@@ -123,11 +123,7 @@ async fn overview(State(state): State<Arc<AppState>>, c: Customer) -> Response {
         let today = now.div_euclid(86_400);
         let balance = s.balance(&account)?;
         let days = s.daily_credits(&account, (today - 29) * 86_400, (today + 1) * 86_400)?;
-        let recent = s.usage(&UsageFilter {
-            account: Some(account.clone()),
-            entries: 10,
-            ..Default::default()
-        })?;
+        let recent = s.recent_charges(&account, 10)?;
         let keys = s.keys_of_account(&account)?;
         Ok((balance, days, recent, keys, today))
     })
@@ -158,10 +154,10 @@ async fn overview(State(state): State<Arc<AppState>>, c: Customer) -> Response {
             div.scroll { table {
                 thead { tr { th { "Time (UTC)" } th { "Platform" } th { "Outcome" } th { "Credits" } th { "Key" } } }
                 tbody {
-                    @for e in &recent.entries {
+                    @for e in &recent {
                         tr { td { (time(e.time)) } td { (e.platform) } td { "success" } td { (e.credits) } td { (key_name(&e.key)) } }
                     }
-                    @if recent.entries.is_empty() { tr { td colspan="5" { "No parses yet. Try one in the " a href="/console/playground" { "playground" } "." } } }
+                    @if recent.is_empty() { tr { td colspan="5" { "No parses yet. Try one in the " a href="/console/playground" { "playground" } "." } } }
                 }
             } }
         }

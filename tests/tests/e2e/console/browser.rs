@@ -109,8 +109,33 @@ async fn text(c: &Session, css: &str) -> String {
     c.text(css).await
 }
 
+/// Wait for a form's navigation to land on `path` (a click may return before it).
+async fn wait_path(c: &Session, path: &str) {
+    for _ in 0..50 {
+        if c.path().await == path {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("never reached {path}; at {}", c.path().await);
+}
+
 async fn body(c: &Session) -> String {
     c.text("body").await
+}
+
+/// Wait (up to 5 s) for the page to show `needle`: a submitted form's next
+/// page may still be loading when the click returns.
+async fn shows(c: &Session, needle: &str) {
+    let mut page = String::new();
+    for _ in 0..50 {
+        page = body(c).await;
+        if page.contains(needle) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the page never showed {needle:?}: {page}");
 }
 
 #[tokio::test]
@@ -128,15 +153,16 @@ async fn customer_and_operator_flows_in_headless_chromium() {
     shot(&c, "set-password").await;
     fill(&c, "#password", "a long enough password").await;
     click(&c, "form button[type=submit]").await;
-    assert!(body(&c).await.contains("10 credits"));
+    shows(&c, "10 credits").await;
     // And signing in again by the form works too.
     click(&c, "form[action='/console/sign-out'] button").await;
+    wait_path(&c, "/console/sign-in").await;
     c.goto(&format!("{base}/console/sign-in")).await;
     shot(&c, "sign-in").await;
     fill(&c, "#email", "ann@example.com").await;
     fill(&c, "#password", "a long enough password").await;
     click(&c, "form[action='/console/sign-in'] button").await;
-    assert_eq!(c.path().await, "/console");
+    wait_path(&c, "/console").await;
 
     // A key limited to two platforms; copy its token.
     c.goto(&format!("{base}/console/keys")).await;
@@ -158,7 +184,7 @@ async fn customer_and_operator_flows_in_headless_chromium() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_ne!(copy_label, "Copy token", "the copy button reacted");
-    assert!(body(&c).await.contains("tiktok, youtube"));
+    shows(&c, "tiktok, youtube").await;
     shot(&c, "keys").await;
 
     // The playground parses a fixture link (fake upstream), charged.
@@ -166,13 +192,12 @@ async fn customer_and_operator_flows_in_headless_chromium() {
     c.goto(&format!("{base}/console/playground")).await;
     fill(&c, "#link", url).await;
     click(&c, "form[action='/console/playground'] button[type=submit]").await;
-    let answer = body(&c).await;
-    assert!(answer.contains("1 credit charged"), "{answer}");
+    shows(&c, "1 credit charged").await;
     shot(&c, "playground").await;
 
     // The credit is gone from the overview.
     c.goto(&format!("{base}/console")).await;
-    assert!(body(&c).await.contains("9 credits"));
+    shows(&c, "9 credits").await;
     shot(&c, "overview").await;
 
     // Edit: the token stays.
@@ -180,7 +205,7 @@ async fn customer_and_operator_flows_in_headless_chromium() {
     click(&c, "a[aria-label='Edit key browser app']").await;
     fill(&c, "#name", "browser app 2").await;
     click(&c, "form[action^='/console/keys/'] button[type=submit]").await;
-    assert!(body(&c).await.contains("The token is unchanged"));
+    shows(&c, "The token is unchanged").await;
     shot(&c, "key-edit").await;
     assert_eq!(support::parse(service, Some(&token), url).await.status, 200);
 
@@ -195,7 +220,7 @@ async fn customer_and_operator_flows_in_headless_chromium() {
 
     // Usage and its CSV, downloaded with the browser's session.
     c.goto(&format!("{base}/console/usage")).await;
-    assert!(body(&c).await.contains("2 charged parses"));
+    shows(&c, "2 charged parses").await;
     shot(&c, "usage").await;
     let csv = c
         .execute("return fetch('/console/usage.csv').then(r => r.text());")
@@ -205,15 +230,16 @@ async fn customer_and_operator_flows_in_headless_chromium() {
     assert!(csv.starts_with("time,platform,key,credits,request_id\n"));
 
     c.goto(&format!("{base}/console/docs")).await;
-    assert!(body(&c).await.contains("/api/v1/parse"));
+    shows(&c, "/api/v1/parse").await;
     shot(&c, "docs").await;
     click(&c, "form[action='/console/sign-out'] button").await;
+    wait_path(&c, "/console/sign-in").await;
 
     // The operator: invite a user, grant credits.
     c.goto(&format!("{base}/console/admin/sign-in")).await;
     fill(&c, "#token", ADMIN).await;
     click(&c, "form button[type=submit]").await;
-    assert!(body(&c).await.contains("acme"));
+    shows(&c, "acme").await;
     fill(&c, "#inv-account", "beta").await;
     fill(&c, "#inv-email", "dee@example.com").await;
     click(&c, "form[action='/console/admin/invite'] button").await;
@@ -224,10 +250,10 @@ async fn customer_and_operator_flows_in_headless_chromium() {
     fill(&c, "#amount", "25").await;
     fill(&c, "#reason", "trial").await;
     click(&c, "form[action$='/credits'] button").await;
-    assert!(body(&c).await.contains("25 credits"));
+    shows(&c, "25 credits").await;
     shot(&c, "admin-account").await;
     c.goto(&format!("{base}/console/admin/extractors")).await;
-    assert!(body(&c).await.contains("tiktok"));
+    shows(&c, "tiktok").await;
     shot(&c, "admin-extractors").await;
     c.goto(&format!("{base}/console/admin/failures")).await;
     shot(&c, "admin-failures").await;

@@ -36,16 +36,55 @@ impl Session {
         }
     }
 
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+    async fn try_call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value, Value> {
         let mut request = self.http.request(method, format!("{}{path}", self.base));
         if let Some(body) = body {
             request = request.json(&body);
         }
         let answer: Value = request.send().await.unwrap().json().await.unwrap();
         if answer["value"].get("error").is_some() {
-            panic!("WebDriver {path}: {}", answer["value"]);
+            return Err(answer["value"].clone());
         }
-        answer["value"].clone()
+        Ok(answer["value"].clone())
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Value {
+        self.try_call(method, path, body)
+            .await
+            .unwrap_or_else(|e| panic!("WebDriver {path}: {e}"))
+    }
+
+    /// Find `css` and read its text, again while a submitted form's next
+    /// page is still loading (a click may return before the navigation).
+    async fn settled_text(&self, css: &str) -> String {
+        let mut last = Value::Null;
+        for _ in 0..50 {
+            let found = self
+                .try_call(
+                    reqwest::Method::POST,
+                    "/element",
+                    Some(json!({"using": "css selector", "value": css})),
+                )
+                .await;
+            if let Ok(found) = found
+                && let Some(id) = found[ELEMENT].as_str()
+            {
+                match self
+                    .try_call(reqwest::Method::GET, &format!("/element/{id}/text"), None)
+                    .await
+                {
+                    Ok(text) => return text.as_str().unwrap_or_default().to_string(),
+                    Err(e) => last = e,
+                }
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("no text for {css}: {last}");
     }
 
     async fn post(&self, path: &str, body: Value) -> Value {
@@ -69,14 +108,26 @@ impl Session {
             .unwrap_or_default()
     }
 
+    /// The element `css`, waiting up to 5 s for it (the next page may be loading).
     async fn find(&self, css: &str) -> String {
-        let found = self
-            .post("/element", json!({"using": "css selector", "value": css}))
-            .await;
-        found[ELEMENT]
-            .as_str()
-            .unwrap_or_else(|| panic!("no element {css}"))
-            .to_string()
+        let mut last = Value::Null;
+        for _ in 0..50 {
+            let found = self
+                .try_call(
+                    reqwest::Method::POST,
+                    "/element",
+                    Some(json!({"using": "css selector", "value": css})),
+                )
+                .await;
+            match found {
+                Ok(v) if v[ELEMENT].is_string() => {
+                    return v[ELEMENT].as_str().unwrap_or_default().to_string();
+                }
+                Ok(v) | Err(v) => last = v,
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+        }
+        panic!("no element {css}: {last}");
     }
 
     pub async fn click(&self, css: &str) {
@@ -93,12 +144,7 @@ impl Session {
     }
 
     pub async fn text(&self, css: &str) -> String {
-        let id = self.find(css).await;
-        self.get(&format!("/element/{id}/text"))
-            .await
-            .as_str()
-            .unwrap_or_default()
-            .to_string()
+        self.settled_text(css).await
     }
 
     /// Run a script (a returned promise is awaited) and return its value.
