@@ -12,8 +12,10 @@ use crate::registry::{Registry, Runtime, SandboxLimits};
 mod database;
 mod manage;
 mod tool;
+mod users;
 pub use database::{BackupArgs, MigrateArgs};
 pub use manage::{AccountsCommand, CreditsCommand, KeysCommand, UsageArgs};
+pub use users::UsersCommand;
 
 use crate::store::DbLocation;
 
@@ -54,6 +56,9 @@ pub enum Command {
     Credits(CreditsCommand),
     /// Read usage: charged parses by account, key, platform and time range.
     Usage(UsageArgs),
+    /// Console users: invite (one-time link to set a password), list.
+    #[command(subcommand)]
+    Users(UsersCommand),
     /// Bring the database's schema up to this binary's version.
     Migrate(MigrateArgs),
     /// Take a consistent online backup of the SQLite database into a new file.
@@ -346,6 +351,7 @@ pub fn run_admin(db: &DbLocation, command: Command) -> anyhow::Result<i32> {
         Command::Accounts(c) => manage::accounts(db, c),
         Command::Credits(c) => manage::credits(db, c),
         Command::Usage(args) => manage::usage(db, args),
+        Command::Users(c) => users::users(db, c),
         Command::Migrate(args) => database::migrate(db, args),
         Command::Backup(args) => database::backup(db, args),
         Command::Detect {

@@ -48,6 +48,28 @@ pub struct OperatorConfig {
     pub limits: LimitSettings,
     #[serde(default)]
     pub platforms: BTreeMap<String, PlatformSettings>,
+    /// The web console (`[console]`): who may sign up.
+    #[serde(default)]
+    pub console: ConsoleSettings,
+}
+
+/// `[console]`: `signup = "invite"` (default: only invited users) or
+/// `"open"` (anyone may create an account, granted `starting_credits`).
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsoleSettings {
+    #[serde(default)]
+    pub signup: Signup,
+    #[serde(default)]
+    pub starting_credits: u32,
+}
+
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Signup {
+    #[default]
+    Invite,
+    Open,
 }
 
 #[derive(Clone, Debug, Deserialize)]

@@ -26,6 +26,16 @@ const TEST_PROGRAMS: &[(&str, &str, &str)] = &[
         "ffmpeg",
         "checks the streams of the tunnel's merged MP4",
     ),
+    (
+        "chromium",
+        "chromium",
+        "headless browser for the console tests",
+    ),
+    (
+        "chromedriver",
+        "chromium-driver",
+        "WebDriver for the console tests' browser",
+    ),
 ];
 
 fn installed(program: &str) -> bool {

@@ -26,7 +26,7 @@ fn time(unix_s: i64) -> Value {
         .unwrap_or(Value::Null)
 }
 
-fn listing(state: &AppState) -> Value {
+pub(super) fn listing(state: &AppState) -> Value {
     let registry = &state.services.registry;
     let config = state.services.config.load();
     let failures = registry.failures();

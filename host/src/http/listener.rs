@@ -21,6 +21,7 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::{Instant, Sleep};
+use tower_layer::Layer as _;
 
 /// The server's limits on clients.
 #[derive(Clone, Copy, Debug)]
@@ -72,9 +73,9 @@ pub async fn run(
             },
             () = &mut shutdown => break,
         };
-        let stream = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
-                Ok((stream, _peer)) => stream,
+                Ok((stream, peer)) => (stream, peer),
                 Err(e) => {
                     // Out of file descriptors and the like: back off rather than spin.
                     tracing::warn!(error = %e, "accept failed");
@@ -85,7 +86,10 @@ pub async fn run(
             () = &mut shutdown => break,
         };
         let _ = stream.set_nodelay(true);
-        let service = TowerToHyperService::new(app.clone());
+        // The client's address, for per-address limits (the console's sign-in throttle).
+        let service = TowerToHyperService::new(
+            axum::Extension(axum::extract::ConnectInfo(peer)).layer(app.clone()),
+        );
         let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
         tokio::spawn(async move {
             if let Err(e) = connection.await {

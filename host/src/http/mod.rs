@@ -9,6 +9,7 @@ mod admin_keys;
 pub mod body;
 mod cache_status;
 mod capabilities;
+pub mod console;
 pub mod envelope;
 pub mod extract;
 pub mod idempotency;
@@ -44,6 +45,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(openapi::router())
         .merge(tunnel::router())
         .merge(mcp::router(state.clone()))
+        .merge(console::router(state.clone()))
         .fallback(not_found)
         .method_not_allowed_fallback(method_not_allowed)
         .layer(axum::middleware::from_fn(request_id::middleware))

@@ -186,6 +186,23 @@ async fn guarded(
     }
 }
 
+/// A parse as `key` from inside the service (the console's playground):
+/// the same run and answer as the REST endpoints, without the HTTP request.
+pub(super) async fn run_as(
+    state: &AppState,
+    request_id: &str,
+    key: &KeyRecord,
+    delivery: Option<&str>,
+    input: &str,
+    path_platform: Option<String>,
+) -> Response {
+    let query = Ok(Query(ParseQuery {
+        delivery: delivery.map(String::from),
+    }));
+    let cache = parse::CacheUse::Allowed;
+    run(state, request_id, key, query, cache, input, path_platform).await
+}
+
 async fn run(
     state: &AppState,
     request_id: &str,

@@ -7,6 +7,7 @@
 
 mod accounts;
 mod backup;
+mod daily;
 mod delivery;
 mod idempotency;
 mod keys;
@@ -14,19 +15,24 @@ mod location;
 mod schema;
 #[cfg(test)]
 mod schema_tests;
+mod sessions;
 mod tunnel_usage;
 mod usage;
 mod usage_daily;
+mod users;
 
 pub use backup::{BackupSummary, backup_sqlite};
 pub use location::{DbLocation, DbLocationError};
 pub use schema::SCHEMA_VERSION;
 
 pub use accounts::{AccountSummary, CreditChange, MAX_CREDITS};
+pub use daily::DailyCredits;
 pub use idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
 pub use keys::KeyEdit;
+pub use sessions::SessionRecord;
 pub use tunnel_usage::{TunnelTraffic, TunnelUsage, TunnelUsageGroup};
 pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
+pub use users::{SignInRecord, UserRecord};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -98,6 +98,27 @@ const MIGRATIONS: &[&str] = &[
      INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
         SELECT account_id, created_at / 86400, key_id, platform, COUNT(*), SUM(credits)
         FROM ledger GROUP BY account_id, created_at / 86400, key_id, platform;",
+    // 6: console users (several per account) and their sessions (issue 17).
+    // Secrets are stored as hex SHA-256 digests; passwords as argon2id PHC strings.
+    "CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id),
+        email TEXT NOT NULL UNIQUE,
+        password_hash TEXT,
+        invite_hash TEXT UNIQUE,
+        invite_expires_at BIGINT,
+        created_at BIGINT NOT NULL
+     );
+     CREATE INDEX users_by_account ON users (account_id);
+     CREATE TABLE console_sessions (
+        token_hash TEXT PRIMARY KEY,
+        user_id TEXT REFERENCES users(id),
+        operator INTEGER NOT NULL DEFAULT 0,
+        csrf TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_seen_at BIGINT NOT NULL
+     );
+     CREATE INDEX console_sessions_by_user ON console_sessions (user_id);",
 ];
 
 /// The schema version this binary writes and understands.

@@ -34,6 +34,7 @@ use mediaparse_tests::paths;
 use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
 
+mod console;
 mod egress;
 mod tunnel;
 mod youtube;
@@ -120,6 +121,11 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("[egress] parse latency: browser backend vs. rustls");
         egress_rows = egress::latency(opts.quick).await?;
         report.insert("egress".into(), Value::Array(egress_rows.clone()));
+    }
+
+    if run("console") {
+        eprintln!("[console] page render times and weights (issue 17)");
+        report.insert("console".into(), console::measure(opts.quick).await?);
     }
 
     print_tables(&extractors, &e2e, &memory, &start);

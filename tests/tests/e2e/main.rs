@@ -13,6 +13,7 @@ mod api;
 mod authoring;
 mod chaos;
 mod cli;
+mod console;
 mod database;
 mod doors;
 mod dropin;

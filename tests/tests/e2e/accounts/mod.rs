@@ -7,4 +7,4 @@ mod billing;
 mod expiry;
 mod lifecycle;
 mod rate_limit;
-mod support;
+pub(crate) mod support;

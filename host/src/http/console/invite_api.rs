@@ -1,0 +1,133 @@
+//! Inviting console users: the admin API (`POST /api/v1/admin/users`,
+//! `GET /api/v1/admin/users[?account=]`, operator token) and the function
+//! the operator page and the CLI's twin share. An invitation is a one-time
+//! link to set a password; inviting a known user again issues a new link
+//! (the way to reset a password).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::super::envelope::{ApiError, internal};
+use super::super::extract::{JsonBody, OperatorToken, serde_body};
+use super::super::state::AppState;
+use super::session::{INVITE_SECS, digest, random_secret};
+use crate::core::ids::new_id;
+use crate::store::{Store, StoreError, UserRecord};
+
+pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/api/v1/admin/users", get(list).post(create))
+        .route_layer(axum::middleware::from_fn_with_state(state, guard))
+}
+
+async fn guard(_: OperatorToken, request: Request, next: Next) -> Response {
+    next.run(request).await
+}
+
+/// A new invitation: the user and the link, shown once.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Invited {
+    pub user: UserRecord,
+    pub link: String,
+    pub expires_at: String,
+}
+
+/// Invite `email` to `account` (blocking: it writes the store). The link
+/// starts with `base_url`, the service's public address.
+pub fn invitation(
+    store: &Store,
+    base_url: &str,
+    account: &str,
+    email: &str,
+    now: i64,
+) -> Result<Invited, StoreError> {
+    let secret = random_secret();
+    let expires = now + INVITE_SECS;
+    let user = store.invite_user(
+        &new_id("usr"),
+        account.trim(),
+        email,
+        &digest(&secret),
+        expires,
+        now,
+    )?;
+    tracing::info!(user = %user.id, account = %user.account_id, "console: user invited");
+    Ok(Invited {
+        user,
+        link: format!("{}/console/invite/{secret}", base_url.trim_end_matches('/')),
+        expires_at: crate::operator::rfc3339(expires),
+    })
+}
+
+/// [`invitation`] on a blocking thread; the inner error is the refusal's message.
+pub async fn invite(
+    state: &AppState,
+    account: &str,
+    email: &str,
+) -> Result<Result<Invited, String>, tokio::task::JoinError> {
+    let now = state.auth_now();
+    let store = state.services.store.clone();
+    let base = state.tunnel.public_base_url.clone();
+    let (account, email) = (account.to_string(), email.to_string());
+    let made =
+        tokio::task::spawn_blocking(move || invitation(&store, &base, &account, &email, now))
+            .await?;
+    Ok(match made {
+        Ok(invited) => Ok(invited),
+        Err(StoreError::Invalid(m)) => Err(m),
+        Err(e) => Err(format!("cannot invite: {e}")),
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CreateUser {
+    account: String,
+    email: String,
+}
+
+serde_body!(CreateUser);
+
+async fn create(
+    State(state): State<Arc<AppState>>,
+    JsonBody(b): JsonBody<CreateUser>,
+) -> Result<Response, ApiError> {
+    let invited = invite(&state, &b.account, &b.email)
+        .await
+        .map_err(internal)?
+        .map_err(ApiError::invalid_request)?;
+    Ok((
+        StatusCode::CREATED,
+        axum::Json(json!({"status": 201, "data": invited, "msg": "success"})),
+    )
+        .into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ListQuery {
+    account: Option<String>,
+}
+
+async fn list(
+    State(state): State<Arc<AppState>>,
+    q: Result<Query<ListQuery>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let Query(q) = q.map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))?;
+    let store = state.services.store.clone();
+    let users = tokio::task::spawn_blocking(move || store.users(q.account.as_deref()))
+        .await
+        .map_err(internal)?
+        .map_err(internal)?;
+    Ok(axum::Json(json!({"status": 200, "data": users, "msg": "success"})).into_response())
+}

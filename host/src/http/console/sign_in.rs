@@ -1,0 +1,501 @@
+//! Signing in and out: customers by e-mail and password, the operator by
+//! the operator token; one-time invitation links; open sign-up.
+//! The same answer for an unknown e-mail and a wrong password, after the
+//! same work (a dummy argon2 verification).
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::routing::{get, post};
+use maud::{Markup, html};
+
+use super::super::envelope::internal;
+use super::super::state::AppState;
+use super::form::Form;
+use super::layout::{Flash, Nav, csrf_field, page, refusal, respond};
+use super::session::{
+    self, FORM_COOKIE, SESSION_COOKIE, Throttle, cookie, csrf_ok, digest, same_secret, set_cookie,
+};
+use crate::config::Signup;
+use crate::core::ids::new_id;
+
+pub fn router() -> Router<Arc<AppState>> {
+    Router::new()
+        .route("/console/sign-in", get(sign_in_page).post(sign_in))
+        .route("/console/sign-out", post(sign_out))
+        .route("/console/sign-out-everywhere", post(sign_out_everywhere))
+        .route(
+            "/console/invite/{secret}",
+            get(invite_page).post(accept_invite),
+        )
+        .route("/console/sign-up", get(sign_up_page).post(sign_up))
+        .route(
+            "/console/admin/sign-in",
+            get(operator_page).post(operator_sign_in),
+        )
+}
+
+const SIGN_IN_REFUSED: &str = "Wrong e-mail or password.";
+const THROTTLED: &str = "Too many sign-in attempts. Wait a few minutes and try again.";
+
+/// The pre-session CSRF token: the cookie's, or a fresh one to set.
+fn form_token(state: &AppState, headers: &HeaderMap) -> (String, Option<String>) {
+    match cookie(headers, FORM_COOKIE) {
+        Some(t) => (t.to_string(), None),
+        None => {
+            let t = session::random_secret();
+            let set = set_cookie(state, FORM_COOKIE, Some(&t), 3600);
+            (t, Some(set))
+        }
+    }
+}
+
+fn with_cookie(mut response: Response, set: Option<String>) -> Response {
+    if let Some(v) = set.and_then(|v| v.parse().ok()) {
+        response.headers_mut().append(header::SET_COOKIE, v);
+    }
+    response
+}
+
+/// The pre-session form's field matches its cookie.
+fn form_csrf_ok(headers: &HeaderMap, form: &Form) -> bool {
+    cookie(headers, FORM_COOKIE).is_some_and(|c| same_secret(form.get("csrf"), c))
+}
+
+fn csrf_refused() -> Response {
+    refusal(
+        StatusCode::FORBIDDEN,
+        "Request refused",
+        "This form has expired or did not come from this console (CSRF check). Reload the page and try again.",
+    )
+}
+
+fn signed_in(cookie: String, to: &str) -> Response {
+    let mut response = Redirect::to(to).into_response();
+    if let Ok(v) = cookie.parse() {
+        response.headers_mut().append(header::SET_COOKIE, v);
+    }
+    response
+}
+
+fn sign_in_form(csrf: &str, email: &str, signup_open: bool) -> Markup {
+    html! {
+        form method="post" action="/console/sign-in" {
+            (csrf_field(csrf))
+            label for="email" { "E-mail" }
+            input #email type="email" name="email" autocomplete="username" required value=(email);
+            label for="password" { "Password" }
+            input #password type="password" name="password" autocomplete="current-password" required;
+            div { button type="submit" { "Sign in" } }
+        }
+        @if signup_open { p { "No account yet? " a href="/console/sign-up" { "Sign up" } } }
+        p.muted { "Operators: " a href="/console/admin/sign-in" { "sign in with the operator token" } "." }
+    }
+}
+
+async fn sign_in_page(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let (csrf, set) = form_token(&state, &headers);
+    let open = state.services.config.load().console.signup == Signup::Open;
+    with_cookie(
+        respond(
+            StatusCode::OK,
+            page(
+                "Sign in",
+                Nav::None,
+                "",
+                &Flash::None,
+                sign_in_form(&csrf, "", open),
+            ),
+        ),
+        set,
+    )
+}
+
+async fn sign_in(
+    State(state): State<Arc<AppState>>,
+    axum::Extension(throttle): axum::Extension<Arc<Throttle>>,
+    request: axum::extract::Request,
+) -> Response {
+    let address = session::client_address(request.extensions());
+    let headers = request.headers().clone();
+    let Ok(body) = axum::body::to_bytes(request.into_body(), 16 * 1024).await else {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "Request refused",
+            "The form could not be read.",
+        );
+    };
+    let form = Form::parse(&body);
+    if !form_csrf_ok(&headers, &form) {
+        return csrf_refused();
+    }
+    let email = form.get("email").to_string();
+    let open = state.services.config.load().console.signup == Signup::Open;
+    let again = |status: StatusCode, message: &str| {
+        respond(
+            status,
+            page(
+                "Sign in",
+                Nav::None,
+                "",
+                &Flash::Error(message.into()),
+                sign_in_form(form.get("csrf"), &email, open),
+            ),
+        )
+    };
+    if !throttle.allow(&email, address) {
+        tracing::info!(?address, "console sign-in throttled");
+        return again(StatusCode::TOO_MANY_REQUESTS, THROTTLED);
+    }
+    let password = form.get("password").to_string();
+    let store = state.services.store.clone();
+    let lookup = email.clone();
+    let checked = tokio::task::spawn_blocking(move || {
+        let found = store.user_for_sign_in(&lookup)?;
+        let stored = found.as_ref().and_then(|f| f.password_hash.clone());
+        let ok = session::verify_password(&password, stored.as_deref());
+        Ok::<_, crate::store::StoreError>(found.filter(|_| ok).map(|f| f.user))
+    })
+    .await;
+    match checked {
+        Ok(Ok(Some(user))) => match session::start(&state, Some(user.id), false).await {
+            Ok(cookie) => signed_in(cookie, "/console"),
+            Err(r) => r,
+        },
+        Ok(Ok(None)) => again(StatusCode::UNAUTHORIZED, SIGN_IN_REFUSED),
+        Ok(Err(e)) => internal(e).into_response(),
+        Err(e) => internal(e).into_response(),
+    }
+}
+
+/// Sign out this browser (any session kind).
+async fn sign_out(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bytes) -> Response {
+    let Some(current) = (match session::current(&state, &headers).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    }) else {
+        return Redirect::to("/console/sign-in").into_response();
+    };
+    if !csrf_ok(&current, &Form::parse(&body)) {
+        return csrf_refused();
+    }
+    let store = state.services.store.clone();
+    let hash = current.token_hash.clone();
+    if let Err(e) = tokio::task::spawn_blocking(move || store.delete_session(&hash)).await {
+        return internal(e).into_response();
+    }
+    signed_out(&state)
+}
+
+/// End every session of this user (or every operator session).
+async fn sign_out_everywhere(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let Some(current) = (match session::current(&state, &headers).await {
+        Ok(s) => s,
+        Err(r) => return r,
+    }) else {
+        return Redirect::to("/console/sign-in").into_response();
+    };
+    if !csrf_ok(&current, &Form::parse(&body)) {
+        return csrf_refused();
+    }
+    let store = state.services.store.clone();
+    let user = current.user_id.clone();
+    match tokio::task::spawn_blocking(move || store.delete_sessions_of(user.as_deref())).await {
+        Ok(Ok(n)) => {
+            tracing::info!(sessions = n, "console: signed out everywhere");
+            signed_out(&state)
+        }
+        Ok(Err(e)) => internal(e).into_response(),
+        Err(e) => internal(e).into_response(),
+    }
+}
+
+fn signed_out(state: &AppState) -> Response {
+    let mut response = Redirect::to("/console/sign-in").into_response();
+    if let Ok(v) = set_cookie(state, SESSION_COOKIE, None, 0).parse() {
+        response.headers_mut().append(header::SET_COOKIE, v);
+    }
+    response
+}
+
+fn password_form(action: &str, csrf: &str, email: Option<&str>) -> Markup {
+    html! {
+        form method="post" action=(action) {
+            (csrf_field(csrf))
+            @if let Some(email) = email {
+                label for="email" { "E-mail" }
+                input #email type="email" name="email" autocomplete="username" required value=(email);
+            }
+            label for="password" { "New password (10 characters or more)" }
+            input #password type="password" name="password" autocomplete="new-password" minlength="10" required;
+            div { button type="submit" { "Set password and sign in" } }
+        }
+    }
+}
+
+fn invalid_link() -> Response {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "Link not valid",
+        "This invitation link was used already or has expired. Ask your operator for a new one.",
+    )
+}
+
+async fn invite_page(
+    State(state): State<Arc<AppState>>,
+    Path(secret): Path<String>,
+    headers: HeaderMap,
+) -> Response {
+    let store = state.services.store.clone();
+    let now = state.auth_now();
+    let hash = digest(&secret);
+    let user = match tokio::task::spawn_blocking(move || store.user_by_invite(&hash, now)).await {
+        Ok(Ok(Some(user))) => user,
+        Ok(Ok(None)) => return invalid_link(),
+        Ok(Err(e)) => return internal(e).into_response(),
+        Err(e) => return internal(e).into_response(),
+    };
+    let (csrf, set) = form_token(&state, &headers);
+    let body = html! {
+        p { "Welcome, " strong { (user.email) } " (account " code { (user.account_id) } "). Choose a password; this link then stops working." }
+        (password_form(&format!("/console/invite/{secret}"), &csrf, None))
+    };
+    with_cookie(
+        respond(
+            StatusCode::OK,
+            page("Set your password", Nav::None, "", &Flash::None, body),
+        ),
+        set,
+    )
+}
+
+async fn accept_invite(
+    State(state): State<Arc<AppState>>,
+    Path(secret): Path<String>,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let form = Form::parse(&body);
+    if !form_csrf_ok(&headers, &form) {
+        return csrf_refused();
+    }
+    let password_hash = match session::hash_password(form.get("password")) {
+        Ok(h) => h,
+        Err(e) => {
+            let body = password_form(&format!("/console/invite/{secret}"), form.get("csrf"), None);
+            return respond(
+                StatusCode::BAD_REQUEST,
+                page(
+                    "Set your password",
+                    Nav::None,
+                    "",
+                    &Flash::Error(e.to_string()),
+                    body,
+                ),
+            );
+        }
+    };
+    let store = state.services.store.clone();
+    let now = state.auth_now();
+    let hash = digest(&secret);
+    let user =
+        match tokio::task::spawn_blocking(move || store.accept_invite(&hash, &password_hash, now))
+            .await
+        {
+            Ok(Ok(user)) => user,
+            Ok(Err(crate::store::StoreError::NotFound(..))) => return invalid_link(),
+            Ok(Err(e)) => return internal(e).into_response(),
+            Err(e) => return internal(e).into_response(),
+        };
+    match session::start(&state, Some(user.id), false).await {
+        Ok(cookie) => signed_in(cookie, "/console"),
+        Err(r) => r,
+    }
+}
+
+fn sign_up_closed() -> Response {
+    refusal(
+        StatusCode::NOT_FOUND,
+        "Sign-up is closed",
+        "This service admits users by invitation. Ask its operator for an invitation link.",
+    )
+}
+
+async fn sign_up_page(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    let settings = state.services.config.load().console.clone();
+    if settings.signup != Signup::Open {
+        return sign_up_closed();
+    }
+    let (csrf, set) = form_token(&state, &headers);
+    let body = html! {
+        p { "A new account starts with " strong { (settings.starting_credits) " credits" } "." }
+        (password_form("/console/sign-up", &csrf, Some("")))
+    };
+    with_cookie(
+        respond(
+            StatusCode::OK,
+            page("Sign up", Nav::None, "", &Flash::None, body),
+        ),
+        set,
+    )
+}
+
+async fn sign_up(
+    State(state): State<Arc<AppState>>,
+    axum::Extension(throttle): axum::Extension<Arc<Throttle>>,
+    request: axum::extract::Request,
+) -> Response {
+    let settings = state.services.config.load().console.clone();
+    if settings.signup != Signup::Open {
+        return sign_up_closed();
+    }
+    let address = session::client_address(request.extensions());
+    let headers = request.headers().clone();
+    let Ok(body) = axum::body::to_bytes(request.into_body(), 16 * 1024).await else {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "Request refused",
+            "The form could not be read.",
+        );
+    };
+    let form = Form::parse(&body);
+    if !form_csrf_ok(&headers, &form) {
+        return csrf_refused();
+    }
+    let email = form.get("email").to_string();
+    let again = |status: StatusCode, message: String| {
+        let body = password_form("/console/sign-up", form.get("csrf"), Some(&email));
+        respond(
+            status,
+            page("Sign up", Nav::None, "", &Flash::Error(message), body),
+        )
+    };
+    // Sign-ups are attempts too: the same throttle keeps scripts out.
+    if !throttle.allow(&email, address) {
+        return again(StatusCode::TOO_MANY_REQUESTS, THROTTLED.into());
+    }
+    let password_hash = match session::hash_password(form.get("password")) {
+        Ok(h) => h,
+        Err(e) => return again(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    let store = state.services.store.clone();
+    let now = state.auth_now();
+    let credits = i64::from(settings.starting_credits);
+    let address_for_log = email.clone();
+    let made = tokio::task::spawn_blocking(move || {
+        store.sign_up(
+            &new_id("usr"),
+            &address_for_log,
+            &password_hash,
+            credits,
+            now,
+        )
+    })
+    .await;
+    match made {
+        Ok(Ok(user)) => match session::start(&state, Some(user.id), false).await {
+            Ok(cookie) => signed_in(cookie, "/console"),
+            Err(r) => r,
+        },
+        Ok(Err(crate::store::StoreError::Invalid(m))) => again(StatusCode::BAD_REQUEST, m),
+        Ok(Err(e)) => internal(e).into_response(),
+        Err(e) => internal(e).into_response(),
+    }
+}
+
+fn operator_form(csrf: &str) -> Markup {
+    html! {
+        form method="post" action="/console/admin/sign-in" {
+            (csrf_field(csrf))
+            label for="token" { "Operator token" }
+            input #token type="password" name="token" autocomplete="off" required;
+            div { button type="submit" { "Sign in as operator" } }
+        }
+    }
+}
+
+async fn operator_page(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if let Ok(Some(s)) = session::current(&state, &headers).await
+        && s.operator
+    {
+        return Redirect::to("/console/admin").into_response();
+    }
+    if state.admin_token.is_none() {
+        return refusal(
+            StatusCode::NOT_FOUND,
+            "Operator console off",
+            "Start the service with an operator token (--admin-token) to use the operator console.",
+        );
+    }
+    let (csrf, set) = form_token(&state, &headers);
+    with_cookie(
+        respond(
+            StatusCode::OK,
+            page(
+                "Operator sign-in",
+                Nav::None,
+                "",
+                &Flash::None,
+                operator_form(&csrf),
+            ),
+        ),
+        set,
+    )
+}
+
+async fn operator_sign_in(
+    State(state): State<Arc<AppState>>,
+    axum::Extension(throttle): axum::Extension<Arc<Throttle>>,
+    request: axum::extract::Request,
+) -> Response {
+    let Some(expected) = state.admin_token.clone() else {
+        return refusal(
+            StatusCode::NOT_FOUND,
+            "Operator console off",
+            "Start the service with an operator token (--admin-token) to use the operator console.",
+        );
+    };
+    let address = session::client_address(request.extensions());
+    let headers = request.headers().clone();
+    let Ok(body) = axum::body::to_bytes(request.into_body(), 16 * 1024).await else {
+        return refusal(
+            StatusCode::BAD_REQUEST,
+            "Request refused",
+            "The form could not be read.",
+        );
+    };
+    let form = Form::parse(&body);
+    if !form_csrf_ok(&headers, &form) {
+        return csrf_refused();
+    }
+    let again = |status: StatusCode, message: &str| {
+        respond(
+            status,
+            page(
+                "Operator sign-in",
+                Nav::None,
+                "",
+                &Flash::Error(message.into()),
+                operator_form(form.get("csrf")),
+            ),
+        )
+    };
+    if !throttle.allow("operator", address) {
+        return again(StatusCode::TOO_MANY_REQUESTS, THROTTLED);
+    }
+    if !same_secret(form.get("token"), &expected) {
+        return again(StatusCode::UNAUTHORIZED, "Not the operator token.");
+    }
+    match session::start(&state, None, true).await {
+        Ok(cookie) => signed_in(cookie, "/console/admin"),
+        Err(r) => r,
+    }
+}

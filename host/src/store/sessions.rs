@@ -1,0 +1,157 @@
+//! Console sessions: a random token in an HttpOnly cookie, stored here only
+//! as its hex SHA-256, with the session's CSRF token and its times. A
+//! session belongs to a user, or to the operator (signed in with the
+//! operator token). Expiry (idle and absolute) is the caller's rule: it
+//! passes the cut-off times.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::{Store, StoreResult};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionRecord {
+    pub token_hash: String,
+    /// `None` for an operator session.
+    pub user_id: Option<String>,
+    pub operator: bool,
+    pub csrf: String,
+    pub created_at: i64,
+    pub last_seen_at: i64,
+}
+
+impl Store {
+    pub fn create_session(&self, session: &SessionRecord) -> StoreResult<()> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO console_sessions (token_hash, user_id, operator, csrf, created_at, last_seen_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    session.token_hash,
+                    session.user_id,
+                    i64::from(session.operator),
+                    session.csrf,
+                    session.created_at,
+                    session.last_seen_at
+                ],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// The session of `token_hash` if it was created after `created_after`
+    /// and seen after `seen_after`; a live one is marked seen at `now`, an
+    /// expired one is deleted.
+    pub fn live_session(
+        &self,
+        token_hash: &str,
+        created_after: i64,
+        seen_after: i64,
+        now: i64,
+    ) -> StoreResult<Option<SessionRecord>> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            let found = tx
+                .query_row(
+                    "SELECT token_hash, user_id, operator, csrf, created_at, last_seen_at
+                     FROM console_sessions WHERE token_hash = ?1",
+                    [token_hash],
+                    |r| {
+                        Ok(SessionRecord {
+                            token_hash: r.get(0)?,
+                            user_id: r.get(1)?,
+                            operator: r.get::<_, i64>(2)? != 0,
+                            csrf: r.get(3)?,
+                            created_at: r.get(4)?,
+                            last_seen_at: r.get(5)?,
+                        })
+                    },
+                )
+                .optional()?;
+            let live = match found {
+                Some(s) if s.created_at > created_after && s.last_seen_at > seen_after => {
+                    tx.execute(
+                        "UPDATE console_sessions SET last_seen_at = ?2 WHERE token_hash = ?1",
+                        params![token_hash, now],
+                    )?;
+                    Some(SessionRecord {
+                        last_seen_at: now,
+                        ..s
+                    })
+                }
+                Some(_) => {
+                    tx.execute(
+                        "DELETE FROM console_sessions WHERE token_hash = ?1",
+                        [token_hash],
+                    )?;
+                    None
+                }
+                None => None,
+            };
+            tx.commit()?;
+            Ok(live)
+        })
+    }
+
+    pub fn delete_session(&self, token_hash: &str) -> StoreResult<()> {
+        self.with(|c| {
+            c.execute(
+                "DELETE FROM console_sessions WHERE token_hash = ?1",
+                [token_hash],
+            )?;
+            Ok(())
+        })
+    }
+
+    /// Sign out everywhere: every session of the user (or, for `None`, every
+    /// operator session). Returns how many ended.
+    pub fn delete_sessions_of(&self, user_id: Option<&str>) -> StoreResult<usize> {
+        self.with(|c| {
+            Ok(match user_id {
+                Some(u) => c.execute("DELETE FROM console_sessions WHERE user_id = ?1", [u])?,
+                None => c.execute("DELETE FROM console_sessions WHERE operator = 1", [])?,
+            })
+        })
+    }
+
+    /// Forget sessions that can no longer be used.
+    pub fn prune_sessions(&self, created_after: i64, seen_after: i64) -> StoreResult<usize> {
+        self.with(|c| {
+            Ok(c.execute(
+                "DELETE FROM console_sessions WHERE created_at <= ?1 OR last_seen_at <= ?2",
+                params![created_after, seen_after],
+            )?)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_expire_idle_and_absolute_and_end_everywhere() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        store
+            .invite_user("usr_1", "acme", "a@example.com", "h", 10, 0)
+            .unwrap();
+        let session = |hash: &str, t: i64| SessionRecord {
+            token_hash: hash.into(),
+            user_id: Some("usr_1".into()),
+            operator: false,
+            csrf: "c".into(),
+            created_at: t,
+            last_seen_at: t,
+        };
+        store.create_session(&session("s1", 100)).unwrap();
+        store.create_session(&session("s2", 100)).unwrap();
+        // Seen at 150: the idle cut-off moves with it.
+        assert!(store.live_session("s1", 0, 90, 150).unwrap().is_some());
+        assert!(store.live_session("s1", 0, 140, 160).unwrap().is_some());
+        // Absolute expiry wins over activity, and the row goes.
+        assert!(store.live_session("s1", 100, 0, 170).unwrap().is_none());
+        assert!(store.live_session("s1", 0, 0, 170).unwrap().is_none());
+        assert_eq!(store.delete_sessions_of(Some("usr_1")).unwrap(), 1);
+        assert!(store.live_session("s2", 0, 0, 170).unwrap().is_none());
+    }
+}

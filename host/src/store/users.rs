@@ -1,0 +1,334 @@
+//! Console users: people who sign in to the web console for an account
+//! (several per account). A user is invited with a one-time link (stored as
+//! the hex SHA-256 of its secret) and sets an argon2id password through it.
+//! Portable SQL only: the PostgreSQL backend runs the same statements.
+
+use rusqlite::{OptionalExtension, params};
+
+use super::accounts::validate_account_id;
+use super::{Store, StoreError, StoreResult};
+
+/// A user as the console and the admin API show it (never a secret).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserRecord {
+    pub id: String,
+    pub account_id: String,
+    pub email: String,
+    /// Whether a password was set (an invited user has none until then).
+    pub active: bool,
+    pub created_at: i64,
+}
+
+/// What a sign-in checks: the user and its password hash, if any.
+#[derive(Clone, Debug)]
+pub struct SignInRecord {
+    pub user: UserRecord,
+    pub password_hash: Option<String>,
+}
+
+const USER_COLUMNS: &str = "id, account_id, email, password_hash, created_at";
+
+fn user_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SignInRecord> {
+    let password_hash: Option<String> = r.get(3)?;
+    Ok(SignInRecord {
+        user: UserRecord {
+            id: r.get(0)?,
+            account_id: r.get(1)?,
+            email: r.get(2)?,
+            active: password_hash.is_some(),
+            created_at: r.get(4)?,
+        },
+        password_hash,
+    })
+}
+
+/// E-mail addresses are compared lower-case and trimmed.
+pub fn normalize_email(email: &str) -> StoreResult<String> {
+    let email = email.trim().to_ascii_lowercase();
+    let ok = email.len() <= 254
+        && email.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty() && domain.contains('.') && !domain.starts_with('.')
+        })
+        && !email.chars().any(|c| c.is_whitespace() || c.is_control());
+    if ok {
+        Ok(email)
+    } else {
+        Err(StoreError::Invalid(format!(
+            "{email:?} is not an e-mail address"
+        )))
+    }
+}
+
+impl Store {
+    /// Invite `email` to `account` (creating the account): a new user, or
+    /// for a known user of the same account a fresh one-time link (which
+    /// also serves as a password reset). `invite_hash` replaces any earlier
+    /// link. A user of another account is refused.
+    pub fn invite_user(
+        &self,
+        user_id: &str,
+        account: &str,
+        email: &str,
+        invite_hash: &str,
+        invite_expires_at: i64,
+        now: i64,
+    ) -> StoreResult<UserRecord> {
+        validate_account_id(account)?;
+        let email = normalize_email(email)?;
+        self.with(|c| {
+            let tx = c.transaction()?;
+            tx.execute(
+                "INSERT INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)
+                 ON CONFLICT (id) DO NOTHING",
+                params![account, now],
+            )?;
+            let existing = tx
+                .query_row(
+                    &format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1"),
+                    [&email],
+                    user_from_row,
+                )
+                .optional()?;
+            let id = match existing {
+                Some(found) if found.user.account_id != account => {
+                    return Err(StoreError::Invalid(format!(
+                        "{email} is a user of another account"
+                    )));
+                }
+                Some(found) => {
+                    tx.execute(
+                        "UPDATE users SET invite_hash = ?2, invite_expires_at = ?3 WHERE id = ?1",
+                        params![found.user.id, invite_hash, invite_expires_at],
+                    )?;
+                    found.user.id
+                }
+                None => {
+                    tx.execute(
+                        "INSERT INTO users (id, account_id, email, invite_hash, invite_expires_at, created_at)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                        params![user_id, account, email, invite_hash, invite_expires_at, now],
+                    )?;
+                    user_id.to_string()
+                }
+            };
+            let user = tx.query_row(
+                &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
+                [&id],
+                user_from_row,
+            )?;
+            tx.commit()?;
+            Ok(user.user)
+        })
+    }
+
+    /// The user a one-time link names, while it is valid at `now`.
+    pub fn user_by_invite(&self, invite_hash: &str, now: i64) -> StoreResult<Option<UserRecord>> {
+        self.with(|c| {
+            Ok(c.query_row(
+                &format!(
+                    "SELECT {USER_COLUMNS} FROM users WHERE invite_hash = ?1 AND invite_expires_at > ?2"
+                ),
+                params![invite_hash, now],
+                user_from_row,
+            )
+            .optional()?
+            .map(|r| r.user))
+        })
+    }
+
+    /// Set the password through a one-time link and use the link up; every
+    /// session of the user ends (a reset must lock out whoever had it).
+    pub fn accept_invite(
+        &self,
+        invite_hash: &str,
+        password_hash: &str,
+        now: i64,
+    ) -> StoreResult<UserRecord> {
+        self.with(|c| {
+            let tx = c.transaction()?;
+            let user = tx
+                .query_row(
+                    &format!(
+                        "SELECT {USER_COLUMNS} FROM users WHERE invite_hash = ?1 AND invite_expires_at > ?2"
+                    ),
+                    params![invite_hash, now],
+                    user_from_row,
+                )
+                .optional()?
+                .ok_or_else(|| StoreError::NotFound("invitation", "link".into()))?;
+            tx.execute(
+                "UPDATE users SET password_hash = ?2, invite_hash = NULL, invite_expires_at = NULL WHERE id = ?1",
+                params![user.user.id, password_hash],
+            )?;
+            tx.execute(
+                "DELETE FROM console_sessions WHERE user_id = ?1",
+                [&user.user.id],
+            )?;
+            tx.commit()?;
+            Ok(UserRecord {
+                active: true,
+                ..user.user
+            })
+        })
+    }
+
+    /// Open sign-up: a new account named after the e-mail address, with
+    /// its first user (password set) and `starting_credits` granted.
+    pub fn sign_up(
+        &self,
+        user_id: &str,
+        email: &str,
+        password_hash: &str,
+        starting_credits: i64,
+        now: i64,
+    ) -> StoreResult<UserRecord> {
+        let email = normalize_email(email)?;
+        validate_account_id(&email)?;
+        self.with(|c| {
+            let tx = c.transaction()?;
+            let taken: i64 = tx.query_row(
+                "SELECT (SELECT COUNT(*) FROM accounts WHERE id = ?1) + (SELECT COUNT(*) FROM users WHERE email = ?1)",
+                [&email],
+                |r| r.get(0),
+            )?;
+            if taken > 0 {
+                return Err(StoreError::Invalid(
+                    "this e-mail address cannot sign up; ask for an invitation".into(),
+                ));
+            }
+            tx.execute(
+                "INSERT INTO accounts (id, balance, created_at) VALUES (?1, ?2, ?3)",
+                params![email, starting_credits.max(0), now],
+            )?;
+            if starting_credits > 0 {
+                tx.execute(
+                    "INSERT INTO credit_grants (account_id, credits, created_at) VALUES (?1, ?2, ?3)",
+                    params![email, starting_credits, now],
+                )?;
+            }
+            tx.execute(
+                "INSERT INTO users (id, account_id, email, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+                params![user_id, email, email, password_hash, now],
+            )?;
+            tx.commit()?;
+            Ok(UserRecord {
+                id: user_id.to_string(),
+                account_id: email.clone(),
+                email,
+                active: true,
+                created_at: now,
+            })
+        })
+    }
+
+    /// The user signing in as `email` (normalised), with its password hash.
+    pub fn user_for_sign_in(&self, email: &str) -> StoreResult<Option<SignInRecord>> {
+        let Ok(email) = normalize_email(email) else {
+            return Ok(None);
+        };
+        self.with(|c| {
+            Ok(c.query_row(
+                &format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1"),
+                [&email],
+                user_from_row,
+            )
+            .optional()?)
+        })
+    }
+
+    pub fn user(&self, id: &str) -> StoreResult<UserRecord> {
+        self.with(|c| {
+            c.query_row(
+                &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
+                [id],
+                user_from_row,
+            )
+            .optional()?
+            .map(|r| r.user)
+            .ok_or_else(|| StoreError::NotFound("user", id.into()))
+        })
+    }
+
+    /// Users of one account (or all), oldest first.
+    pub fn users(&self, account: Option<&str>) -> StoreResult<Vec<UserRecord>> {
+        self.with(|c| {
+            let mut stmt = c.prepare(&format!(
+                "SELECT {USER_COLUMNS} FROM users WHERE ?1 IS NULL OR account_id = ?1 ORDER BY created_at, id"
+            ))?;
+            let rows = stmt.query_map([account], |r| user_from_row(r).map(|u| u.user))?;
+            Ok(rows.collect::<Result<_, _>>()?)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn store() -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        (dir, store)
+    }
+
+    #[test]
+    fn invite_accept_and_reinvite() {
+        let (_d, store) = store();
+        let user = store
+            .invite_user("usr_1", "acme", " Ann@Example.com ", "h1", 100, 1)
+            .unwrap();
+        assert_eq!(user.email, "ann@example.com");
+        assert!(!user.active);
+        assert_eq!(store.balance("acme").unwrap(), 0);
+        assert!(store.user_by_invite("h1", 99).unwrap().is_some());
+        assert!(
+            store.user_by_invite("h1", 100).unwrap().is_none(),
+            "expired"
+        );
+        assert!(matches!(
+            store.accept_invite("h1", "pw", 100),
+            Err(StoreError::NotFound(..))
+        ));
+        let accepted = store.accept_invite("h1", "pw", 50).unwrap();
+        assert!(accepted.active);
+        // A link works once.
+        assert!(store.accept_invite("h1", "pw2", 50).is_err());
+        let found = store.user_for_sign_in("ANN@example.com").unwrap().unwrap();
+        assert_eq!(found.password_hash.as_deref(), Some("pw"));
+        // Inviting again keeps the user and gives a new link.
+        let again = store
+            .invite_user("usr_2", "acme", "ann@example.com", "h2", 200, 60)
+            .unwrap();
+        assert_eq!(again.id, "usr_1");
+        assert!(store.user_by_invite("h2", 61).unwrap().is_some());
+        assert!(
+            store
+                .invite_user("usr_3", "other", "ann@example.com", "h3", 200, 60)
+                .is_err()
+        );
+        assert_eq!(store.users(Some("acme")).unwrap().len(), 1);
+        assert!(store.users(Some("other")).unwrap().is_empty());
+    }
+
+    #[test]
+    fn open_sign_up_grants_starting_credits_once() {
+        let (_d, store) = store();
+        let user = store
+            .sign_up("usr_1", "bob@example.com", "pw", 25, 5)
+            .unwrap();
+        assert_eq!(user.account_id, "bob@example.com");
+        assert_eq!(store.balance("bob@example.com").unwrap(), 25);
+        assert!(store.account("bob@example.com").unwrap().consistent());
+        assert!(
+            store
+                .sign_up("usr_2", "bob@example.com", "pw", 25, 6)
+                .is_err()
+        );
+        assert!(
+            store
+                .sign_up("usr_3", "not-an-address", "pw", 0, 6)
+                .is_err()
+        );
+    }
+}
