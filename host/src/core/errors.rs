@@ -40,6 +40,8 @@ pub enum ErrorCode {
     /// The tunnel token is altered, not a token, or its key was retired.
     TunnelNotFound,
     TunnelExpired,
+    /// The database cannot be reached (stopped, restarting, failing over).
+    DatabaseUnavailable,
 }
 
 /// Which operations answer a code; the OpenAPI document lists the first two.
@@ -335,6 +337,15 @@ pub const ERRORS: &[ErrorSpec] = &[
         "Tunnel: the token is past its expiry (the configured TTL, or the media URL's own expiry); parse again.",
         Scope::Service,
     ),
+    row(
+        ErrorCode::DatabaseUnavailable,
+        "database_unavailable",
+        503,
+        "the database is unavailable; retry shortly",
+        Retry::After(2),
+        "The database (PostgreSQL) cannot be reached; nothing was charged. The hosts reconnect by themselves when it returns.",
+        Scope::Parse,
+    ),
 ];
 
 const fn row(
@@ -401,7 +412,7 @@ const INTERNAL_ROW: usize = 15;
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 28] = [
+    const ALL: [ErrorCode; 29] = [
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,
@@ -430,6 +441,7 @@ mod tests {
         ErrorCode::AccountExists,
         ErrorCode::TunnelNotFound,
         ErrorCode::TunnelExpired,
+        ErrorCode::DatabaseUnavailable,
     ];
 
     #[test]

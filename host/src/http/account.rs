@@ -45,7 +45,7 @@ async fn view(
 ) -> Result<Response, ApiError> {
     // The account view reads the ledger: rate limited like a parse, in a bucket of its own.
     let default = state.services.config.load().limits.rate_limit_per_minute;
-    state.account_rate_limits.check(&key, default)?;
+    state.account_rate_limits.check(&key, default).await?;
     let Query(q) = q.map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))?;
     let filter = UsageQuery {
         account: Some(key.account_id.clone()),

@@ -41,6 +41,9 @@ pub enum ParseError {
     /// Admission control refused the parse (too many in flight).
     #[error("{0}")]
     Overloaded(String),
+    /// The database cannot be reached; nothing was charged.
+    #[error("the database is unavailable; retry shortly")]
+    DatabaseUnavailable(String),
 }
 
 impl ParseError {
@@ -58,6 +61,7 @@ impl ParseError {
             ParseError::ExitsCooling(_) | ParseError::Paced(_) => ErrorCode::UpstreamRateLimited,
             ParseError::Internal(_) => ErrorCode::Internal,
             ParseError::Overloaded(_) => ErrorCode::Overloaded,
+            ParseError::DatabaseUnavailable(_) => ErrorCode::DatabaseUnavailable,
         }
     }
 
@@ -96,7 +100,10 @@ impl ParseError {
 
 impl From<StoreError> for ParseError {
     fn from(e: StoreError) -> Self {
-        ParseError::Internal(e.to_string())
+        match e {
+            StoreError::Unavailable(m) => ParseError::DatabaseUnavailable(m),
+            e => ParseError::Internal(e.to_string()),
+        }
     }
 }
 

@@ -51,6 +51,13 @@ const MIGRATIONS: &[&str] = &[
     // 3: a key's default media delivery (issue 15; NULL: the service default).
     "ALTER TABLE api_keys ADD COLUMN delivery TEXT
         CHECK (delivery IS NULL OR delivery IN ('direct', 'tunnel'));",
+    // 4: shared per-key request counts, one row per bucket and minute (issue 16).
+    "CREATE TABLE rate_buckets (
+        bucket TEXT NOT NULL,
+        minute BIGINT NOT NULL,
+        count BIGINT NOT NULL,
+        PRIMARY KEY (bucket, minute)
+     );",
 ];
 
 /// The schema version this binary writes and understands.
