@@ -68,7 +68,7 @@ async fn view(
     .await
     .map_err(internal)?;
     // An account row exists for every key (created with it).
-    let balance = balance.map_err(internal)?;
+    let balance = balance.map_err(super::envelope::store_failure)?;
     let usage = usage?;
     let data = json!({
         "account": key.account_id,

@@ -138,6 +138,15 @@ impl From<RateLimited> for ApiError {
 }
 
 /// Internal details go to the log, never to the caller.
+/// A store failure: `database_unavailable` when the database cannot be
+/// reached, otherwise an internal error.
+pub fn store_failure(e: crate::store::StoreError) -> ApiError {
+    match e {
+        crate::store::StoreError::Unavailable(m) => unavailable(m),
+        e => internal(e),
+    }
+}
+
 /// The database cannot be reached: 503 with `Retry-After`, the cause logged.
 pub fn unavailable(detail: impl std::fmt::Display) -> ApiError {
     tracing::warn!(error = %detail, "database unavailable");

@@ -12,6 +12,7 @@ mod admission;
 mod api;
 mod authoring;
 mod cli;
+mod cluster;
 mod database;
 mod doors;
 mod dropin;

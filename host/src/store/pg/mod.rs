@@ -10,6 +10,7 @@
 mod books;
 mod schema;
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use postgres::NoTls;
@@ -33,8 +34,24 @@ const POOL_SIZE: u32 = 16;
 /// A pool of connections to one PostgreSQL database; cheap to clone.
 #[derive(Clone)]
 pub struct Pg {
-    pool: r2d2::Pool<Manager>,
+    pool: Arc<PoolHolder>,
     url: String,
+}
+
+/// Owns the pool so its last drop can leave an async context: the blocking
+/// client closes a connection with its own runtime's `block_on`, which
+/// panics on a tokio worker (a service shutting down, an async test).
+struct PoolHolder(Option<r2d2::Pool<Manager>>);
+
+impl Drop for PoolHolder {
+    fn drop(&mut self) {
+        let Some(pool) = self.0.take() else { return };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let _ = std::thread::Builder::new()
+                .name("pg-pool-close".into())
+                .spawn(move || drop(pool));
+        }
+    }
 }
 
 impl Pg {
@@ -62,15 +79,17 @@ impl Pg {
             .build(PostgresConnectionManager::new(config, NoTls))
             .map_err(|e| StoreError::Unavailable(e.to_string()))?;
         Ok(Pg {
-            pool,
+            pool: Arc::new(PoolHolder(Some(pool))),
             url: url.to_owned(),
         })
     }
 
     /// A pooled connection, or `Unavailable` when none can be had in time.
     pub(super) fn client(&self) -> StoreResult<PooledClient> {
-        self.pool
-            .get()
+        let Some(pool) = &self.pool.0 else {
+            return Err(StoreError::Unavailable("the pool is closed".into()));
+        };
+        pool.get()
             .map_err(|e| StoreError::Unavailable(e.to_string()))
     }
 
