@@ -13,6 +13,8 @@
 //! `MEDIAPARSE_BIN` (a release build) and `MEDIAPARSE_EXTRACTORS` say what
 //! to measure; `--quick` runs fewer iterations, `--json PATH` sets the output.
 
+mod cluster;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -88,7 +90,15 @@ async fn main() -> anyhow::Result<()> {
         report.insert("start".into(), start.clone());
     }
 
+    let mut several = Vec::new();
+    if run("cluster") {
+        eprintln!("[+] several hosts: SQLite, PostgreSQL, three hosts on PostgreSQL");
+        several = cluster::several_hosts(opts.quick).await?;
+        report.insert("several_hosts".into(), Value::Array(several.clone()));
+    }
+
     print_tables(&extractors, &e2e, &memory, &start);
+    cluster::print(&several);
     if let Some(dir) = opts.json.parent() {
         std::fs::create_dir_all(dir)?;
     }

@@ -1,9 +1,12 @@
 //! The books on PostgreSQL: the same queries as the SQLite side, in
 //! PostgreSQL's dialect (`$n` placeholders, `ON CONFLICT DO NOTHING`,
 //! `SUM` cast back to `BIGINT`). Each method is one statement or one
-//! transaction on one pooled connection.
+//! transaction on one pooled connection. The statements of a parse
+//! (balance, key lookup, delivery, charge, rate count) are sent typed
+//! (`query_typed*`): parse, bind and execute in one round trip instead of a
+//! prepare round trip first.
 
-use postgres::types::ToSql;
+use postgres::types::{ToSql, Type};
 use postgres::{GenericClient, Row};
 
 use super::Pg;
@@ -57,11 +60,12 @@ fn summary_from_row(r: &Row) -> AccountSummary {
 const ENSURE_ACCOUNT: &str =
     "INSERT INTO accounts (id, balance, created_at) VALUES ($1, 0, $2) ON CONFLICT (id) DO NOTHING";
 
-fn balance_of(c: &mut impl GenericClient, account: &str) -> StoreResult<Option<i64>> {
-    Ok(
-        c.query_opt("SELECT balance FROM accounts WHERE id = $1", &[&account])?
-            .map(|r| r.get(0)),
-    )
+fn balance_of(c: &mut postgres::Client, account: &str) -> StoreResult<Option<i64>> {
+    Ok(c.query_typed_opt(
+        "SELECT balance FROM accounts WHERE id = $1",
+        &[(&account, Type::TEXT)],
+    )?
+    .map(|r| r.get(0)))
 }
 
 impl Pg {
@@ -175,9 +179,9 @@ impl Pg {
     pub fn key_by_token_hash(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
         Ok(self
             .client()?
-            .query_opt(
+            .query_typed_opt(
                 &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE token_hash = $1"),
-                &[&token_hash],
+                &[(&token_hash, Type::BYTEA)],
             )?
             .map(|r| key_from_row(&r)))
     }
@@ -294,7 +298,10 @@ impl Pg {
             )?;
         }
         client
-            .query_opt("SELECT delivery FROM api_keys WHERE id = $1", &[&id])?
+            .query_typed_opt(
+                "SELECT delivery FROM api_keys WHERE id = $1",
+                &[(&id, Type::TEXT)],
+            )?
             .map(|r| r.get::<_, Option<String>>(0))
             .ok_or_else(|| StoreError::NotFound("key", id.into()))
     }
@@ -314,7 +321,7 @@ impl Pg {
         request_id: &str,
         now: i64,
     ) -> StoreResult<Charge> {
-        let row = self.client()?.query_one(
+        let row = self.client()?.query_typed_one(
             "WITH debit AS (
                  UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2
                  RETURNING balance
@@ -325,7 +332,14 @@ impl Pg {
              )
              SELECT (SELECT balance FROM debit), (SELECT id FROM entry),
                     (SELECT balance FROM accounts WHERE id = $1)",
-            &[&account, &credits, &key_id, &platform, &request_id, &now],
+            &[
+                (&account, Type::TEXT),
+                (&credits, Type::INT8),
+                (&key_id, Type::TEXT),
+                (&platform, Type::TEXT),
+                (&request_id, Type::TEXT),
+                (&now, Type::INT8),
+            ],
         )?;
         let after: Option<i64> = row.get(0);
         let entry: Option<i64> = row.get(1);
@@ -340,11 +354,11 @@ impl Pg {
     pub fn count_request(&self, bucket: &str, minute: i64) -> StoreResult<i64> {
         Ok(self
             .client()?
-            .query_one(
+            .query_typed_one(
                 "INSERT INTO rate_buckets (bucket, minute, count) VALUES ($1, $2, 1)
                  ON CONFLICT (bucket, minute) DO UPDATE SET count = rate_buckets.count + 1
                  RETURNING count",
-                &[&bucket, &minute],
+                &[(&bucket, Type::TEXT), (&minute, Type::INT8)],
             )?
             .get(0))
     }
