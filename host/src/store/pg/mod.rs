@@ -77,7 +77,7 @@ impl Pg {
             // the hosts recover by themselves when the server is back.
             .test_on_check_out(false)
             .build(PostgresConnectionManager::new(config, NoTls))
-            .map_err(|e| StoreError::Unavailable(e.to_string()))?;
+            .map_err(|e| StoreError::Unavailable(format!("cannot reach PostgreSQL: {e}")))?;
         Ok(Pg {
             pool: Arc::new(PoolHolder(Some(pool))),
             url: url.to_owned(),
