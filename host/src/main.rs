@@ -13,14 +13,14 @@ fn main() {
     });
     let code = match cli.command {
         Command::Serve(args) => {
-            // The service runs on SQLite only for now; a PostgreSQL URL is
-            // refused here with the store's own message, before anything starts.
-            let db = match cli.db.sqlite_path() {
-                Ok(path) => path,
-                Err(e) => {
-                    eprintln!("mediaparse: {e}");
-                    std::process::exit(1);
-                }
+            // Per-host files sit beside a SQLite file; on PostgreSQL they
+            // go in MEDIAPARSE_DATA_DIR (default: the working directory).
+            let db = match &cli.db {
+                mediaparse::store::DbLocation::Sqlite(path) => path.clone(),
+                mediaparse::store::DbLocation::Postgres(_) => std::path::PathBuf::from(
+                    std::env::var_os("MEDIAPARSE_DATA_DIR").unwrap_or(".".into()),
+                )
+                .join("mediaparse.db"),
             };
             // Test knobs only in test mode, and test mode only on loopback.
             let knobs = test_mode::Knobs::with_env(
@@ -39,6 +39,7 @@ fn main() {
                 connections: args.connection_limits(),
                 admission: args.admission_limits(),
                 listen: args.listen,
+                database: cli.db.clone(),
                 db,
                 compiled_cache: args.compiled_cache.resolve(&extractors),
                 extractors,

@@ -30,7 +30,9 @@ impl From<StoreError> for OperatorError {
             StoreError::Invalid(m) => OperatorError::Invalid(m),
             e @ (StoreError::Sqlite(_)
             | StoreError::SchemaTooNew { .. }
-            | StoreError::Unsupported(_)) => OperatorError::Store(e),
+            | StoreError::Unsupported(_)
+            | StoreError::Postgres(_)
+            | StoreError::Unavailable(_)) => OperatorError::Store(e),
         }
     }
 }

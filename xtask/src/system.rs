@@ -36,12 +36,27 @@ const TEST_PROGRAMS: &[(&str, &str, &str)] = &[
         "chromium-driver",
         "WebDriver for the console tests' browser",
     ),
+    (
+        "initdb",
+        "postgresql",
+        "PostgreSQL server for the store and cluster tests",
+    ),
 ];
 
 fn installed(program: &str) -> bool {
     ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
         .iter()
         .any(|d| Path::new(d).join(program).is_file())
+        || postgres_bin_dirs().any(|d| d.join(program).is_file())
+}
+
+/// Debian keeps the PostgreSQL server programs in /usr/lib/postgresql/<major>/bin.
+fn postgres_bin_dirs() -> impl Iterator<Item = std::path::PathBuf> {
+    std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("bin"))
 }
 
 fn is_root() -> bool {

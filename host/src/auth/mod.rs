@@ -38,6 +38,7 @@ impl AuthError {
             AuthError::InvalidToken => ErrorCode::InvalidToken,
             AuthError::TokenExpired => ErrorCode::TokenExpired,
             AuthError::PlatformNotAllowed(_) => ErrorCode::PlatformNotAllowed,
+            AuthError::Store(StoreError::Unavailable(_)) => ErrorCode::DatabaseUnavailable,
             AuthError::Store(_) => ErrorCode::Internal,
         }
     }

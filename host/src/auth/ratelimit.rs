@@ -2,9 +2,17 @@
 //! `N` requests and refilling `N` per minute. `N` is the key's own limit when
 //! it has one, else the service default (`serve --rate-limit`, else the
 //! configuration file's `[limits] rate_limit_per_minute`, else
-//! [`DEFAULT_PER_MINUTE`]); `0` means unlimited. Buckets live in memory: a
-//! restart refills them. A key whose limit changes gets a fresh bucket on its
-//! next request, so edits apply at once.
+//! [`DEFAULT_PER_MINUTE`]); `0` means unlimited.
+//!
+//! One host (SQLite): buckets live in memory; a restart refills them. A key
+//! whose limit changes gets a fresh bucket on its next request, so edits
+//! apply at once.
+//!
+//! Several hosts (PostgreSQL, [`RateLimits::shared`]): the count is a row per
+//! key and minute in the database (`Store::count_request`, one upsert, one
+//! round trip), so a key allowed N per minute gets N in total across hosts.
+//! If the database cannot be reached the request is let through: the parse
+//! itself then answers `database_unavailable`.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -14,7 +22,7 @@ use std::time::Duration;
 use governor::clock::{Clock, DefaultClock};
 use governor::{DefaultDirectRateLimiter, Quota, RateLimiter};
 
-use crate::store::KeyRecord;
+use crate::store::{KeyRecord, Store};
 
 /// Requests per minute per key when nothing else says.
 pub const DEFAULT_PER_MINUTE: u32 = 600;
@@ -33,6 +41,8 @@ pub struct RateLimits {
     flag_default: Option<u32>,
     buckets: Mutex<HashMap<String, (u32, Arc<DefaultDirectRateLimiter>)>>,
     clock: DefaultClock,
+    /// Shared counts in the database, under this bucket name prefix.
+    shared: Option<(Store, &'static str)>,
 }
 
 impl RateLimits {
@@ -41,6 +51,54 @@ impl RateLimits {
             flag_default,
             buckets: Mutex::new(HashMap::new()),
             clock: DefaultClock::default(),
+            shared: None,
+        }
+    }
+
+    /// Limits counted in `store`, shared by every host on it; `scope` keeps
+    /// separate limits (parses, account views) in separate rows.
+    pub fn shared(flag_default: Option<u32>, store: Store, scope: &'static str) -> RateLimits {
+        RateLimits {
+            shared: Some((store, scope)),
+            ..RateLimits::new(flag_default)
+        }
+    }
+
+    /// Take one request from `key`'s allowance, or say how long to wait.
+    pub async fn check(
+        &self,
+        key: &KeyRecord,
+        config_default: Option<u32>,
+    ) -> Result<(), RateLimited> {
+        let Some((store, scope)) = &self.shared else {
+            return self.check_local(key, config_default);
+        };
+        let limit = self.limit_for(key, config_default);
+        if limit == 0 {
+            return Ok(());
+        }
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let minute = (now / 60) as i64;
+        let (store, bucket) = (store.clone(), format!("{scope}:{}", key.id));
+        let counted =
+            tokio::task::spawn_blocking(move || store.count_request(&bucket, minute)).await;
+        match counted {
+            Ok(Ok(count)) if count > i64::from(limit) => Err(RateLimited {
+                limit,
+                retry_after_secs: (60 - now % 60).max(1),
+            }),
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "shared rate limit not counted");
+                Ok(())
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "shared rate limit not counted");
+                Ok(())
+            }
         }
     }
 
@@ -52,8 +110,12 @@ impl RateLimits {
             .unwrap_or(DEFAULT_PER_MINUTE)
     }
 
-    /// Take one request from `key`'s bucket, or say how long to wait.
-    pub fn check(&self, key: &KeyRecord, config_default: Option<u32>) -> Result<(), RateLimited> {
+    /// Take one request from `key`'s in-memory bucket, or say how long to wait.
+    pub fn check_local(
+        &self,
+        key: &KeyRecord,
+        config_default: Option<u32>,
+    ) -> Result<(), RateLimited> {
         let limit = self.limit_for(key, config_default);
         let Some(per_minute) = NonZeroU32::new(limit) else {
             return Ok(());
@@ -106,17 +168,17 @@ mod tests {
         let limits = RateLimits::new(None);
         let k = key(Some(3));
         for _ in 0..3 {
-            limits.check(&k, None).unwrap();
+            limits.check_local(&k, None).unwrap();
         }
-        let refused = limits.check(&k, None).unwrap_err();
+        let refused = limits.check_local(&k, None).unwrap_err();
         assert_eq!(refused.limit, 3);
         // One request refills every 20 s.
         assert!((1..=20).contains(&refused.retry_after_secs), "{refused:?}");
         // A changed limit is a fresh bucket.
-        limits.check(&key(Some(4)), None).unwrap();
+        limits.check_local(&key(Some(4)), None).unwrap();
         // Unlimited never refuses.
         for _ in 0..1000 {
-            limits.check(&key(Some(0)), None).unwrap();
+            limits.check_local(&key(Some(0)), None).unwrap();
         }
     }
 

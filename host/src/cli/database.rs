@@ -11,6 +11,12 @@ pub struct MigrateArgs {
     /// Print the result as JSON.
     #[arg(long)]
     pub json: bool,
+    /// Copy the books of this SQLite file (with `--to`) instead of migrating `--db`.
+    #[arg(long, requires = "to")]
+    pub from: Option<PathBuf>,
+    /// The empty PostgreSQL database (`postgres://…`) to copy `--from` into.
+    #[arg(long, requires = "from")]
+    pub to: Option<DbLocation>,
 }
 
 #[derive(Args, Debug)]
@@ -25,10 +31,10 @@ pub struct BackupArgs {
 
 /// Apply missing migrations (opening the store does) and say what changed.
 pub fn migrate(db: &DbLocation, args: MigrateArgs) -> anyhow::Result<i32> {
-    let before = match db {
-        DbLocation::Sqlite(path) if path.exists() => Some(store::sqlite_schema_version(path)?),
-        _ => None,
-    };
+    if let (Some(from), Some(to)) = (&args.from, &args.to) {
+        return copy(from, to, args.json);
+    }
+    let before = store::existing_schema_version(db)?;
     let store = Store::connect(db)?;
     let after = store.schema_version()?;
     if args.json {
@@ -64,6 +70,31 @@ pub fn backup(db: &DbLocation, args: BackupArgs) -> anyhow::Result<i32> {
             summary.ledger_rows,
             summary.ledger_total,
             summary.granted_total,
+        );
+    }
+    Ok(0)
+}
+
+/// `migrate --from FILE.db --to postgres://…`: copy and verify the books.
+fn copy(from: &std::path::Path, to: &DbLocation, json: bool) -> anyhow::Result<i32> {
+    let DbLocation::Postgres(url) = to else {
+        anyhow::bail!("--to takes a postgres:// URL (the SQLite file goes in --from)");
+    };
+    let summary = store::copy_sqlite_to_postgres(from, url)?;
+    if json {
+        println!("{}", serde_json::to_string(&summary)?);
+    } else {
+        let c = &summary.copied;
+        println!(
+            "copied {} to {to} and verified: schema {}, {} accounts (balance {}), {} keys, {} ledger rows ({} credits), {} credits granted",
+            from.display(),
+            c.schema_version,
+            c.accounts,
+            c.balance_total,
+            c.keys,
+            c.ledger_rows,
+            c.ledger_total,
+            c.granted_total,
         );
     }
     Ok(0)

@@ -48,6 +48,8 @@ pub enum ErrorCode {
     IdempotencyConflict,
     /// The database's write lock stayed taken past the busy timeout (issue 19).
     StoreBusy,
+    /// The database cannot be reached (stopped, restarting, failing over).
+    DatabaseUnavailable,
 }
 
 /// Which operations answer a code; the OpenAPI document lists the first two.
@@ -379,6 +381,15 @@ pub const ERRORS: &[ErrorSpec] = &[
         "The database stayed locked by another writer past its busy timeout; answered before any upstream request, nothing is charged (`Retry-After` is set).",
         Scope::Parse,
     ),
+    row(
+        ErrorCode::DatabaseUnavailable,
+        "database_unavailable",
+        503,
+        "the database is unavailable; retry shortly",
+        Retry::After(2),
+        "The database (PostgreSQL) cannot be reached; nothing was charged. The hosts reconnect by themselves when it returns.",
+        Scope::Parse,
+    ),
 ];
 
 const fn row(
@@ -445,7 +456,7 @@ const INTERNAL_ROW: usize = 15;
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 32] = [
+    const ALL: [ErrorCode; 33] = [
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,
@@ -478,6 +489,7 @@ mod tests {
         ErrorCode::MergeUnavailable,
         ErrorCode::IdempotencyConflict,
         ErrorCode::StoreBusy,
+        ErrorCode::DatabaseUnavailable,
     ];
 
     #[test]

@@ -45,7 +45,7 @@ async fn view(
 ) -> Result<Response, ApiError> {
     // The account view reads the ledger: rate limited like a parse, in a bucket of its own.
     let default = state.services.config.load().limits.rate_limit_per_minute;
-    state.account_rate_limits.check(&key, default)?;
+    state.account_rate_limits.check(&key, default).await?;
     let Query(q) = q.map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))?;
     let filter = UsageQuery {
         account: Some(key.account_id.clone()),
@@ -68,7 +68,7 @@ async fn view(
     .await
     .map_err(internal)?;
     // An account row exists for every key (created with it).
-    let balance = balance.map_err(internal)?;
+    let balance = balance.map_err(super::envelope::store_failure)?;
     let usage = usage?;
     let data = json!({
         "account": key.account_id,

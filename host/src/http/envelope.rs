@@ -77,6 +77,7 @@ impl From<AuthError> for ApiError {
                 ErrorCode::PlatformNotAllowed,
                 format!("Forbidden: this token may not parse {p}"),
             ),
+            AuthError::Store(crate::store::StoreError::Unavailable(m)) => unavailable(m),
             AuthError::Store(e) => internal(e),
             other => ApiError::of(other.code()),
         }
@@ -108,6 +109,7 @@ impl From<ParseError> for ApiError {
                 err
             }
             ParseError::Internal(m) => internal(m),
+            ParseError::DatabaseUnavailable(m) => unavailable(m),
             ParseError::Failure(_)
             | ParseError::InsufficientCredits { .. }
             | ParseError::UpstreamTimeout
@@ -120,6 +122,7 @@ impl From<ParseError> for ApiError {
 impl From<OperatorError> for ApiError {
     fn from(e: OperatorError) -> Self {
         match e {
+            OperatorError::Store(crate::store::StoreError::Unavailable(m)) => unavailable(m),
             OperatorError::Store(e) => internal(e),
             OperatorError::Invalid(m) => ApiError::invalid_request(m),
             OperatorError::NotFound(..) => ApiError::new(e.code(), e.to_string()),
@@ -136,6 +139,21 @@ impl From<RateLimited> for ApiError {
 }
 
 /// Internal details go to the log, never to the caller.
+/// A store failure: `database_unavailable` when the database cannot be
+/// reached, otherwise an internal error.
+pub fn store_failure(e: crate::store::StoreError) -> ApiError {
+    match e {
+        crate::store::StoreError::Unavailable(m) => unavailable(m),
+        e => internal(e),
+    }
+}
+
+/// The database cannot be reached: 503 with `Retry-After`, the cause logged.
+pub fn unavailable(detail: impl std::fmt::Display) -> ApiError {
+    tracing::warn!(error = %detail, "database unavailable");
+    ApiError::of(ErrorCode::DatabaseUnavailable)
+}
+
 pub fn internal(detail: impl std::fmt::Display) -> ApiError {
     tracing::error!(error = %detail, "internal error");
     ApiError::of(ErrorCode::Internal)

@@ -48,7 +48,7 @@ impl FromRequestParts<Arc<AppState>> for ParseKey {
     ) -> Result<Self, ApiError> {
         let ApiKey(key) = ApiKey::from_request_parts(parts, state).await?;
         let default = state.services.config.load().limits.rate_limit_per_minute;
-        state.rate_limits.check(&key, default)?;
+        state.rate_limits.check(&key, default).await?;
         Ok(ParseKey(key))
     }
 }

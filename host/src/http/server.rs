@@ -15,11 +15,16 @@ use crate::fetch::{FetchLimits, Fetcher, UpstreamOverride};
 use crate::parse::Services;
 use crate::registry::{Registry, Runtime, SandboxLimits};
 use crate::reload::ConfigSource;
-use crate::store::Store;
+use crate::store::{DbLocation, Store};
 use crate::tunnel::{Keyring, TunnelSettings};
 
 pub struct ServeOptions {
     pub listen: SocketAddr,
+    /// Where the books are (`--db`: a SQLite file or a PostgreSQL URL).
+    pub database: DbLocation,
+    /// Per-host files (remembered values, session cookies) are named after
+    /// this path: the SQLite file, or `mediaparse.db` in the working
+    /// directory on PostgreSQL.
     pub db: PathBuf,
     pub extractors: PathBuf,
     pub upstream: Option<String>,
@@ -63,7 +68,24 @@ pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(4
 
 pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    let store = Store::open(&options.db)?;
+    // Blocking (the PostgreSQL client must not run on an async worker).
+    let store = {
+        let database = options.database.clone();
+        tokio::task::spawn_blocking(move || Store::connect(&database)).await??
+    };
+    tracing::info!(backend = store.backend_name(), "database open");
+    // Several hosts share one PostgreSQL: their rate limits are counted there.
+    let (rate_limits, account_rate_limits) = if store.backend_name() == "postgres" {
+        (
+            RateLimits::shared(options.rate_limit, store.clone(), "parse"),
+            RateLimits::shared(options.rate_limit, store.clone(), "account"),
+        )
+    } else {
+        (
+            RateLimits::new(options.rate_limit),
+            RateLimits::new(options.rate_limit),
+        )
+    };
     let (config_source, config) = ConfigSource::open(options.config.clone())?;
     let runtime = Runtime::new(SandboxLimits::default())?;
     // Remembered values live beside the database, in the data folder.
@@ -129,8 +151,8 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         config_source: Arc::new(config_source),
         admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
         max_body_bytes: 64 * 1024,
-        rate_limits: RateLimits::new(options.rate_limit),
-        account_rate_limits: RateLimits::new(options.rate_limit),
+        rate_limits,
+        account_rate_limits,
         mcp: McpSettings {
             sessions: options.mcp_sessions,
             ..McpSettings::new(options.mcp_allowed_hosts)

@@ -149,7 +149,7 @@ pub async fn resolve(
         Ok(Some(d)) => d.parse().map_err(internal),
         // A key deleted since it was authenticated parses as direct.
         Ok(None) | Err(crate::store::StoreError::NotFound(..)) => Ok(Delivery::Direct),
-        Err(e) => Err(internal(e)),
+        Err(e) => Err(super::envelope::store_failure(e)),
     }
 }
 

@@ -44,6 +44,9 @@ pub enum ParseError {
     /// The database stayed locked past the busy timeout (issue 19).
     #[error("the database is busy (locked by another writer); retry shortly")]
     StoreBusy,
+    /// The database cannot be reached; nothing was charged.
+    #[error("the database is unavailable; retry shortly")]
+    DatabaseUnavailable(String),
 }
 
 impl ParseError {
@@ -62,6 +65,7 @@ impl ParseError {
             ParseError::Internal(_) => ErrorCode::Internal,
             ParseError::Overloaded(_) => ErrorCode::Overloaded,
             ParseError::StoreBusy => ErrorCode::StoreBusy,
+            ParseError::DatabaseUnavailable(_) => ErrorCode::DatabaseUnavailable,
         }
     }
 
@@ -100,10 +104,11 @@ impl ParseError {
 
 impl From<StoreError> for ParseError {
     fn from(e: StoreError) -> Self {
-        if e.is_busy() {
-            return ParseError::StoreBusy;
+        match e {
+            StoreError::Unavailable(m) => ParseError::DatabaseUnavailable(m),
+            e if e.is_busy() => ParseError::StoreBusy,
+            e => ParseError::Internal(e.to_string()),
         }
-        ParseError::Internal(e.to_string())
     }
 }
 

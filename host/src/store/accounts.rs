@@ -8,7 +8,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Store, StoreError, StoreResult};
+use super::{Backend, Store, StoreError, StoreResult, dispatch};
 
 /// The largest balance an account may hold (keeps SQLite integer arithmetic exact).
 pub const MAX_CREDITS: i64 = 1_000_000_000_000;
@@ -83,12 +83,16 @@ impl Store {
     /// Create an account with a zero balance; `false` when it already exists.
     pub fn create_account(&self, id: &str, now: i64) -> StoreResult<bool> {
         validate_account_id(id)?;
-        self.with(|c| {
-            Ok(c.execute(
-                "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
-                params![id, now],
-            )? == 1)
-        })
+        dispatch!(
+            self,
+            |c| {
+                Ok(c.execute(
+                    "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
+                    params![id, now],
+                )? == 1)
+            },
+            |p| p.create_account(id, now)
+        )
     }
 
     /// Set the balance to `amount` (creating the account), recording the
@@ -100,56 +104,68 @@ impl Store {
             )));
         }
         validate_account_id(account)?;
-        self.with(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            tx.execute(
-                "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
-                params![account, now],
-            )?;
-            let previous: i64 = tx.query_row(
-                "SELECT balance FROM accounts WHERE id = ?1",
-                [account],
-                |r| r.get(0),
-            )?;
-            let change = amount - previous;
-            if change != 0 {
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 tx.execute(
-                    "UPDATE accounts SET balance = ?2 WHERE id = ?1",
-                    params![account, amount],
+                    "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
+                    params![account, now],
                 )?;
-                tx.execute(
+                let previous: i64 = tx.query_row(
+                    "SELECT balance FROM accounts WHERE id = ?1",
+                    [account],
+                    |r| r.get(0),
+                )?;
+                let change = amount - previous;
+                if change != 0 {
+                    tx.execute(
+                        "UPDATE accounts SET balance = ?2 WHERE id = ?1",
+                        params![account, amount],
+                    )?;
+                    tx.execute(
                     "INSERT INTO credit_grants (account_id, credits, created_at, kind) VALUES (?1, ?2, ?3, 'set')",
                     params![account, change, now],
                 )?;
-            }
-            tx.commit()?;
-            Ok(CreditChange {
-                account: account.to_string(),
-                previous,
-                balance: amount,
-                change,
-            })
-        })
+                }
+                tx.commit()?;
+                Ok(CreditChange {
+                    account: account.to_string(),
+                    previous,
+                    balance: amount,
+                    change,
+                })
+            },
+            |p| p.set_credits(account, amount, now)
+        )
     }
 
     pub fn account(&self, id: &str) -> StoreResult<AccountSummary> {
-        self.with(|c| {
-            c.query_row(
-                &format!("{SUMMARY} WHERE a.id = ?1"),
-                [id],
-                summary_from_row,
-            )
-            .optional()?
-            .ok_or_else(|| StoreError::NotFound("account", id.into()))
-        })
+        dispatch!(
+            self,
+            |c| {
+                c.query_row(
+                    &format!("{SUMMARY} WHERE a.id = ?1"),
+                    [id],
+                    summary_from_row,
+                )
+                .optional()?
+                .ok_or_else(|| StoreError::NotFound("account", id.into()))
+            },
+            |p| p.account(id)
+        )
     }
 
     pub fn accounts(&self) -> StoreResult<Vec<AccountSummary>> {
-        self.with(|c| {
-            let mut stmt = c.prepare(&format!("{SUMMARY} ORDER BY a.created_at, a.id"))?;
-            let rows = stmt.query_map([], summary_from_row)?;
-            Ok(rows.collect::<Result<_, _>>()?)
-        })
+        dispatch!(
+            self,
+            |c| {
+                let mut stmt = c.prepare(&format!("{SUMMARY} ORDER BY a.created_at, a.id"))?;
+                let rows = stmt.query_map([], summary_from_row)?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            },
+            |p| p.accounts()
+        )
     }
 }
 
@@ -157,36 +173,38 @@ impl Store {
 mod tests {
     use super::*;
     use crate::store::Charge;
+    use crate::store::both::each_backend;
 
     #[test]
     fn grants_minus_ledger_is_the_balance_through_adds_sets_and_charges() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
-        assert!(store.create_account("acme", 1).unwrap());
-        assert!(!store.create_account("acme", 1).unwrap());
-        assert!(store.create_account("bad id", 1).is_err());
-        assert_eq!(store.add_credits("acme", 10, 2).unwrap(), 10);
-        assert!(matches!(
-            store.charge("acme", "k", "youtube", 3, "r1", 3).unwrap(),
-            Charge::Charged { balance_after: 7 }
-        ));
-        let set = store.set_credits("acme", 2, 4).unwrap();
-        assert_eq!((set.previous, set.balance, set.change), (7, 2, -5));
-        assert!(matches!(
-            store.charge("acme", "k", "youtube", 3, "r2", 5).unwrap(),
-            Charge::InsufficientCredits { balance: 2 }
-        ));
-        let a = store.account("acme").unwrap();
-        assert_eq!((a.balance, a.granted, a.spent), (2, 5, 3));
-        assert!(a.consistent());
-        assert!(store.set_credits("acme", -1, 6).is_err());
-        assert!(store.add_credits("acme", MAX_CREDITS, 6).is_err());
-        assert_eq!(store.balance("acme").unwrap(), 2);
-        assert_eq!(store.set_credits("new", 0, 7).unwrap().change, 0);
-        assert_eq!(store.accounts().unwrap().len(), 2);
-        assert!(matches!(
-            store.account("nobody"),
-            Err(StoreError::NotFound(..))
-        ));
+        each_backend(|t| {
+            let store = &t.store;
+            assert!(store.create_account("acme", 1).unwrap());
+            assert!(!store.create_account("acme", 1).unwrap());
+            assert!(store.create_account("bad id", 1).is_err());
+            assert_eq!(store.add_credits("acme", 10, 2).unwrap(), 10);
+            assert!(matches!(
+                store.charge("acme", "k", "youtube", 3, "r1", 3).unwrap(),
+                Charge::Charged { balance_after: 7 }
+            ));
+            let set = store.set_credits("acme", 2, 4).unwrap();
+            assert_eq!((set.previous, set.balance, set.change), (7, 2, -5));
+            assert!(matches!(
+                store.charge("acme", "k", "youtube", 3, "r2", 5).unwrap(),
+                Charge::InsufficientCredits { balance: 2 }
+            ));
+            let a = store.account("acme").unwrap();
+            assert_eq!((a.balance, a.granted, a.spent), (2, 5, 3));
+            assert!(a.consistent());
+            assert!(store.set_credits("acme", -1, 6).is_err());
+            assert!(store.add_credits("acme", MAX_CREDITS, 6).is_err());
+            assert_eq!(store.balance("acme").unwrap(), 2);
+            assert_eq!(store.set_credits("new", 0, 7).unwrap().change, 0);
+            assert_eq!(store.accounts().unwrap().len(), 2);
+            assert!(matches!(
+                store.account("nobody"),
+                Err(StoreError::NotFound(..))
+            ));
+        });
     }
 }

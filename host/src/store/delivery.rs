@@ -4,7 +4,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Store, StoreError, StoreResult};
+use super::{Backend, Store, StoreError, StoreResult, dispatch};
 
 impl Store {
     /// Set (`Some("direct" | "tunnel")`) or clear (`None`) key `id`'s default
@@ -15,23 +15,27 @@ impl Store {
         set: Option<Option<&str>>,
         now: i64,
     ) -> StoreResult<Option<String>> {
-        self.with(|c| {
-            if let Some(delivery) = set {
-                if delivery.is_some_and(|d| !matches!(d, "direct" | "tunnel")) {
-                    return Err(StoreError::Invalid(
-                        "delivery must be direct or tunnel".into(),
-                    ));
+        if set.is_some_and(|d| d.is_some_and(|d| !matches!(d, "direct" | "tunnel"))) {
+            return Err(StoreError::Invalid(
+                "delivery must be direct or tunnel".into(),
+            ));
+        }
+        dispatch!(
+            self,
+            |c| {
+                if let Some(delivery) = set {
+                    c.execute(
+                        "UPDATE api_keys SET delivery = ?2, updated_at = ?3 WHERE id = ?1",
+                        params![id, delivery, now],
+                    )?;
                 }
-                c.execute(
-                    "UPDATE api_keys SET delivery = ?2, updated_at = ?3 WHERE id = ?1",
-                    params![id, delivery, now],
-                )?;
-            }
-            c.query_row("SELECT delivery FROM api_keys WHERE id = ?1", [id], |r| {
-                r.get::<_, Option<String>>(0)
-            })
-            .optional()?
-            .ok_or_else(|| StoreError::NotFound("key", id.into()))
-        })
+                c.query_row("SELECT delivery FROM api_keys WHERE id = ?1", [id], |r| {
+                    r.get::<_, Option<String>>(0)
+                })
+                .optional()?
+                .ok_or_else(|| StoreError::NotFound("key", id.into()))
+            },
+            |p| p.key_delivery(id, set, now)
+        )
     }
 }

@@ -1,10 +1,11 @@
 //! Key lifecycle queries: edit, reset (rotate the token hash), delete, and
-//! listing by account. Every change is one statement or one transaction, and
-//! keys are never cached, so the very next request sees it.
+//! listing by account. Every change is one statement or one transaction.
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{KEY_COLUMNS, KeyRecord, Store, StoreError, StoreResult, key_from_row};
+use super::{
+    Backend, KEY_COLUMNS, KeyRecord, Store, StoreError, StoreResult, dispatch, key_from_row,
+};
 
 /// What an edit changes; `None` leaves a field as it is. The token never changes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -22,49 +23,60 @@ impl KeyEdit {
     pub fn is_empty(&self) -> bool {
         *self == KeyEdit::default()
     }
+
+    /// The key as this edit leaves it.
+    pub(super) fn apply(&self, key: &mut KeyRecord) {
+        if let Some(name) = &self.name {
+            key.name = name.clone();
+        }
+        if let Some(expires_on) = &self.expires_on {
+            key.expires_on = expires_on.clone();
+        }
+        if let Some(platforms) = &self.platforms {
+            key.platforms = platforms.clone();
+        }
+        if let Some(limit) = self.rate_limit_per_minute {
+            key.rate_limit_per_minute = limit;
+        }
+    }
 }
 
 impl Store {
     /// Apply `edit` to key `id`; returns the key as it now is.
     pub fn edit_key(&self, id: &str, edit: &KeyEdit, now: i64) -> StoreResult<KeyRecord> {
-        self.with(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let mut key = tx
-                .query_row(
-                    &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
-                    [id],
-                    key_from_row,
-                )
-                .optional()?
-                .ok_or_else(|| StoreError::NotFound("key", id.into()))?;
-            if let Some(name) = &edit.name {
-                key.name = name.clone();
-            }
-            if let Some(expires_on) = &edit.expires_on {
-                key.expires_on = expires_on.clone();
-            }
-            if let Some(platforms) = &edit.platforms {
-                key.platforms = platforms.clone();
-            }
-            if let Some(limit) = edit.rate_limit_per_minute {
-                key.rate_limit_per_minute = limit;
-            }
-            tx.execute(
-                "UPDATE api_keys SET name = ?2, expires_on = ?3, platforms = ?4,
+        let changed = dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let mut key = tx
+                    .query_row(
+                        &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
+                        [id],
+                        key_from_row,
+                    )
+                    .optional()?
+                    .ok_or_else(|| StoreError::NotFound("key", id.into()))?;
+                edit.apply(&mut key);
+                tx.execute(
+                    "UPDATE api_keys SET name = ?2, expires_on = ?3, platforms = ?4,
                         rate_limit_per_minute = ?5, updated_at = ?6
                  WHERE id = ?1",
-                params![
-                    id,
-                    key.name,
-                    key.expires_on,
-                    key.platforms.as_ref().map(|p| p.join(",")),
-                    key.rate_limit_per_minute,
-                    now
-                ],
-            )?;
-            tx.commit()?;
-            Ok(key)
-        })
+                    params![
+                        id,
+                        key.name,
+                        key.expires_on,
+                        key.platforms.as_ref().map(|p| p.join(",")),
+                        key.rate_limit_per_minute,
+                        now
+                    ],
+                )?;
+                tx.commit()?;
+                Ok(key)
+            },
+            |p| p.edit_key(id, edit, now)
+        );
+        self.key_changed();
+        changed
     }
 
     /// Replace the token of key `id` (its hash and display prefix); the old
@@ -76,53 +88,69 @@ impl Store {
         token_prefix: &str,
         now: i64,
     ) -> StoreResult<KeyRecord> {
-        self.with(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let updated = tx.execute(
+        let changed = dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let updated = tx.execute(
                 "UPDATE api_keys SET token_hash = ?2, token_prefix = ?3, rotated_at = ?4 WHERE id = ?1",
                 params![id, token_hash, token_prefix, now],
             )?;
-            if updated != 1 {
-                return Err(StoreError::NotFound("key", id.into()));
-            }
-            let key = tx.query_row(
-                &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
-                [id],
-                key_from_row,
-            )?;
-            tx.commit()?;
-            Ok(key)
-        })
+                if updated != 1 {
+                    return Err(StoreError::NotFound("key", id.into()));
+                }
+                let key = tx.query_row(
+                    &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
+                    [id],
+                    key_from_row,
+                )?;
+                tx.commit()?;
+                Ok(key)
+            },
+            |p| p.rotate_key(id, token_hash, token_prefix, now)
+        );
+        self.key_changed();
+        changed
     }
 
     /// Delete key `id`. Its ledger rows stay (they name the key id), so usage
     /// by key still answers for a deleted key.
     pub fn delete_key(&self, id: &str) -> StoreResult<KeyRecord> {
-        self.with(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let key = tx
-                .query_row(
-                    &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
-                    [id],
-                    key_from_row,
-                )
-                .optional()?
-                .ok_or_else(|| StoreError::NotFound("key", id.into()))?;
-            tx.execute("DELETE FROM api_keys WHERE id = ?1", [id])?;
-            tx.commit()?;
-            Ok(key)
-        })
+        let changed = dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let key = tx
+                    .query_row(
+                        &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
+                        [id],
+                        key_from_row,
+                    )
+                    .optional()?
+                    .ok_or_else(|| StoreError::NotFound("key", id.into()))?;
+                tx.execute("DELETE FROM api_keys WHERE id = ?1", [id])?;
+                tx.commit()?;
+                Ok(key)
+            },
+            |p| p.delete_key(id)
+        );
+        self.key_changed();
+        changed
     }
 
     /// Keys of one account, oldest first.
     pub fn keys_of_account(&self, account: &str) -> StoreResult<Vec<KeyRecord>> {
-        self.with(|c| {
-            let mut stmt = c.prepare(&format!(
+        dispatch!(
+            self,
+            |c| {
+                let mut stmt = c.prepare(&format!(
                 "SELECT {KEY_COLUMNS} FROM api_keys WHERE account_id = ?1 ORDER BY created_at, id"
             ))?;
-            let rows = stmt.query_map([account], key_from_row)?;
-            Ok(rows.collect::<Result<_, _>>()?)
-        })
+                let rows = stmt.query_map([account], key_from_row)?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            },
+            |p| p.keys_of_account(account)
+        )
     }
 }
 
@@ -130,12 +158,7 @@ impl Store {
 mod tests {
     use super::*;
     use crate::auth;
-
-    fn store() -> (tempfile::TempDir, Store) {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
-        (dir, store)
-    }
+    use crate::store::both::each_backend;
 
     fn key(id: &str, token: &str) -> KeyRecord {
         KeyRecord {
@@ -153,74 +176,78 @@ mod tests {
 
     #[test]
     fn edit_keeps_the_token_and_changes_only_what_it_names() {
-        let (_d, store) = store();
-        store
-            .insert_key(&key("k1", "mp_live_aaaaaaaaaaaa"), &auth::hash_token("t1"))
-            .unwrap();
-        let edited = store
-            .edit_key(
-                "k1",
-                &KeyEdit {
-                    expires_on: Some(None),
-                    rate_limit_per_minute: Some(Some(5)),
-                    ..Default::default()
-                },
-                10,
-            )
-            .unwrap();
-        assert_eq!(edited.expires_on, None);
-        assert_eq!(edited.name, "app");
-        assert_eq!(
-            edited.platforms,
-            Some(vec!["tiktok".into(), "youtube".into()])
-        );
-        assert_eq!(edited.rate_limit_per_minute, Some(5));
-        let by_token = store
-            .key_by_token_hash(&auth::hash_token("t1"))
-            .unwrap()
-            .unwrap();
-        assert_eq!(by_token, edited);
-        assert!(matches!(
-            store.edit_key("nope", &KeyEdit::default(), 0),
-            Err(StoreError::NotFound(..))
-        ));
+        each_backend(|t| {
+            let store = &t.store;
+            store
+                .insert_key(&key("k1", "mp_live_aaaaaaaaaaaa"), &auth::hash_token("t1"))
+                .unwrap();
+            let edited = store
+                .edit_key(
+                    "k1",
+                    &KeyEdit {
+                        expires_on: Some(None),
+                        rate_limit_per_minute: Some(Some(5)),
+                        ..Default::default()
+                    },
+                    10,
+                )
+                .unwrap();
+            assert_eq!(edited.expires_on, None);
+            assert_eq!(edited.name, "app");
+            assert_eq!(
+                edited.platforms,
+                Some(vec!["tiktok".into(), "youtube".into()])
+            );
+            assert_eq!(edited.rate_limit_per_minute, Some(5));
+            let by_token = store
+                .key_by_token_hash(&auth::hash_token("t1"))
+                .unwrap()
+                .unwrap();
+            assert_eq!(by_token, edited);
+            assert!(matches!(
+                store.edit_key("nope", &KeyEdit::default(), 0),
+                Err(StoreError::NotFound(..))
+            ));
+        });
     }
 
     #[test]
     fn rotate_replaces_the_hash_and_delete_removes_the_key() {
-        let (_d, store) = store();
-        store
-            .insert_key(&key("k1", "mp_live_aaaaaaaaaaaa"), &auth::hash_token("old"))
-            .unwrap();
-        let rotated = store
-            .rotate_key("k1", &auth::hash_token("new"), "mp_live_bbbbbb", 7)
-            .unwrap();
-        assert_eq!(rotated.rotated_at, Some(7));
-        assert_eq!(rotated.token_prefix, "mp_live_bbbbbb");
-        assert_eq!(rotated.platforms, key("k1", "x").platforms);
-        assert!(
+        each_backend(|t| {
+            let store = &t.store;
             store
-                .key_by_token_hash(&auth::hash_token("old"))
-                .unwrap()
-                .is_none()
-        );
-        assert!(
-            store
-                .key_by_token_hash(&auth::hash_token("new"))
-                .unwrap()
-                .is_some()
-        );
-        store.delete_key("k1").unwrap();
-        assert!(
-            store
-                .key_by_token_hash(&auth::hash_token("new"))
-                .unwrap()
-                .is_none()
-        );
-        assert!(matches!(
-            store.delete_key("k1"),
-            Err(StoreError::NotFound(..))
-        ));
-        assert!(store.keys_of_account("acme").unwrap().is_empty());
+                .insert_key(&key("k1", "mp_live_aaaaaaaaaaaa"), &auth::hash_token("old"))
+                .unwrap();
+            let rotated = store
+                .rotate_key("k1", &auth::hash_token("new"), "mp_live_bbbbbb", 7)
+                .unwrap();
+            assert_eq!(rotated.rotated_at, Some(7));
+            assert_eq!(rotated.token_prefix, "mp_live_bbbbbb");
+            assert_eq!(rotated.platforms, key("k1", "x").platforms);
+            assert!(
+                store
+                    .key_by_token_hash(&auth::hash_token("old"))
+                    .unwrap()
+                    .is_none()
+            );
+            assert!(
+                store
+                    .key_by_token_hash(&auth::hash_token("new"))
+                    .unwrap()
+                    .is_some()
+            );
+            store.delete_key("k1").unwrap();
+            assert!(
+                store
+                    .key_by_token_hash(&auth::hash_token("new"))
+                    .unwrap()
+                    .is_none()
+            );
+            assert!(matches!(
+                store.delete_key("k1"),
+                Err(StoreError::NotFound(..))
+            ));
+            assert!(store.keys_of_account("acme").unwrap().is_empty());
+        });
     }
 }

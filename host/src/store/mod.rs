@@ -1,27 +1,41 @@
-//! SQLite storage (rusqlite, bundled): accounts and balances, API keys,
-//! the credit ledger. One file, WAL mode, migrations by `user_version`.
+//! Storage: accounts and balances, API keys, the credit ledger. One public
+//! API ([`Store`]) over two backends: SQLite (rusqlite, bundled; one file,
+//! WAL mode, migrations by `user_version`; the embedded default) and
+//! PostgreSQL (a pool, for several hosts on one database; `pg`).
 //! All calls are blocking; async callers go through `tokio::task::spawn_blocking`.
 //!
-//! Where the database lives is a [`DbLocation`]; PostgreSQL URLs are
-//! recognised but not served yet (issue 16), and say so.
+//! Each method validates its input, then dispatches on [`Backend`]. A new
+//! store file adds its SQLite body through `Store::with` (which answers
+//! `Unsupported` on PostgreSQL until the file gets its PostgreSQL body).
 
 mod accounts;
+#[cfg(test)]
+mod backend_tests;
 mod backup;
+#[cfg(test)]
+mod both;
+mod copy;
 mod daily;
 mod delivery;
 mod idempotency;
+mod key_cache;
 mod keys;
 mod location;
+mod pg;
+mod rate_buckets;
 mod schema;
 #[cfg(test)]
 mod schema_tests;
 mod sessions;
+#[doc(hidden)]
+pub mod test_pg;
 mod tunnel_usage;
 mod usage;
 mod usage_daily;
 mod users;
 
 pub use backup::{BackupSummary, backup_sqlite};
+pub use copy::{CopySummary, copy_sqlite_to_postgres};
 pub use location::{DbLocation, DbLocationError};
 pub use schema::SCHEMA_VERSION;
 
@@ -54,6 +68,12 @@ pub enum StoreError {
     SchemaTooNew { found: u32, supported: u32 },
     #[error("{0}")]
     Unsupported(String),
+    #[error("database error: {0}")]
+    Postgres(postgres::Error),
+    /// The database cannot be reached (stopped, restarting, pool exhausted):
+    /// the request may be retried.
+    #[error("the database is unavailable: {0}")]
+    Unavailable(String),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -87,15 +107,40 @@ pub enum Charge {
 /// A handle to the database; cheap to clone.
 #[derive(Clone)]
 pub struct Store {
-    conn: Arc<Mutex<Connection>>,
+    backend: Backend,
+    /// Token hash → key, dropped on every key change anywhere.
+    keys: Arc<key_cache::KeyCache>,
 }
+
+/// Where the books are kept.
+#[derive(Clone)]
+enum Backend {
+    /// One connection behind a mutex (SQLite serializes writers anyway).
+    Sqlite(Arc<Mutex<Connection>>),
+    Postgres(pg::Pg),
+}
+
+/// Dispatch one call: `$sqlite` runs with the SQLite connection `$c`,
+/// `$pg` with the PostgreSQL pool `$p`.
+macro_rules! dispatch {
+    ($self:ident, |$c:ident| $sqlite:expr, |$p:ident| $pg:expr) => {
+        match &$self.backend {
+            Backend::Sqlite(_) => $self.with(|$c| $sqlite),
+            Backend::Postgres($p) => $pg,
+        }
+    };
+}
+pub(crate) use dispatch;
 
 impl Store {
     /// Open the database `--db` names, applying missing migrations.
     pub fn connect(location: &DbLocation) -> StoreResult<Store> {
         match location {
             DbLocation::Sqlite(path) => Store::open(path),
-            DbLocation::Postgres(_) => Err(postgres_unavailable(location)),
+            DbLocation::Postgres(url) => Ok(Store {
+                backend: Backend::Postgres(pg::Pg::connect(url)?),
+                keys: Default::default(),
+            }),
         }
     }
 
@@ -104,48 +149,72 @@ impl Store {
         let conn = open_sqlite(path)?;
         schema::migrate(&conn)?;
         Ok(Store {
-            conn: Arc::new(Mutex::new(conn)),
+            backend: Backend::Sqlite(Arc::new(Mutex::new(conn))),
+            keys: Default::default(),
         })
+    }
+
+    /// Which backend this store runs on (`sqlite` or `postgres`), for logs.
+    pub fn backend_name(&self) -> &'static str {
+        match self.backend {
+            Backend::Sqlite(_) => "sqlite",
+            Backend::Postgres(_) => "postgres",
+        }
     }
 
     /// The schema version of the open database.
     pub fn schema_version(&self) -> StoreResult<u32> {
-        self.with(|c| Ok(schema::version(c)?))
+        dispatch!(self, |c| Ok(schema::version(c)?), |p| p.schema_version())
     }
 
     /// The totals of the books (what a backup or a copy must reproduce).
     pub fn summary(&self) -> StoreResult<BackupSummary> {
-        self.with(|c| backup::summarize(c))
+        dispatch!(self, |c| backup::summarize(c), |p| p.summary())
     }
 
+    /// Run `f` on the SQLite connection. On PostgreSQL this is `Unsupported`:
+    /// the caller's query has no PostgreSQL body yet.
     fn with<T>(&self, f: impl FnOnce(&mut Connection) -> StoreResult<T>) -> StoreResult<T> {
+        let Backend::Sqlite(conn) = &self.backend else {
+            return Err(StoreError::Unsupported(
+                "this operation is not available on PostgreSQL yet".into(),
+            ));
+        };
         // A poisoned lock only means another thread panicked mid-call; SQLite
         // rolled its transaction back, so the connection is still sound.
-        let mut conn = self.conn.lock().unwrap_or_else(|p| p.into_inner());
+        let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
         f(&mut conn)
     }
 
     /// Create the account if it does not exist.
     pub fn ensure_account(&self, account: &str, now: i64) -> StoreResult<()> {
-        self.with(|c| {
-            c.execute(
-                "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
-                params![account, now],
-            )?;
-            Ok(())
-        })
+        dispatch!(
+            self,
+            |c| {
+                c.execute(
+                    "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
+                    params![account, now],
+                )?;
+                Ok(())
+            },
+            |p| p.ensure_account(account, now)
+        )
     }
 
     pub fn balance(&self, account: &str) -> StoreResult<i64> {
-        self.with(|c| {
-            c.query_row(
-                "SELECT balance FROM accounts WHERE id = ?1",
-                [account],
-                |r| r.get(0),
-            )
-            .optional()?
-            .ok_or_else(|| StoreError::NotFound("account", account.into()))
-        })
+        dispatch!(
+            self,
+            |c| {
+                c.query_row(
+                    "SELECT balance FROM accounts WHERE id = ?1",
+                    [account],
+                    |r| r.get(0),
+                )
+                .optional()?
+                .ok_or_else(|| StoreError::NotFound("account", account.into()))
+            },
+            |p| p.balance(account)
+        )
     }
 
     /// Add credits (creating the account); returns the new balance.
@@ -156,41 +225,50 @@ impl Store {
                 "credits to add must be a number from 1 to {MAX_CREDITS}"
             )));
         }
-        self.with(|c| {
-            let tx = c.transaction()?;
-            tx.execute(
-                "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
-                params![account, now],
-            )?;
-            let updated = tx.execute(
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction()?;
+                tx.execute(
+                    "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
+                    params![account, now],
+                )?;
+                let updated = tx.execute(
                 "UPDATE accounts SET balance = balance + ?2 WHERE id = ?1 AND balance + ?2 <= ?3",
                 params![account, amount, MAX_CREDITS],
             )?;
-            if updated != 1 {
-                return Err(StoreError::Invalid(format!(
-                    "a balance cannot exceed {MAX_CREDITS} credits"
-                )));
-            }
-            tx.execute(
+                if updated != 1 {
+                    return Err(StoreError::Invalid(format!(
+                        "a balance cannot exceed {MAX_CREDITS} credits"
+                    )));
+                }
+                tx.execute(
                 "INSERT INTO credit_grants (account_id, credits, created_at) VALUES (?1, ?2, ?3)",
                 params![account, amount, now],
             )?;
-            let balance = tx.query_row(
-                "SELECT balance FROM accounts WHERE id = ?1",
-                [account],
-                |r| r.get(0),
-            )?;
-            tx.commit()?;
-            Ok(balance)
-        })
+                let balance = tx.query_row(
+                    "SELECT balance FROM accounts WHERE id = ?1",
+                    [account],
+                    |r| r.get(0),
+                )?;
+                tx.commit()?;
+                Ok(balance)
+            },
+            |p| p.add_credits(account, amount, now)
+        )
     }
 
     pub fn insert_key(&self, key: &KeyRecord, token_hash: &[u8]) -> StoreResult<()> {
         accounts::validate_account_id(&key.account_id)?;
-        self.with(|c| {
-            let tx = c.transaction()?;
-            tx.execute("INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)", params![key.account_id, key.created_at])?;
-            tx.execute(
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction()?;
+                tx.execute(
+                    "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
+                    params![key.account_id, key.created_at],
+                )?;
+                tx.execute(
                 "INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                 params![
@@ -206,43 +284,86 @@ impl Store {
                     key.rate_limit_per_minute
                 ],
             )?;
-            tx.commit()?;
-            Ok(())
-        })
+                tx.commit()?;
+                Ok(())
+            },
+            |p| p.insert_key(key, token_hash)
+        )
     }
 
-    /// The key whose token hashes to `token_hash`.
+    /// The key whose token hashes to `token_hash`, from the key cache when
+    /// it holds it (see `key_cache` for how changes anywhere reach it).
     pub fn key_by_token_hash(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
-        self.with(|c| {
-            Ok(c.query_row(
-                &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE token_hash = ?1"),
-                [token_hash],
-                key_from_row,
-            )
-            .optional()?)
-        })
+        let usable = match &self.backend {
+            Backend::Sqlite(_) => {
+                // Another connection's commit (the CLI) changes data_version.
+                let version = self.with(|c| {
+                    Ok(c.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))?)
+                })?;
+                self.keys.observe_data_version(version);
+                true
+            }
+            Backend::Postgres(p) => {
+                self.keys.start_listener(p.url());
+                self.keys.usable()
+            }
+        };
+        let (cached, generation) = self.keys.get(token_hash);
+        if usable && let Some(key) = cached {
+            return Ok(Some(key));
+        }
+        let key = dispatch!(
+            self,
+            |c| {
+                Ok(c.query_row(
+                    &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE token_hash = ?1"),
+                    [token_hash],
+                    key_from_row,
+                )
+                .optional()?)
+            },
+            |p| p.key_by_token_hash(token_hash)
+        )?;
+        if usable && let Some(key) = &key {
+            self.keys.put(token_hash, key, generation);
+        }
+        Ok(key)
+    }
+
+    /// A key changed on this host: forget cached keys here at once (other
+    /// hosts hear of it through the database).
+    pub(crate) fn key_changed(&self) {
+        self.keys.invalidate();
     }
 
     pub fn key(&self, id: &str) -> StoreResult<KeyRecord> {
-        self.with(|c| {
-            c.query_row(
-                &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
-                [id],
-                key_from_row,
-            )
-            .optional()?
-            .ok_or_else(|| StoreError::NotFound("key", id.into()))
-        })
+        dispatch!(
+            self,
+            |c| {
+                c.query_row(
+                    &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
+                    [id],
+                    key_from_row,
+                )
+                .optional()?
+                .ok_or_else(|| StoreError::NotFound("key", id.into()))
+            },
+            |p| p.key(id)
+        )
     }
 
     pub fn keys(&self) -> StoreResult<Vec<KeyRecord>> {
-        self.with(|c| {
-            let mut stmt = c.prepare(&format!(
-                "SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
-            ))?;
-            let rows = stmt.query_map([], key_from_row)?;
-            Ok(rows.collect::<Result<_, _>>()?)
-        })
+        dispatch!(
+            self,
+            |c| {
+                let mut stmt = c.prepare(&format!(
+                    "SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
+                ))?;
+                let rows = stmt.query_map([], key_from_row)?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            },
+            |p| p.keys()
+        )
     }
 
     /// Charge `credits` if the balance still covers them: one transaction,
@@ -256,53 +377,78 @@ impl Store {
         request_id: &str,
         now: i64,
     ) -> StoreResult<Charge> {
-        self.with(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let updated = tx.execute(
-                "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
-                params![account, credits],
-            )?;
-            if updated != 1 {
-                let balance = tx.query_row("SELECT balance FROM accounts WHERE id = ?1", [account], |r| r.get(0)).optional()?.unwrap_or(0);
-                return Ok(Charge::InsufficientCredits { balance });
-            }
-            tx.execute(
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let updated = tx.execute(
+                    "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
+                    params![account, credits],
+                )?;
+                if updated != 1 {
+                    let balance = tx
+                        .query_row(
+                            "SELECT balance FROM accounts WHERE id = ?1",
+                            [account],
+                            |r| r.get(0),
+                        )
+                        .optional()?
+                        .unwrap_or(0);
+                    return Ok(Charge::InsufficientCredits { balance });
+                }
+                tx.execute(
                 "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                 params![account, key_id, platform, credits, request_id, now],
             )?;
-            let balance_after = tx.query_row("SELECT balance FROM accounts WHERE id = ?1", [account], |r| r.get(0))?;
-            tx.commit()?;
-            Ok(Charge::Charged { balance_after })
-        })
+                let balance_after = tx.query_row(
+                    "SELECT balance FROM accounts WHERE id = ?1",
+                    [account],
+                    |r| r.get(0),
+                )?;
+                tx.commit()?;
+                Ok(Charge::Charged { balance_after })
+            },
+            |p| p.charge(account, key_id, platform, credits, request_id, now)
+        )
     }
 
     /// Sum of credits in the ledger for an account (or all accounts).
     pub fn ledger_sum(&self, account: Option<&str>) -> StoreResult<i64> {
-        self.with(|c| {
-            Ok(match account {
-                Some(a) => c.query_row(
-                    "SELECT COALESCE(SUM(credits), 0) FROM ledger WHERE account_id = ?1",
-                    [a],
-                    |r| r.get(0),
-                )?,
-                None => c.query_row("SELECT COALESCE(SUM(credits), 0) FROM ledger", [], |r| {
-                    r.get(0)
-                })?,
-            })
-        })
+        dispatch!(
+            self,
+            |c| {
+                Ok(match account {
+                    Some(a) => c.query_row(
+                        "SELECT COALESCE(SUM(credits), 0) FROM ledger WHERE account_id = ?1",
+                        [a],
+                        |r| r.get(0),
+                    )?,
+                    None => {
+                        c.query_row("SELECT COALESCE(SUM(credits), 0) FROM ledger", [], |r| {
+                            r.get(0)
+                        })?
+                    }
+                })
+            },
+            |p| p.ledger_sum(account)
+        )
     }
 
     pub fn ledger_count(&self, account: Option<&str>) -> StoreResult<i64> {
-        self.with(|c| {
-            Ok(match account {
-                Some(a) => c.query_row(
-                    "SELECT COUNT(*) FROM ledger WHERE account_id = ?1",
-                    [a],
-                    |r| r.get(0),
-                )?,
-                None => c.query_row("SELECT COUNT(*) FROM ledger", [], |r| r.get(0))?,
-            })
-        })
+        dispatch!(
+            self,
+            |c| {
+                Ok(match account {
+                    Some(a) => c.query_row(
+                        "SELECT COUNT(*) FROM ledger WHERE account_id = ?1",
+                        [a],
+                        |r| r.get(0),
+                    )?,
+                    None => c.query_row("SELECT COUNT(*) FROM ledger", [], |r| r.get(0))?,
+                })
+            },
+            |p| p.ledger_count(account)
+        )
     }
 }
 
@@ -328,11 +474,20 @@ pub fn sqlite_schema_version(path: &Path) -> StoreResult<u32> {
     Ok(schema::version(&conn)?)
 }
 
-/// PostgreSQL URLs are recognised so they are never mistaken for a file
-/// name, but this build has no PostgreSQL backend yet (issue 16).
+/// The schema version of the database at `location` without migrating it
+/// (`None`: a SQLite file that does not exist yet).
+pub fn existing_schema_version(location: &DbLocation) -> StoreResult<Option<u32>> {
+    match location {
+        DbLocation::Sqlite(path) if !path.exists() => Ok(None),
+        DbLocation::Sqlite(path) => sqlite_schema_version(path).map(Some),
+        DbLocation::Postgres(url) => pg::Pg::connect_unmigrated(url)?.schema_version().map(Some),
+    }
+}
+
+/// For what only a SQLite file can do (the online backup).
 fn postgres_unavailable(location: &DbLocation) -> StoreError {
     StoreError::Unsupported(format!(
-        "PostgreSQL ({location}) is not supported by this build yet; use a SQLite file path"
+        "{location} is a PostgreSQL database; this needs a SQLite file path"
     ))
 }
 

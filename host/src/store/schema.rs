@@ -119,6 +119,13 @@ const MIGRATIONS: &[&str] = &[
         last_seen_at BIGINT NOT NULL
      );
      CREATE INDEX console_sessions_by_user ON console_sessions (user_id);",
+    // 7: shared per-key request counts, one row per bucket and minute (issue 16).
+    "CREATE TABLE rate_buckets (
+        bucket TEXT NOT NULL,
+        minute BIGINT NOT NULL,
+        count BIGINT NOT NULL,
+        PRIMARY KEY (bucket, minute)
+     );",
 ];
 
 /// The schema version this binary writes and understands.

@@ -4,7 +4,7 @@
 use rusqlite::params_from_iter;
 use rusqlite::types::Value;
 
-use super::{Store, StoreResult};
+use super::{Backend, Store, StoreResult, dispatch};
 
 /// Which ledger rows to read; every `None` matches all.
 #[derive(Clone, Debug, Default)]
@@ -58,26 +58,39 @@ fn as_rfc3339<S: serde::Serializer>(t: &i64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&crate::core::clock::rfc3339(*t))
 }
 
+/// A bound value of a usage query, converted by each backend.
+pub(super) enum UsageParam {
+    Text(String),
+    Int(i64),
+}
+
 impl UsageFilter {
-    fn where_clause(&self) -> (String, Vec<Value>) {
+    /// The `WHERE` clause and its values; `placeholder(n)` writes the
+    /// backend's n-th parameter (`?n` or `$n`).
+    pub(super) fn where_clause(
+        &self,
+        placeholder: impl Fn(usize) -> String,
+    ) -> (String, Vec<UsageParam>) {
         let mut conds = Vec::new();
         let mut params = Vec::new();
-        let mut text = |cond: &str, v: &Option<String>| {
-            if let Some(v) = v {
-                conds.push(format!("{cond} ?{}", params.len() + 1));
-                params.push(Value::Text(v.clone()));
-            }
+        let mut push = |cond: &str, v: UsageParam| {
+            params.push(v);
+            conds.push(format!("{cond} {}", placeholder(params.len())));
         };
-        text("account_id =", &self.account);
-        text("key_id =", &self.key);
-        text("platform =", &self.platform);
+        for (cond, v) in [
+            ("account_id =", &self.account),
+            ("key_id =", &self.key),
+            ("platform =", &self.platform),
+        ] {
+            if let Some(v) = v {
+                push(cond, UsageParam::Text(v.clone()));
+            }
+        }
         if let Some(from) = self.from {
-            conds.push(format!("created_at >= ?{}", params.len() + 1));
-            params.push(Value::Integer(from));
+            push("created_at >=", UsageParam::Int(from));
         }
         if let Some(until) = self.until {
-            conds.push(format!("created_at < ?{}", params.len() + 1));
-            params.push(Value::Integer(until));
+            push("created_at <", UsageParam::Int(until));
         }
         let clause = if conds.is_empty() {
             String::new()
@@ -90,118 +103,131 @@ impl UsageFilter {
 
 impl Store {
     pub fn usage(&self, filter: &UsageFilter) -> StoreResult<Usage> {
-        let (clause, params) = filter.where_clause();
-        self.with(|c| {
-            // One read transaction, so totals, groups and entries agree.
-            let tx = c.transaction()?;
-            let (requests, credits) = tx.query_row(
-                &format!("SELECT COUNT(*), COALESCE(SUM(credits), 0) FROM ledger{clause}"),
-                params_from_iter(params.iter()),
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-            let group = |column: &str| -> rusqlite::Result<Vec<UsageGroup>> {
-                let mut stmt = tx.prepare(&format!(
-                    "SELECT {column}, COUNT(*), SUM(credits) FROM ledger{clause}
-                     GROUP BY {column} ORDER BY SUM(credits) DESC, {column}"
-                ))?;
-                let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
-                    Ok(UsageGroup {
-                        name: r.get(0)?,
-                        requests: r.get(1)?,
-                        credits: r.get(2)?,
-                    })
-                })?;
-                rows.collect()
-            };
-            let by_platform = group("platform")?;
-            let by_key = group("key_id")?;
-            let entries = {
-                let mut stmt = tx.prepare(&format!(
-                    "SELECT id, created_at, account_id, key_id, platform, credits, request_id
-                     FROM ledger{clause} ORDER BY created_at DESC, id DESC LIMIT {}",
-                    filter.entries
-                ))?;
-                let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
-                    Ok(UsageEntry {
-                        id: r.get(0)?,
-                        time: r.get(1)?,
-                        account: r.get(2)?,
-                        key: r.get(3)?,
-                        platform: r.get(4)?,
-                        credits: r.get(5)?,
-                        request_id: r.get(6)?,
-                    })
-                })?;
-                rows.collect::<Result<Vec<_>, _>>()?
-            };
-            Ok(Usage {
-                requests,
-                credits,
-                by_platform,
-                by_key,
-                entries,
+        let (clause, params) = filter.where_clause(|n| format!("?{n}"));
+        let params: Vec<Value> = params
+            .into_iter()
+            .map(|p| match p {
+                UsageParam::Text(t) => Value::Text(t),
+                UsageParam::Int(i) => Value::Integer(i),
             })
-        })
+            .collect();
+        dispatch!(
+            self,
+            |c| {
+                // One read transaction, so totals, groups and entries agree.
+                let tx = c.transaction()?;
+                let (requests, credits) = tx.query_row(
+                    &format!("SELECT COUNT(*), COALESCE(SUM(credits), 0) FROM ledger{clause}"),
+                    params_from_iter(params.iter()),
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )?;
+                let group = |column: &str| -> rusqlite::Result<Vec<UsageGroup>> {
+                    let mut stmt = tx.prepare(&format!(
+                        "SELECT {column}, COUNT(*), SUM(credits) FROM ledger{clause}
+                     GROUP BY {column} ORDER BY SUM(credits) DESC, {column}"
+                    ))?;
+                    let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
+                        Ok(UsageGroup {
+                            name: r.get(0)?,
+                            requests: r.get(1)?,
+                            credits: r.get(2)?,
+                        })
+                    })?;
+                    rows.collect()
+                };
+                let by_platform = group("platform")?;
+                let by_key = group("key_id")?;
+                let entries = {
+                    let mut stmt = tx.prepare(&format!(
+                        "SELECT id, created_at, account_id, key_id, platform, credits, request_id
+                     FROM ledger{clause} ORDER BY created_at DESC, id DESC LIMIT {}",
+                        filter.entries
+                    ))?;
+                    let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
+                        Ok(UsageEntry {
+                            id: r.get(0)?,
+                            time: r.get(1)?,
+                            account: r.get(2)?,
+                            key: r.get(3)?,
+                            platform: r.get(4)?,
+                            credits: r.get(5)?,
+                            request_id: r.get(6)?,
+                        })
+                    })?;
+                    rows.collect::<Result<Vec<_>, _>>()?
+                };
+                Ok(Usage {
+                    requests,
+                    credits,
+                    by_platform,
+                    by_key,
+                    entries,
+                })
+            },
+            |p| p.usage(filter)
+        )
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::both::each_backend;
 
     #[test]
     fn filters_by_account_key_platform_and_half_open_time_range() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
-        store.add_credits("a", 100, 0).unwrap();
-        store.add_credits("b", 100, 0).unwrap();
-        for (account, key, platform, credits, t) in [
-            ("a", "k1", "tiktok", 1, 100),
-            ("a", "k1", "youtube", 3, 200),
-            ("a", "k2", "youtube", 3, 300),
-            ("b", "k3", "tiktok", 1, 400),
-        ] {
-            store
-                .charge(account, key, platform, credits, &format!("r{t}"), t)
-                .unwrap();
-        }
-        let q = |f: UsageFilter| store.usage(&UsageFilter { entries: 10, ..f }).unwrap();
-        let all = q(UsageFilter::default());
-        assert_eq!((all.requests, all.credits), (4, 8));
-        assert_eq!(all.entries[0].request_id, "r400", "most recent first");
-        let a = q(UsageFilter {
-            account: Some("a".into()),
-            ..Default::default()
-        });
-        assert_eq!((a.requests, a.credits), (3, 7));
-        assert_eq!(a.by_platform[0].name, "youtube");
-        assert_eq!(
-            (a.by_platform[0].requests, a.by_platform[0].credits),
-            (2, 6)
-        );
-        assert_eq!(a.by_key.len(), 2);
-        let k1 = q(UsageFilter {
-            key: Some("k1".into()),
-            ..Default::default()
-        });
-        assert_eq!(k1.credits, 4);
-        let yt = q(UsageFilter {
-            platform: Some("youtube".into()),
-            from: Some(200),
-            until: Some(300),
-            ..Default::default()
-        });
-        assert_eq!(
-            (yt.requests, yt.credits),
-            (1, 3),
-            "from inclusive, until exclusive"
-        );
-        let few = store
-            .usage(&UsageFilter {
-                entries: 1,
+        each_backend(|t| {
+            let store = &t.store;
+            store.add_credits("a", 100, 0).unwrap();
+            store.add_credits("b", 100, 0).unwrap();
+            for (account, key, platform, credits, t) in [
+                ("a", "k1", "tiktok", 1, 100),
+                ("a", "k1", "youtube", 3, 200),
+                ("a", "k2", "youtube", 3, 300),
+                ("b", "k3", "tiktok", 1, 400),
+            ] {
+                store
+                    .charge(account, key, platform, credits, &format!("r{t}"), t)
+                    .unwrap();
+            }
+            let q = |f: UsageFilter| store.usage(&UsageFilter { entries: 10, ..f }).unwrap();
+            let all = q(UsageFilter::default());
+            assert_eq!((all.requests, all.credits), (4, 8));
+            assert_eq!(all.entries[0].request_id, "r400", "most recent first");
+            let a = q(UsageFilter {
+                account: Some("a".into()),
                 ..Default::default()
-            })
-            .unwrap();
-        assert_eq!((few.requests, few.entries.len()), (4, 1));
+            });
+            assert_eq!((a.requests, a.credits), (3, 7));
+            assert_eq!(a.by_platform[0].name, "youtube");
+            assert_eq!(
+                (a.by_platform[0].requests, a.by_platform[0].credits),
+                (2, 6)
+            );
+            assert_eq!(a.by_key.len(), 2);
+            let k1 = q(UsageFilter {
+                key: Some("k1".into()),
+                ..Default::default()
+            });
+            assert_eq!(k1.credits, 4);
+            let yt = q(UsageFilter {
+                platform: Some("youtube".into()),
+                from: Some(200),
+                until: Some(300),
+                ..Default::default()
+            });
+            assert_eq!(
+                (yt.requests, yt.credits),
+                (1, 3),
+                "from inclusive, until exclusive"
+            );
+            let few = store
+                .usage(&UsageFilter {
+                    entries: 1,
+                    ..Default::default()
+                })
+                .unwrap();
+            assert_eq!((few.requests, few.entries.len()), (4, 1));
+        });
     }
 }

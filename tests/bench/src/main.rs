@@ -21,6 +21,8 @@
 //! to measure; `--quick` runs fewer iterations, `--json PATH` sets the output.
 
 use std::collections::BTreeMap;
+mod cluster;
+
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -128,12 +130,20 @@ async fn main() -> anyhow::Result<()> {
         report.insert("console".into(), console::measure(opts.quick).await?);
     }
 
+    let mut several = Vec::new();
+    if run("cluster") {
+        eprintln!("[+] several hosts: SQLite, PostgreSQL, three hosts on PostgreSQL");
+        several = cluster::several_hosts(opts.quick).await?;
+        report.insert("several_hosts".into(), Value::Array(several.clone()));
+    }
+
     print_tables(&extractors, &e2e, &memory, &start);
     print_versus(&ytdlp_row);
     if let Some(t) = report.get("tunnel") {
         tunnel::print_table(t);
     }
     egress::print_table(&egress_rows);
+    cluster::print(&several);
     if let Some(dir) = opts.json.parent() {
         std::fs::create_dir_all(dir)?;
     }

@@ -14,6 +14,7 @@ mod authoring;
 mod chaos;
 mod cli;
 mod console;
+mod cluster;
 mod database;
 mod doors;
 mod dropin;

@@ -206,7 +206,7 @@ async fn run(
     }
     // The key's rate limit applies as to any parse of the key.
     let default = state.services.config.load().limits.rate_limit_per_minute;
-    if let Err(e) = state.rate_limits.check(&key, default) {
+    if let Err(e) = state.rate_limits.check(&key, default).await {
         return again(ApiError::from(e).msg);
     }
     let input = serde_json::json!({"url": choice.link}).to_string();

@@ -273,7 +273,7 @@ impl MediaparseMcp {
                 .load()
                 .limits
                 .rate_limit_per_minute;
-            self.state.rate_limits.check(key, default)?;
+            self.state.rate_limits.check(key, default).await?;
             let delivery =
                 crate::http::tunnel::resolve(&self.state, key, delivery.as_deref()).await?;
             let mut parsed = parse::parse(

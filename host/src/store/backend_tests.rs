@@ -1,0 +1,249 @@
+//! The books under concurrent hosts, and PostgreSQL's migrations.
+
+use std::collections::HashSet;
+
+use super::both::each_backend;
+use super::pg::PG_MIGRATIONS;
+use super::schema::SCHEMA_VERSION;
+use super::{Charge, DbLocation, Store, StoreError, UsageFilter, test_pg};
+
+#[test]
+fn concurrent_hosts_never_overdraw_and_every_charge_has_one_ledger_row() {
+    each_backend(|t| {
+        t.store.add_credits("acme", 500, 0).unwrap();
+        // Eight "hosts": each its own Store (its own connection or pool).
+        let charged: Vec<Vec<i64>> = std::thread::scope(|s| {
+            let hosts: Vec<_> = (0..8)
+                .map(|h| {
+                    let store = Store::connect(&t.location).unwrap();
+                    s.spawn(move || {
+                        let mut balances = Vec::new();
+                        for i in 0..40 {
+                            let id = format!("h{h}-r{i}");
+                            if let Charge::Charged { balance_after } =
+                                store.charge("acme", "k", "youtube", 3, &id, 1).unwrap()
+                            {
+                                balances.push(balance_after);
+                            }
+                        }
+                        balances
+                    })
+                })
+                .collect();
+            hosts.into_iter().map(|h| h.join().unwrap()).collect()
+        });
+        let taken: usize = charged.iter().map(Vec::len).sum();
+        // 320 attempts of 3 against 500: exactly 166 succeed, 2 credits stay.
+        assert_eq!(taken, 166);
+        assert_eq!(t.store.balance("acme").unwrap(), 2);
+        assert_eq!(t.store.ledger_sum(Some("acme")).unwrap(), 498);
+        assert_eq!(t.store.ledger_count(None).unwrap(), 166);
+        // Every balance after a charge was seen by exactly one charge.
+        let distinct: HashSet<i64> = charged.iter().flatten().copied().collect();
+        assert_eq!(distinct.len(), 166);
+        let usage = t
+            .store
+            .usage(&UsageFilter {
+                entries: 1000,
+                ..Default::default()
+            })
+            .unwrap();
+        let ids: HashSet<i64> = usage.entries.iter().map(|e| e.id).collect();
+        assert_eq!(ids.len(), 166, "ledger ids are unique in the database");
+        assert!(t.store.account("acme").unwrap().consistent());
+    });
+}
+
+#[test]
+fn both_backends_have_every_migration_step() {
+    assert_eq!(PG_MIGRATIONS.len() as u32, SCHEMA_VERSION);
+}
+
+#[test]
+fn postgres_upgrades_from_every_earlier_version_and_keeps_its_books() {
+    for version in 0..SCHEMA_VERSION {
+        let url = test_pg::fresh_database();
+        let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+        super::pg::migrate_to(&mut client, version).unwrap();
+        if version >= 1 {
+            client
+                .batch_execute(
+                    "INSERT INTO accounts (id, balance, created_at) VALUES ('acme', 47, 1);
+                     INSERT INTO credit_grants (account_id, credits, created_at) VALUES ('acme', 50, 1);
+                     INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, created_at)
+                         VALUES ('key_1', 'acme', 'old', '\\x01', 'mp_live_ab', 1);
+                     INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
+                         VALUES ('acme', 'key_1', 'tiktok', 3, 'req_1', 2);",
+                )
+                .unwrap();
+        }
+        let store = Store::connect(&DbLocation::Postgres(url)).unwrap();
+        assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+        if version == 0 {
+            assert_eq!(store.summary().unwrap().accounts, 0);
+            continue;
+        }
+        let account = store.account("acme").unwrap();
+        assert_eq!(
+            (account.balance, account.granted, account.spent),
+            (47, 50, 3),
+            "from v{version}"
+        );
+        assert_eq!(store.key("key_1").unwrap().rate_limit_per_minute, None);
+        store.add_credits("acme", 10, 3).unwrap();
+        assert_eq!(store.balance("acme").unwrap(), 57);
+    }
+}
+
+#[test]
+fn a_postgres_database_newer_than_the_binary_is_refused_untouched() {
+    let url = test_pg::fresh_database();
+    let location = DbLocation::Postgres(url.clone());
+    Store::connect(&location).unwrap();
+    let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let newer = SCHEMA_VERSION as i32 + 1;
+    client
+        .execute("UPDATE mediaparse_schema SET version = $1", &[&newer])
+        .unwrap();
+    let refused = Store::connect(&location).err().unwrap();
+    assert!(
+        matches!(refused, StoreError::SchemaTooNew { found, .. } if found == newer as u32),
+        "{refused}"
+    );
+    let v: i32 = client
+        .query_one("SELECT version FROM mediaparse_schema", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(v, newer);
+}
+
+#[test]
+fn hosts_starting_together_migrate_once() {
+    let location = DbLocation::Postgres(test_pg::fresh_database());
+    std::thread::scope(|s| {
+        let started: Vec<_> = (0..4)
+            .map(|_| s.spawn(|| Store::connect(&location).map(|_| ())))
+            .collect();
+        for h in started {
+            h.join().unwrap().unwrap();
+        }
+    });
+    let store = Store::connect(&location).unwrap();
+    assert_eq!(store.schema_version().unwrap(), SCHEMA_VERSION);
+}
+
+#[test]
+fn a_sqlite_deployment_moves_to_postgres_exactly() {
+    let sqlite = super::both::sqlite();
+    let s = &sqlite.store;
+    s.add_credits("acme", 100, 1).unwrap();
+    s.set_credits("zeta", 7, 2).unwrap();
+    let key = test_key("key_1", "acme", Some(5));
+    s.insert_key(&key, b"hash-1").unwrap();
+    s.key_delivery("key_1", Some(Some("tunnel")), 3).unwrap();
+    for i in 0..7 {
+        s.charge("acme", "key_1", "tiktok", 3, &format!("r{i}"), 10 + i)
+            .unwrap();
+    }
+    let DbLocation::Sqlite(path) = &sqlite.location else {
+        unreachable!()
+    };
+    let url = test_pg::fresh_database();
+    let copied = super::copy_sqlite_to_postgres(path, &url).unwrap();
+    assert_eq!(copied.source, copied.copied);
+    assert_eq!(copied.copied.ledger_total, 21);
+    let pg = Store::connect(&DbLocation::Postgres(url.clone())).unwrap();
+    assert_eq!(pg.accounts().unwrap(), s.accounts().unwrap());
+    assert_eq!(pg.key_by_token_hash(b"hash-1").unwrap(), Some(key));
+    assert_eq!(
+        pg.key_delivery("key_1", None, 0).unwrap().as_deref(),
+        Some("tunnel")
+    );
+    let all = UsageFilter {
+        entries: 100,
+        ..Default::default()
+    };
+    assert_eq!(pg.usage(&all).unwrap(), s.usage(&all).unwrap());
+    // New ledger ids continue after the copied ones.
+    pg.charge("acme", "key_1", "tiktok", 3, "after", 99)
+        .unwrap();
+    let newest = pg.usage(&all).unwrap().entries[0].id;
+    assert_eq!(newest, 8);
+    // A second copy into a database with books is refused.
+    assert!(super::copy_sqlite_to_postgres(path, &url).is_err());
+}
+
+fn test_key(id: &str, account: &str, limit: Option<u32>) -> super::KeyRecord {
+    super::KeyRecord {
+        id: id.into(),
+        account_id: account.into(),
+        name: "app".into(),
+        token_prefix: "mp_live_abcdef".into(),
+        expires_on: None,
+        platforms: Some(vec!["tiktok".into()]),
+        created_at: 1,
+        rotated_at: None,
+        rate_limit_per_minute: limit,
+    }
+}
+
+/// Host A caches a key; host B (or the CLI) changes it; A must see the
+/// change within one second.
+#[test]
+fn a_key_change_on_one_host_reaches_the_others_cache_within_a_second() {
+    each_backend(|t| {
+        let host_a = Store::connect(&t.location).unwrap();
+        let host_b = Store::connect(&t.location).unwrap();
+        host_b
+            .insert_key(&test_key("k1", "acme", None), b"token-1")
+            .unwrap();
+        let seen_within_a_second = |what: &str, ok: &dyn Fn(Option<super::KeyRecord>) -> bool| {
+            let started = std::time::Instant::now();
+            while started.elapsed() < std::time::Duration::from_secs(1) {
+                if ok(host_a.key_by_token_hash(b"token-1").unwrap()) {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            panic!("host A still had the old key after 1 s: {what}");
+        };
+        // Warm A's cache (on PostgreSQL once its listener is up).
+        seen_within_a_second("insert", &|k| k.is_some());
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        assert!(host_a.key_by_token_hash(b"token-1").unwrap().is_some());
+        host_b
+            .edit_key(
+                "k1",
+                &super::KeyEdit {
+                    rate_limit_per_minute: Some(Some(9)),
+                    ..Default::default()
+                },
+                5,
+            )
+            .unwrap();
+        seen_within_a_second("edit", &|k| {
+            k.is_some_and(|k| k.rate_limit_per_minute == Some(9))
+        });
+        host_b.rotate_key("k1", b"token-2", "mp_live_x", 6).unwrap();
+        seen_within_a_second("rotate", &|k| k.is_none());
+        host_b.rotate_key("k1", b"token-1", "mp_live_y", 7).unwrap();
+        seen_within_a_second("rotate back", &|k| k.is_some());
+        host_b.delete_key("k1").unwrap();
+        seen_within_a_second("delete", &|k| k.is_none());
+    });
+}
+
+#[test]
+fn request_counts_are_shared_by_every_host() {
+    each_backend(|t| {
+        let hosts: Vec<Store> = (0..3)
+            .map(|_| Store::connect(&t.location).unwrap())
+            .collect();
+        let counts: Vec<i64> = (0..9)
+            .map(|i| hosts[i % 3].count_request("parse:k1", 100).unwrap())
+            .collect();
+        assert_eq!(counts, (1..=9).collect::<Vec<i64>>());
+        assert_eq!(hosts[0].count_request("parse:k1", 101).unwrap(), 1);
+        assert_eq!(hosts[1].count_request("account:k1", 100).unwrap(), 1);
+    });
+}

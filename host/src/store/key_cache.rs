@@ -1,0 +1,160 @@
+//! The key lookup cache: token hash → key, so a parse does not read
+//! `api_keys` every time. A cached key must never outlive a change made
+//! anywhere (this host, another host, the CLI), so every entry is dropped
+//! when the books say keys changed:
+//!
+//! - PostgreSQL: every key change sends `NOTIFY mediaparse_keys` in its own
+//!   transaction; a listener thread per host (its own connection) clears the
+//!   cache on each notification. While the listener is not connected the
+//!   cache is bypassed, and it is cleared when the listener reconnects (it
+//!   may have missed notifications).
+//! - SQLite: `PRAGMA data_version` changes when another connection (the CLI)
+//!   commits; this process's own changes clear the cache directly.
+//!
+//! A generation counter keeps a lookup that raced with an invalidation from
+//! storing what it read before the change. Unknown tokens are not cached.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use postgres::fallible_iterator::FallibleIterator;
+
+use super::KeyRecord;
+
+/// The channel key changes are announced on (PostgreSQL).
+pub const CHANNEL: &str = "mediaparse_keys";
+/// Cached keys per host; past this the cache starts over (a bound, not an LRU).
+const CAPACITY: usize = 100_000;
+
+#[derive(Default)]
+pub struct KeyCache {
+    entries: Mutex<HashMap<Vec<u8>, KeyRecord>>,
+    generation: AtomicU64,
+    /// PostgreSQL: the listener is connected, so the cache may be used.
+    listening: AtomicBool,
+    /// PostgreSQL: the listener thread was started.
+    started: AtomicBool,
+    /// SQLite: the `data_version` the entries were read under.
+    data_version: Mutex<Option<i64>>,
+}
+
+impl KeyCache {
+    /// The cached key of `hash` and the generation to store a fresh read under.
+    pub fn get(&self, hash: &[u8]) -> (Option<KeyRecord>, u64) {
+        let generation = self.generation.load(Ordering::SeqCst);
+        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        (entries.get(hash).cloned(), generation)
+    }
+
+    /// Remember `key`, unless an invalidation happened since `generation`.
+    pub fn put(&self, hash: &[u8], key: &KeyRecord, generation: u64) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        if self.generation.load(Ordering::SeqCst) != generation {
+            return;
+        }
+        if entries.len() >= CAPACITY {
+            entries.clear();
+        }
+        entries.insert(hash.to_vec(), key.clone());
+    }
+
+    /// Forget every key (some key changed).
+    pub fn invalidate(&self) {
+        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
+        self.generation.fetch_add(1, Ordering::SeqCst);
+        entries.clear();
+    }
+
+    /// SQLite: note the database's `data_version`; a change means another
+    /// connection committed, so the cache is cleared.
+    pub fn observe_data_version(&self, version: i64) {
+        let mut seen = self.data_version.lock().unwrap_or_else(|p| p.into_inner());
+        if *seen != Some(version) {
+            if seen.is_some() {
+                self.invalidate();
+            }
+            *seen = Some(version);
+        }
+    }
+
+    /// PostgreSQL: whether the cache may answer (the listener is connected).
+    pub fn usable(&self) -> bool {
+        self.listening.load(Ordering::SeqCst)
+    }
+
+    /// PostgreSQL: start the listener thread once for this store.
+    pub fn start_listener(self: &Arc<Self>, url: &str) {
+        if self.started.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        let (cache, url) = (Arc::downgrade(self), url.to_owned());
+        let spawned = std::thread::Builder::new()
+            .name("key-cache-listener".into())
+            .spawn(move || listen(cache, url));
+        if spawned.is_err() {
+            // No listener: the cache stays unusable, lookups go to the database.
+            tracing::warn!("could not start the key cache listener; keys are not cached");
+        }
+    }
+}
+
+/// Hold a `LISTEN` connection while the store lives; clear the cache on every
+/// notification and whenever the connection is lost or regained.
+fn listen(cache: std::sync::Weak<KeyCache>, url: String) {
+    let mut backoff = Duration::from_millis(100);
+    loop {
+        let Some(c) = cache.upgrade() else { return };
+        drop(c);
+        let client = postgres::Client::connect(&url, postgres::NoTls).and_then(|mut client| {
+            client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
+            Ok(client)
+        });
+        let mut client = match client {
+            Ok(client) => client,
+            Err(e) => {
+                tracing::warn!(error = %e, "key cache listener cannot connect; keys are read uncached");
+                std::thread::sleep(backoff);
+                backoff = (backoff * 2).min(Duration::from_secs(2));
+                continue;
+            }
+        };
+        backoff = Duration::from_millis(100);
+        // Connected: whatever was missed while away is dropped.
+        match cache.upgrade() {
+            Some(c) => {
+                c.invalidate();
+                c.listening.store(true, Ordering::SeqCst);
+            }
+            None => return,
+        }
+        loop {
+            let mut lost = false;
+            {
+                let mut notifications = client.notifications();
+                let mut it = notifications.timeout_iter(Duration::from_millis(500));
+                loop {
+                    match it.next() {
+                        Ok(Some(_)) => match cache.upgrade() {
+                            Some(c) => c.invalidate(),
+                            None => return,
+                        },
+                        Ok(None) => break,
+                        Err(_) => {
+                            lost = true;
+                            break;
+                        }
+                    }
+                }
+            }
+            let Some(c) = cache.upgrade() else { return };
+            // A cheap ping finds a connection the server dropped quietly.
+            if lost || client.is_closed() || client.simple_query("").is_err() {
+                c.listening.store(false, Ordering::SeqCst);
+                c.invalidate();
+                break;
+            }
+        }
+    }
+}

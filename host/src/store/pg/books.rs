@@ -1,0 +1,510 @@
+//! The books on PostgreSQL: the same queries as the SQLite side, in
+//! PostgreSQL's dialect (`$n` placeholders, `ON CONFLICT DO NOTHING`,
+//! `SUM` cast back to `BIGINT`). Each method is one statement or one
+//! transaction on one pooled connection. The statements of a parse
+//! (balance, key lookup, delivery, charge, rate count) are sent typed
+//! (`query_typed*`): parse, bind and execute in one round trip instead of a
+//! prepare round trip first.
+
+use postgres::types::{ToSql, Type};
+use postgres::{GenericClient, Row};
+
+use super::Pg;
+use crate::store::accounts::{AccountSummary, CreditChange, MAX_CREDITS};
+use crate::store::backup::BackupSummary;
+use crate::store::keys::KeyEdit;
+use crate::store::usage::{Usage, UsageEntry, UsageFilter, UsageGroup, UsageParam};
+use crate::store::{Charge, KeyRecord, StoreError, StoreResult};
+
+const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute";
+
+fn key_from_row(r: &Row) -> KeyRecord {
+    let platforms: Option<String> = r.get(5);
+    let limit: Option<i64> = r.get(8);
+    KeyRecord {
+        id: r.get(0),
+        account_id: r.get(1),
+        name: r.get(2),
+        token_prefix: r.get(3),
+        expires_on: r.get(4),
+        platforms: platforms.map(|p| {
+            p.split(',')
+                .filter(|s| !s.is_empty())
+                .map(String::from)
+                .collect()
+        }),
+        created_at: r.get(6),
+        rotated_at: r.get(7),
+        rate_limit_per_minute: limit.map(|l| u32::try_from(l).unwrap_or(u32::MAX)),
+    }
+}
+
+const SUMMARY: &str = "SELECT a.id, a.balance,
+        (SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM credit_grants g WHERE g.account_id = a.id),
+        (SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM ledger l WHERE l.account_id = a.id),
+        (SELECT COUNT(*) FROM api_keys k WHERE k.account_id = a.id),
+        a.created_at
+     FROM accounts a";
+
+fn summary_from_row(r: &Row) -> AccountSummary {
+    AccountSummary {
+        id: r.get(0),
+        balance: r.get(1),
+        granted: r.get(2),
+        spent: r.get(3),
+        keys: r.get(4),
+        created_at: r.get(5),
+    }
+}
+
+const ENSURE_ACCOUNT: &str =
+    "INSERT INTO accounts (id, balance, created_at) VALUES ($1, 0, $2) ON CONFLICT (id) DO NOTHING";
+
+fn balance_of(c: &mut postgres::Client, account: &str) -> StoreResult<Option<i64>> {
+    Ok(c.query_typed_opt(
+        "SELECT balance FROM accounts WHERE id = $1",
+        &[(&account, Type::TEXT)],
+    )?
+    .map(|r| r.get(0)))
+}
+
+impl Pg {
+    pub fn ensure_account(&self, account: &str, now: i64) -> StoreResult<()> {
+        self.client()?.execute(ENSURE_ACCOUNT, &[&account, &now])?;
+        Ok(())
+    }
+
+    pub fn create_account(&self, id: &str, now: i64) -> StoreResult<bool> {
+        Ok(self.client()?.execute(ENSURE_ACCOUNT, &[&id, &now])? == 1)
+    }
+
+    pub fn balance(&self, account: &str) -> StoreResult<i64> {
+        balance_of(&mut *self.client()?, account)?
+            .ok_or_else(|| StoreError::NotFound("account", account.into()))
+    }
+
+    pub fn add_credits(&self, account: &str, amount: i64, now: i64) -> StoreResult<i64> {
+        let mut client = self.client()?;
+        let mut tx = client.transaction()?;
+        tx.execute(ENSURE_ACCOUNT, &[&account, &now])?;
+        let row = tx.query_opt(
+            "UPDATE accounts SET balance = balance + $2 WHERE id = $1 AND balance + $2 <= $3
+             RETURNING balance",
+            &[&account, &amount, &MAX_CREDITS],
+        )?;
+        let Some(row) = row else {
+            return Err(StoreError::Invalid(format!(
+                "a balance cannot exceed {MAX_CREDITS} credits"
+            )));
+        };
+        tx.execute(
+            "INSERT INTO credit_grants (account_id, credits, created_at) VALUES ($1, $2, $3)",
+            &[&account, &amount, &now],
+        )?;
+        tx.commit()?;
+        Ok(row.get(0))
+    }
+
+    pub fn set_credits(&self, account: &str, amount: i64, now: i64) -> StoreResult<CreditChange> {
+        let mut client = self.client()?;
+        let mut tx = client.transaction()?;
+        tx.execute(ENSURE_ACCOUNT, &[&account, &now])?;
+        // FOR UPDATE: a concurrent charge waits, so the recorded difference is exact.
+        let previous: i64 = tx
+            .query_one(
+                "SELECT balance FROM accounts WHERE id = $1 FOR UPDATE",
+                &[&account],
+            )?
+            .get(0);
+        let change = amount - previous;
+        if change != 0 {
+            tx.execute(
+                "UPDATE accounts SET balance = $2 WHERE id = $1",
+                &[&account, &amount],
+            )?;
+            tx.execute(
+                "INSERT INTO credit_grants (account_id, credits, created_at, kind) VALUES ($1, $2, $3, 'set')",
+                &[&account, &change, &now],
+            )?;
+        }
+        tx.commit()?;
+        Ok(CreditChange {
+            account: account.to_string(),
+            previous,
+            balance: amount,
+            change,
+        })
+    }
+
+    pub fn account(&self, id: &str) -> StoreResult<AccountSummary> {
+        self.client()?
+            .query_opt(&format!("{SUMMARY} WHERE a.id = $1"), &[&id])?
+            .map(|r| summary_from_row(&r))
+            .ok_or_else(|| StoreError::NotFound("account", id.into()))
+    }
+
+    pub fn accounts(&self) -> StoreResult<Vec<AccountSummary>> {
+        Ok(self
+            .client()?
+            .query(&format!("{SUMMARY} ORDER BY a.created_at, a.id"), &[])?
+            .iter()
+            .map(summary_from_row)
+            .collect())
+    }
+
+    pub fn insert_key(&self, key: &KeyRecord, token_hash: &[u8]) -> StoreResult<()> {
+        let mut client = self.client()?;
+        let mut tx = client.transaction()?;
+        tx.execute(ENSURE_ACCOUNT, &[&key.account_id, &key.created_at])?;
+        tx.execute(
+            "INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            &[
+                &key.id,
+                &key.account_id,
+                &key.name,
+                &token_hash,
+                &key.token_prefix,
+                &key.expires_on,
+                &key.platforms.as_ref().map(|p| p.join(",")),
+                &key.created_at,
+                &key.rotated_at,
+                &key.rate_limit_per_minute.map(i64::from),
+            ],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    pub fn key_by_token_hash(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
+        Ok(self
+            .client()?
+            .query_typed_opt(
+                &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE token_hash = $1"),
+                &[(&token_hash, Type::BYTEA)],
+            )?
+            .map(|r| key_from_row(&r)))
+    }
+
+    pub fn key(&self, id: &str) -> StoreResult<KeyRecord> {
+        key_by_id(&mut *self.client()?, id)
+    }
+
+    pub fn keys(&self) -> StoreResult<Vec<KeyRecord>> {
+        Ok(self
+            .client()?
+            .query(
+                &format!("SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"),
+                &[],
+            )?
+            .iter()
+            .map(key_from_row)
+            .collect())
+    }
+
+    pub fn keys_of_account(&self, account: &str) -> StoreResult<Vec<KeyRecord>> {
+        Ok(self
+            .client()?
+            .query(
+                &format!(
+                    "SELECT {KEY_COLUMNS} FROM api_keys WHERE account_id = $1 ORDER BY created_at, id"
+                ),
+                &[&account],
+            )?
+            .iter()
+            .map(key_from_row)
+            .collect())
+    }
+
+    pub fn edit_key(&self, id: &str, edit: &KeyEdit, now: i64) -> StoreResult<KeyRecord> {
+        let mut client = self.client()?;
+        let mut tx = client.transaction()?;
+        let mut key = tx
+            .query_opt(
+                &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1 FOR UPDATE"),
+                &[&id],
+            )?
+            .map(|r| key_from_row(&r))
+            .ok_or_else(|| StoreError::NotFound("key", id.into()))?;
+        edit.apply(&mut key);
+        notify_key_change(&mut tx)?;
+        tx.execute(
+            "UPDATE api_keys SET name = $2, expires_on = $3, platforms = $4,
+                    rate_limit_per_minute = $5, updated_at = $6
+             WHERE id = $1",
+            &[
+                &id,
+                &key.name,
+                &key.expires_on,
+                &key.platforms.as_ref().map(|p| p.join(",")),
+                &key.rate_limit_per_minute.map(i64::from),
+                &now,
+            ],
+        )?;
+        tx.commit()?;
+        Ok(key)
+    }
+
+    pub fn rotate_key(
+        &self,
+        id: &str,
+        token_hash: &[u8],
+        token_prefix: &str,
+        now: i64,
+    ) -> StoreResult<KeyRecord> {
+        let mut client = self.client()?;
+        let mut tx = client.transaction()?;
+        let key = tx
+            .query_opt(
+                &format!(
+                    "UPDATE api_keys SET token_hash = $2, token_prefix = $3, rotated_at = $4
+                     WHERE id = $1 RETURNING {KEY_COLUMNS}"
+                ),
+                &[&id, &token_hash, &token_prefix, &now],
+            )?
+            .map(|r| key_from_row(&r))
+            .ok_or_else(|| StoreError::NotFound("key", id.into()))?;
+        notify_key_change(&mut tx)?;
+        tx.commit()?;
+        Ok(key)
+    }
+
+    pub fn delete_key(&self, id: &str) -> StoreResult<KeyRecord> {
+        let mut client = self.client()?;
+        let mut tx = client.transaction()?;
+        let key = tx
+            .query_opt(
+                &format!("DELETE FROM api_keys WHERE id = $1 RETURNING {KEY_COLUMNS}"),
+                &[&id],
+            )?
+            .map(|r| key_from_row(&r))
+            .ok_or_else(|| StoreError::NotFound("key", id.into()))?;
+        notify_key_change(&mut tx)?;
+        tx.commit()?;
+        Ok(key)
+    }
+
+    pub fn key_delivery(
+        &self,
+        id: &str,
+        set: Option<Option<&str>>,
+        now: i64,
+    ) -> StoreResult<Option<String>> {
+        let mut client = self.client()?;
+        if let Some(delivery) = set {
+            client.execute(
+                "UPDATE api_keys SET delivery = $2, updated_at = $3 WHERE id = $1",
+                &[&id, &delivery, &now],
+            )?;
+        }
+        client
+            .query_typed_opt(
+                "SELECT delivery FROM api_keys WHERE id = $1",
+                &[(&id, Type::TEXT)],
+            )?
+            .map(|r| r.get::<_, Option<String>>(0))
+            .ok_or_else(|| StoreError::NotFound("key", id.into()))
+    }
+
+    /// The charge: one statement, so one implicit transaction and one round
+    /// trip. The conditional decrement row-locks the account (concurrent
+    /// hosts serialize on it and never overdraw); the ledger row is written
+    /// only from the decrement's output, so there is a row exactly when
+    /// credits were taken. The last column is the balance as it was before
+    /// the statement (what a refused charge reports).
+    pub fn charge(
+        &self,
+        account: &str,
+        key_id: &str,
+        platform: &str,
+        credits: i64,
+        request_id: &str,
+        now: i64,
+    ) -> StoreResult<Charge> {
+        let row = self.client()?.query_typed_one(
+            "WITH debit AS (
+                 UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2
+                 RETURNING balance
+             ), entry AS (
+                 INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
+                 SELECT $1, $3, $4, $2, $5, $6 FROM debit
+                 RETURNING id
+             )
+             SELECT (SELECT balance FROM debit), (SELECT id FROM entry),
+                    (SELECT balance FROM accounts WHERE id = $1)",
+            &[
+                (&account, Type::TEXT),
+                (&credits, Type::INT8),
+                (&key_id, Type::TEXT),
+                (&platform, Type::TEXT),
+                (&request_id, Type::TEXT),
+                (&now, Type::INT8),
+            ],
+        )?;
+        let after: Option<i64> = row.get(0);
+        let entry: Option<i64> = row.get(1);
+        Ok(match (after, entry) {
+            (Some(balance_after), Some(_)) => Charge::Charged { balance_after },
+            _ => Charge::InsufficientCredits {
+                balance: row.get::<_, Option<i64>>(2).unwrap_or(0),
+            },
+        })
+    }
+
+    pub fn count_request(&self, bucket: &str, minute: i64) -> StoreResult<i64> {
+        Ok(self
+            .client()?
+            .query_typed_one(
+                "INSERT INTO rate_buckets (bucket, minute, count) VALUES ($1, $2, 1)
+                 ON CONFLICT (bucket, minute) DO UPDATE SET count = rate_buckets.count + 1
+                 RETURNING count",
+                &[(&bucket, Type::TEXT), (&minute, Type::INT8)],
+            )?
+            .get(0))
+    }
+
+    pub fn prune_rate_buckets(&self, minute: i64) -> StoreResult<()> {
+        self.client()?
+            .execute("DELETE FROM rate_buckets WHERE minute < $1", &[&minute])?;
+        Ok(())
+    }
+
+    pub fn ledger_sum(&self, account: Option<&str>) -> StoreResult<i64> {
+        Ok(self
+            .client()?
+            .query_one(
+                "SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM ledger
+                 WHERE $1::TEXT IS NULL OR account_id = $1",
+                &[&account],
+            )?
+            .get(0))
+    }
+
+    pub fn ledger_count(&self, account: Option<&str>) -> StoreResult<i64> {
+        Ok(self
+            .client()?
+            .query_one(
+                "SELECT COUNT(*) FROM ledger WHERE $1::TEXT IS NULL OR account_id = $1",
+                &[&account],
+            )?
+            .get(0))
+    }
+
+    pub fn summary(&self) -> StoreResult<BackupSummary> {
+        let mut client = self.client()?;
+        // One snapshot, so the totals agree with each other.
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()?;
+        let schema_version = super::schema::version(&mut tx)?;
+        let row = tx.query_one(
+            "SELECT (SELECT COUNT(*) FROM accounts),
+                    (SELECT CAST(COALESCE(SUM(balance), 0) AS BIGINT) FROM accounts),
+                    (SELECT COUNT(*) FROM api_keys),
+                    (SELECT COUNT(*) FROM ledger),
+                    (SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM ledger),
+                    (SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM credit_grants)",
+            &[],
+        )?;
+        tx.commit()?;
+        Ok(BackupSummary {
+            schema_version,
+            accounts: row.get(0),
+            balance_total: row.get(1),
+            keys: row.get(2),
+            ledger_rows: row.get(3),
+            ledger_total: row.get(4),
+            granted_total: row.get(5),
+        })
+    }
+
+    pub fn usage(&self, filter: &UsageFilter) -> StoreResult<Usage> {
+        let (clause, params) = filter.where_clause(|n| format!("${n}"));
+        let params: Vec<&(dyn ToSql + Sync)> = params
+            .iter()
+            .map(|p| match p {
+                UsageParam::Text(t) => t as &(dyn ToSql + Sync),
+                UsageParam::Int(i) => i as &(dyn ToSql + Sync),
+            })
+            .collect();
+        let mut client = self.client()?;
+        let mut tx = client
+            .build_transaction()
+            .isolation_level(postgres::IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()?;
+        let totals = tx.query_one(
+            &format!(
+                "SELECT COUNT(*), CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM ledger{clause}"
+            ),
+            &params,
+        )?;
+        let mut group = |column: &str| -> StoreResult<Vec<UsageGroup>> {
+            Ok(tx
+                .query(
+                    &format!(
+                        "SELECT {column}, COUNT(*), CAST(SUM(credits) AS BIGINT) FROM ledger{clause}
+                         GROUP BY {column} ORDER BY SUM(credits) DESC, {column}"
+                    ),
+                    &params,
+                )?
+                .iter()
+                .map(|r| UsageGroup {
+                    name: r.get(0),
+                    requests: r.get(1),
+                    credits: r.get(2),
+                })
+                .collect())
+        };
+        let by_platform = group("platform")?;
+        let by_key = group("key_id")?;
+        let entries = tx
+            .query(
+                &format!(
+                    "SELECT id, created_at, account_id, key_id, platform, credits, request_id
+                     FROM ledger{clause} ORDER BY created_at DESC, id DESC LIMIT {}",
+                    filter.entries
+                ),
+                &params,
+            )?
+            .iter()
+            .map(|r| UsageEntry {
+                id: r.get(0),
+                time: r.get(1),
+                account: r.get(2),
+                key: r.get(3),
+                platform: r.get(4),
+                credits: r.get(5),
+                request_id: r.get(6),
+            })
+            .collect();
+        tx.commit()?;
+        Ok(Usage {
+            requests: totals.get(0),
+            credits: totals.get(1),
+            by_platform,
+            by_key,
+            entries,
+        })
+    }
+}
+
+fn key_by_id(c: &mut impl GenericClient, id: &str) -> StoreResult<KeyRecord> {
+    c.query_opt(
+        &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = $1"),
+        &[&id],
+    )?
+    .map(|r| key_from_row(&r))
+    .ok_or_else(|| StoreError::NotFound("key", id.into()))
+}
+
+/// Tell every host's key cache (delivered when the transaction commits).
+fn notify_key_change(c: &mut impl GenericClient) -> StoreResult<()> {
+    c.execute(
+        "SELECT pg_notify($1, '')",
+        &[&crate::store::key_cache::CHANNEL],
+    )?;
+    Ok(())
+}

@@ -1,0 +1,120 @@
+//! The PostgreSQL backend: an r2d2 pool of blocking `postgres` clients.
+//!
+//! `Store` is a blocking API (async callers use `spawn_blocking`), so the
+//! blocking client fits it without a second runtime hop; each method takes a
+//! pooled connection for one statement or one transaction. The books are the
+//! same as on SQLite: a charge is one transaction with a conditional
+//! decrement and a ledger row whose id (`GENERATED ALWAYS AS IDENTITY`) is
+//! minted by the database, so it is unique across every host.
+
+mod books;
+mod schema;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use postgres::NoTls;
+use r2d2_postgres::PostgresConnectionManager;
+use r2d2_postgres::r2d2;
+
+use super::{StoreError, StoreResult};
+
+#[cfg(test)]
+pub use schema::{PG_MIGRATIONS, migrate_to};
+
+type Manager = PostgresConnectionManager<NoTls>;
+pub(super) type PooledClient = r2d2::PooledConnection<Manager>;
+
+/// How long a request waits for a pooled connection before the store answers
+/// "database unavailable" (a stopped server must not hang every request).
+const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(2);
+/// Connections per host; PostgreSQL's default `max_connections` is 100.
+const POOL_SIZE: u32 = 16;
+
+/// A pool of connections to one PostgreSQL database; cheap to clone.
+#[derive(Clone)]
+pub struct Pg {
+    pool: Arc<PoolHolder>,
+    url: String,
+}
+
+/// Owns the pool so its last drop can leave an async context: the blocking
+/// client closes a connection with its own runtime's `block_on`, which
+/// panics on a tokio worker (a service shutting down, an async test).
+struct PoolHolder(Option<r2d2::Pool<Manager>>);
+
+impl Drop for PoolHolder {
+    fn drop(&mut self) {
+        let Some(pool) = self.0.take() else { return };
+        if tokio::runtime::Handle::try_current().is_ok() {
+            let _ = std::thread::Builder::new()
+                .name("pg-pool-close".into())
+                .spawn(move || drop(pool));
+        }
+    }
+}
+
+impl Pg {
+    /// Connect (checking the server answers) and apply missing migrations.
+    pub fn connect(url: &str) -> StoreResult<Pg> {
+        let pg = Pg::connect_unmigrated(url)?;
+        schema::migrate(&mut *pg.client()?)?;
+        Ok(pg)
+    }
+
+    /// Connect without touching the schema (reading a version, copying into).
+    pub fn connect_unmigrated(url: &str) -> StoreResult<Pg> {
+        let config: postgres::Config = url
+            .parse()
+            .map_err(|e| StoreError::Invalid(format!("bad PostgreSQL URL: {e}")))?;
+        let pool = r2d2::Pool::builder()
+            .max_size(POOL_SIZE)
+            .min_idle(Some(1))
+            .connection_timeout(CHECKOUT_TIMEOUT)
+            // No ping on checkout (it would add a round trip to every call):
+            // a connection that died with the server fails its next call
+            // (answered `database_unavailable`) and is dropped on return, so
+            // the hosts recover by themselves when the server is back.
+            .test_on_check_out(false)
+            .build(PostgresConnectionManager::new(config, NoTls))
+            .map_err(|e| StoreError::Unavailable(format!("cannot reach PostgreSQL: {e}")))?;
+        Ok(Pg {
+            pool: Arc::new(PoolHolder(Some(pool))),
+            url: url.to_owned(),
+        })
+    }
+
+    /// A pooled connection, or `Unavailable` when none can be had in time.
+    pub(super) fn client(&self) -> StoreResult<PooledClient> {
+        let Some(pool) = &self.pool.0 else {
+            return Err(StoreError::Unavailable("the pool is closed".into()));
+        };
+        pool.get()
+            .map_err(|e| StoreError::Unavailable(e.to_string()))
+    }
+
+    /// The URL this pool connects to (for the key-change listener).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    pub fn schema_version(&self) -> StoreResult<u32> {
+        schema::version(&mut *self.client()?)
+    }
+}
+
+/// Map a driver error: a lost or refused connection is "unavailable"
+/// (a 503 for the client), anything else a database error.
+impl From<postgres::Error> for StoreError {
+    fn from(e: postgres::Error) -> Self {
+        let io = std::error::Error::source(&e).is_some_and(|s| s.is::<std::io::Error>());
+        let lost = e
+            .code()
+            .is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
+        if e.is_closed() || io || lost {
+            StoreError::Unavailable(e.to_string())
+        } else {
+            StoreError::Postgres(e)
+        }
+    }
+}

@@ -1,0 +1,126 @@
+//! PostgreSQL migrations: step N here is step N of the SQLite list
+//! (`store::schema`), in PostgreSQL's types, so one `SCHEMA_VERSION` names
+//! the same books on both backends. The version lives in `mediaparse_schema`;
+//! the missing steps run in one transaction (PostgreSQL's DDL is
+//! transactional) under an advisory lock, so hosts starting together migrate once.
+
+use postgres::{Client, GenericClient};
+
+use crate::store::schema::SCHEMA_VERSION;
+use crate::store::{StoreError, StoreResult};
+
+pub const PG_MIGRATIONS: &[&str] = &[
+    // 1: accounts, keys, ledger, credit grants. Ledger and grant ids are
+    // minted by the database (identity), unique across every host.
+    "CREATE TABLE accounts (
+        id TEXT PRIMARY KEY,
+        balance BIGINT NOT NULL DEFAULT 0 CHECK (balance >= 0),
+        created_at BIGINT NOT NULL
+     );
+     CREATE TABLE api_keys (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id),
+        name TEXT NOT NULL,
+        token_hash BYTEA NOT NULL UNIQUE,
+        token_prefix TEXT NOT NULL,
+        expires_on TEXT,
+        platforms TEXT,
+        created_at BIGINT NOT NULL,
+        rotated_at BIGINT
+     );
+     CREATE TABLE ledger (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id),
+        key_id TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        credits BIGINT NOT NULL CHECK (credits > 0),
+        request_id TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+     );
+     CREATE INDEX ledger_by_account ON ledger (account_id, created_at);
+     CREATE INDEX ledger_by_key ON ledger (key_id, created_at);
+     CREATE TABLE credit_grants (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id),
+        credits BIGINT NOT NULL,
+        created_at BIGINT NOT NULL
+     );",
+    // 2: per-key rate limits, key edit times, kinds of credit grants, usage indexes.
+    "ALTER TABLE api_keys ADD COLUMN rate_limit_per_minute BIGINT
+        CHECK (rate_limit_per_minute IS NULL OR rate_limit_per_minute >= 0);
+     ALTER TABLE api_keys ADD COLUMN updated_at BIGINT;
+     ALTER TABLE credit_grants ADD COLUMN kind TEXT NOT NULL DEFAULT 'add';
+     CREATE INDEX ledger_by_time ON ledger (created_at);
+     CREATE INDEX ledger_by_platform ON ledger (platform, created_at);",
+    // 3: a key's default media delivery (issue 15).
+    "ALTER TABLE api_keys ADD COLUMN delivery TEXT
+        CHECK (delivery IS NULL OR delivery IN ('direct', 'tunnel'));",
+    // 4: shared per-key request counts, one row per bucket and minute.
+    "CREATE TABLE rate_buckets (
+        bucket TEXT NOT NULL,
+        minute BIGINT NOT NULL,
+        count BIGINT NOT NULL,
+        PRIMARY KEY (bucket, minute)
+     );",
+];
+
+/// Any fixed number; every host takes the same lock while migrating.
+const MIGRATION_LOCK: i64 = 0x6d65_6469_6170;
+
+/// The database's schema version (0 = empty).
+pub fn version(client: &mut impl GenericClient) -> StoreResult<u32> {
+    let exists: bool = client
+        .query_one("SELECT to_regclass('mediaparse_schema') IS NOT NULL", &[])?
+        .get(0);
+    if !exists {
+        return Ok(0);
+    }
+    let v: Option<i32> = client
+        .query_opt("SELECT version FROM mediaparse_schema", &[])?
+        .map(|r| r.get(0));
+    Ok(v.unwrap_or(0) as u32)
+}
+
+fn check_not_newer(found: u32) -> StoreResult<u32> {
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::SchemaTooNew {
+            found,
+            supported: SCHEMA_VERSION,
+        });
+    }
+    Ok(found)
+}
+
+/// Apply every missing step; returns (version before, version after).
+pub fn migrate(client: &mut Client) -> StoreResult<(u32, u32)> {
+    migrate_to(client, SCHEMA_VERSION)
+}
+
+pub fn migrate_to(client: &mut Client, target: u32) -> StoreResult<(u32, u32)> {
+    let before = check_not_newer(version(client)?)?;
+    if before >= target {
+        return Ok((before, before));
+    }
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&MIGRATION_LOCK])?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS mediaparse_schema (version INTEGER NOT NULL)")?;
+    // Read again under the lock: another host may have migrated meanwhile.
+    let current: i32 = tx
+        .query_opt("SELECT version FROM mediaparse_schema", &[])?
+        .map(|r| r.get(0))
+        .unwrap_or(0);
+    let current = check_not_newer(current as u32)?;
+    for (i, sql) in PG_MIGRATIONS
+        .iter()
+        .enumerate()
+        .take(target as usize)
+        .skip(current as usize)
+    {
+        tx.batch_execute(sql)?;
+        let v = i as i32 + 1;
+        tx.execute("DELETE FROM mediaparse_schema", &[])?;
+        tx.execute("INSERT INTO mediaparse_schema (version) VALUES ($1)", &[&v])?;
+    }
+    tx.commit()?;
+    Ok((before, version(client)?))
+}
