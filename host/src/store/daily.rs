@@ -2,7 +2,7 @@
 
 use rusqlite::params;
 
-use super::{Store, StoreResult, UsageEntry};
+use super::{Backend, Store, StoreResult, UsageEntry, dispatch};
 
 /// Credits one platform took on one UTC day.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -21,23 +21,27 @@ impl Store {
         from: i64,
         until: i64,
     ) -> StoreResult<Vec<DailyCredits>> {
-        self.with(|c| {
-            // Integer division truncates in SQLite and PostgreSQL alike; the
-            // bounds keep times non-negative.
-            let mut stmt = c.prepare(
-                "SELECT created_at / 86400 AS day, platform, SUM(credits) FROM ledger
+        dispatch!(
+            self,
+            |c| {
+                // Integer division truncates in SQLite and PostgreSQL alike; the
+                // bounds keep times non-negative.
+                let mut stmt = c.prepare(
+                    "SELECT created_at / 86400 AS day, platform, SUM(credits) FROM ledger
                  WHERE account_id = ?1 AND created_at >= ?2 AND created_at < ?3
                  GROUP BY created_at / 86400, platform ORDER BY day, platform",
-            )?;
-            let rows = stmt.query_map(params![account, from.max(0), until], |r| {
-                Ok(DailyCredits {
-                    day: r.get(0)?,
-                    platform: r.get(1)?,
-                    credits: r.get(2)?,
-                })
-            })?;
-            Ok(rows.collect::<Result<_, _>>()?)
-        })
+                )?;
+                let rows = stmt.query_map(params![account, from.max(0), until], |r| {
+                    Ok(DailyCredits {
+                        day: r.get(0)?,
+                        platform: r.get(1)?,
+                        credits: r.get(2)?,
+                    })
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            },
+            |p| p.daily_credits(account, from, until)
+        )
     }
 }
 
@@ -45,24 +49,28 @@ impl Store {
     /// The account's latest `n` charges, newest first (the overview's list:
     /// read through the `(account_id, created_at)` index, no totals).
     pub fn recent_charges(&self, account: &str, n: usize) -> StoreResult<Vec<UsageEntry>> {
-        self.with(|c| {
-            let mut stmt = c.prepare(
-                "SELECT id, created_at, account_id, key_id, platform, credits, request_id
+        dispatch!(
+            self,
+            |c| {
+                let mut stmt = c.prepare(
+                    "SELECT id, created_at, account_id, key_id, platform, credits, request_id
                  FROM ledger WHERE account_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
-            )?;
-            let rows = stmt.query_map(params![account, n as i64], |r| {
-                Ok(UsageEntry {
-                    id: r.get(0)?,
-                    time: r.get(1)?,
-                    account: r.get(2)?,
-                    key: r.get(3)?,
-                    platform: r.get(4)?,
-                    credits: r.get(5)?,
-                    request_id: r.get(6)?,
-                })
-            })?;
-            Ok(rows.collect::<Result<_, _>>()?)
-        })
+                )?;
+                let rows = stmt.query_map(params![account, n as i64], |r| {
+                    Ok(UsageEntry {
+                        id: r.get(0)?,
+                        time: r.get(1)?,
+                        account: r.get(2)?,
+                        key: r.get(3)?,
+                        platform: r.get(4)?,
+                        credits: r.get(5)?,
+                        request_id: r.get(6)?,
+                    })
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            },
+            |p| p.recent_charges(account, n)
+        )
     }
 }
 

@@ -11,7 +11,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Charge, Store, StoreResult};
+use super::{Backend, Charge, Store, StoreResult, dispatch};
 
 /// How long a key is remembered (Stripe: 24 hours).
 pub const IDEMPOTENCY_TTL_S: i64 = 24 * 60 * 60;
@@ -56,19 +56,23 @@ impl Store {
     /// past the busy timeout fails the parse (`503 store_busy`) before any
     /// upstream request, not at the charge after them. Writes nothing.
     pub fn balance_for_charge(&self, account: &str) -> StoreResult<i64> {
-        self.with(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let balance = tx
-                .query_row(
-                    "SELECT balance FROM accounts WHERE id = ?1",
-                    [account],
-                    |r| r.get(0),
-                )
-                .optional()?
-                .ok_or_else(|| super::StoreError::NotFound("account", account.into()))?;
-            tx.commit()?;
-            Ok(balance)
-        })
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let balance = tx
+                    .query_row(
+                        "SELECT balance FROM accounts WHERE id = ?1",
+                        [account],
+                        |r| r.get(0),
+                    )
+                    .optional()?
+                    .ok_or_else(|| super::StoreError::NotFound("account", account.into()))?;
+                tx.commit()?;
+                Ok(balance)
+            },
+            |p| p.balance_for_charge(account)
+        )
     }
 
     /// Claim `idempotency_key` of `key_id` for the request `fingerprint`;
@@ -82,19 +86,21 @@ impl Store {
         fresh_request_id: &str,
         now: i64,
     ) -> StoreResult<Claim> {
-        self.with(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            tx.execute(
-                "DELETE FROM idempotency_keys WHERE created_at <= ?1",
-                [now - IDEMPOTENCY_TTL_S],
-            )?;
-            tx.execute(
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                tx.execute(
+                    "DELETE FROM idempotency_keys WHERE created_at <= ?1",
+                    [now - IDEMPOTENCY_TTL_S],
+                )?;
+                tx.execute(
                 "INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, request_id, created_at)
                  VALUES (?1, ?2, ?3, ?4, ?5)
                  ON CONFLICT (key_id, idempotency_key) DO NOTHING",
                 params![key_id, idempotency_key, fingerprint, fresh_request_id, now],
             )?;
-            let (stored_fingerprint, request_id, status, credits, body) = tx.query_row(
+                let (stored_fingerprint, request_id, status, credits, body) = tx.query_row(
                 "SELECT fingerprint, request_id, status, credits, response FROM idempotency_keys
                  WHERE key_id = ?1 AND idempotency_key = ?2",
                 params![key_id, idempotency_key],
@@ -108,19 +114,27 @@ impl Store {
                     ))
                 },
             )?;
-            tx.commit()?;
-            Ok(if stored_fingerprint != fingerprint {
-                Claim::Conflict
-            } else if let (Some(status), Some(credits), Some(body)) = (status, credits, body) {
-                Claim::Replay(StoredResponse {
-                    status,
-                    credits,
-                    body,
+                tx.commit()?;
+                Ok(if stored_fingerprint != fingerprint {
+                    Claim::Conflict
+                } else if let (Some(status), Some(credits), Some(body)) = (status, credits, body) {
+                    Claim::Replay(StoredResponse {
+                        status,
+                        credits,
+                        body,
+                    })
+                } else {
+                    Claim::Run { request_id }
                 })
-            } else {
-                Claim::Run { request_id }
-            })
-        })
+            },
+            |p| p.claim_idempotency_key(
+                key_id,
+                idempotency_key,
+                fingerprint,
+                fresh_request_id,
+                now
+            )
+        )
     }
 
     /// Store the completed response of a claimed key.
@@ -130,35 +144,43 @@ impl Store {
         idempotency_key: &str,
         response: &StoredResponse,
     ) -> StoreResult<()> {
-        self.with(|c| {
-            c.execute(
-                "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = ?5
+        dispatch!(
+            self,
+            |c| {
+                c.execute(
+                    "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = ?5
                  WHERE key_id = ?1 AND idempotency_key = ?2",
-                params![
-                    key_id,
-                    idempotency_key,
-                    response.status,
-                    response.credits,
-                    response.body
-                ],
-            )?;
-            Ok(())
-        })
+                    params![
+                        key_id,
+                        idempotency_key,
+                        response.status,
+                        response.credits,
+                        response.body
+                    ],
+                )?;
+                Ok(())
+            },
+            |p| p.complete_idempotency_key(key_id, idempotency_key, response)
+        )
     }
 
     /// Forget a claimed key whose request did not complete (an overload, a
     /// timeout, an internal error: the client may retry it as new), unless
     /// its request id was charged.
     pub fn release_idempotency_key(&self, key_id: &str, idempotency_key: &str) -> StoreResult<()> {
-        self.with(|c| {
-            c.execute(
+        dispatch!(
+            self,
+            |c| {
+                c.execute(
                 "DELETE FROM idempotency_keys
                  WHERE key_id = ?1 AND idempotency_key = ?2 AND status IS NULL
                    AND NOT EXISTS (SELECT 1 FROM ledger WHERE ledger.request_id = idempotency_keys.request_id)",
                 params![key_id, idempotency_key],
             )?;
-            Ok(())
-        })
+                Ok(())
+            },
+            |p| p.release_idempotency_key(key_id, idempotency_key)
+        )
     }
 
     /// Keep the client's `X-Request-Id` beside the server's ledger id.
@@ -167,13 +189,17 @@ impl Store {
         request_id: &str,
         client_request_id: &str,
     ) -> StoreResult<()> {
-        self.with(|c| {
-            c.execute(
-                "UPDATE ledger SET client_request_id = ?2 WHERE request_id = ?1",
-                params![request_id, client_request_id],
-            )?;
-            Ok(())
-        })
+        dispatch!(
+            self,
+            |c| {
+                c.execute(
+                    "UPDATE ledger SET client_request_id = ?2 WHERE request_id = ?1",
+                    params![request_id, client_request_id],
+                )?;
+                Ok(())
+            },
+            |p| p.set_client_request_id(request_id, client_request_id)
+        )
     }
 
     /// [`Store::charge`], at most once per `request_id`: a request id that
@@ -188,52 +214,56 @@ impl Store {
         request_id: &str,
         now: i64,
     ) -> StoreResult<Charge> {
-        self.with(|c| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let already: Option<i64> = tx
-                .query_row(
-                    "SELECT id FROM ledger WHERE request_id = ?1",
-                    [request_id],
-                    |r| r.get(0),
-                )
-                .optional()?;
-            if already.is_some() {
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let already: Option<i64> = tx
+                    .query_row(
+                        "SELECT id FROM ledger WHERE request_id = ?1",
+                        [request_id],
+                        |r| r.get(0),
+                    )
+                    .optional()?;
+                if already.is_some() {
+                    let balance_after = tx.query_row(
+                        "SELECT balance FROM accounts WHERE id = ?1",
+                        [account],
+                        |r| r.get(0),
+                    )?;
+                    return Ok(Charge::Charged { balance_after });
+                }
+                let updated = tx.execute(
+                    "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
+                    params![account, credits],
+                )?;
+                if updated != 1 {
+                    let balance = tx
+                        .query_row(
+                            "SELECT balance FROM accounts WHERE id = ?1",
+                            [account],
+                            |r| r.get(0),
+                        )
+                        .optional()?
+                        .unwrap_or(0);
+                    return Ok(Charge::InsufficientCredits { balance });
+                }
+                tx.execute(
+                "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![account, key_id, platform, credits, request_id, now],
+            )?;
+                super::usage_daily::count_charge(&tx, account, key_id, platform, credits, now)?;
                 let balance_after = tx.query_row(
                     "SELECT balance FROM accounts WHERE id = ?1",
                     [account],
                     |r| r.get(0),
                 )?;
-                return Ok(Charge::Charged { balance_after });
-            }
-            let updated = tx.execute(
-                "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
-                params![account, credits],
-            )?;
-            if updated != 1 {
-                let balance = tx
-                    .query_row(
-                        "SELECT balance FROM accounts WHERE id = ?1",
-                        [account],
-                        |r| r.get(0),
-                    )
-                    .optional()?
-                    .unwrap_or(0);
-                return Ok(Charge::InsufficientCredits { balance });
-            }
-            tx.execute(
-                "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![account, key_id, platform, credits, request_id, now],
-            )?;
-            super::usage_daily::count_charge(&tx, account, key_id, platform, credits, now)?;
-            let balance_after = tx.query_row(
-                "SELECT balance FROM accounts WHERE id = ?1",
-                [account],
-                |r| r.get(0),
-            )?;
-            tx.commit()?;
-            Ok(Charge::Charged { balance_after })
-        })
+                tx.commit()?;
+                Ok(Charge::Charged { balance_after })
+            },
+            |p| p.charge_once(account, key_id, platform, credits, request_id, now)
+        )
     }
 }
 

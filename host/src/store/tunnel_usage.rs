@@ -6,7 +6,7 @@
 use rusqlite::params_from_iter;
 use rusqlite::types::Value;
 
-use super::{Store, StoreResult, UsageFilter};
+use super::{Backend, Store, StoreResult, UsageFilter, dispatch};
 
 /// Seconds in a UTC day; days are `unix_seconds / DAY`.
 pub const DAY: i64 = 86_400;
@@ -80,73 +80,85 @@ impl UsageFilter {
 impl Store {
     /// Add `traffic` to its day's row.
     pub fn record_tunnel_traffic(&self, traffic: &TunnelTraffic<'_>) -> StoreResult<()> {
-        self.with(|c| {
-            c.execute(
-                "INSERT INTO tunnel_usage (day, account_id, key_id, platform, bytes, streams)
+        dispatch!(
+            self,
+            |c| {
+                c.execute(
+                    "INSERT INTO tunnel_usage (day, account_id, key_id, platform, bytes, streams)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6)
                  ON CONFLICT (day, key_id, platform) DO UPDATE SET
                     bytes = tunnel_usage.bytes + excluded.bytes,
                     streams = tunnel_usage.streams + excluded.streams",
-                rusqlite::params![
-                    traffic.at.div_euclid(DAY),
-                    traffic.account,
-                    traffic.key,
-                    traffic.platform,
-                    traffic.bytes,
-                    traffic.streams
-                ],
-            )?;
-            Ok(())
-        })
+                    rusqlite::params![
+                        traffic.at.div_euclid(DAY),
+                        traffic.account,
+                        traffic.key,
+                        traffic.platform,
+                        traffic.bytes,
+                        traffic.streams
+                    ],
+                )?;
+                Ok(())
+            },
+            |p| p.record_tunnel_traffic(traffic)
+        )
     }
 
     /// Bytes served to `key` on the UTC day holding `at`, every platform.
     pub fn tunnel_bytes_on_day(&self, key: &str, at: i64) -> StoreResult<i64> {
-        self.with(|c| {
-            Ok(c.query_row(
+        dispatch!(
+            self,
+            |c| {
+                Ok(c.query_row(
                 "SELECT COALESCE(SUM(bytes), 0) FROM tunnel_usage WHERE key_id = ?1 AND day = ?2",
                 rusqlite::params![key, at.div_euclid(DAY)],
                 |r| r.get(0),
             )?)
-        })
+            },
+            |p| p.tunnel_bytes_on_day(key, at)
+        )
     }
 
     /// Tunnel traffic by `filter` (its `entries` is ignored).
     pub fn tunnel_usage(&self, filter: &UsageFilter) -> StoreResult<TunnelUsage> {
         let (clause, params) = filter.tunnel_where();
-        self.with(|c| {
-            // One read transaction, so totals and groups agree.
-            let tx = c.transaction()?;
-            let (bytes, streams) = tx.query_row(
+        dispatch!(
+            self,
+            |c| {
+                // One read transaction, so totals and groups agree.
+                let tx = c.transaction()?;
+                let (bytes, streams) = tx.query_row(
                 &format!(
                     "SELECT COALESCE(SUM(bytes), 0), COALESCE(SUM(streams), 0) FROM tunnel_usage{clause}"
                 ),
                 params_from_iter(params.iter()),
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
-            let group = |column: &str| -> rusqlite::Result<Vec<TunnelUsageGroup>> {
-                let mut stmt = tx.prepare(&format!(
-                    "SELECT {column}, SUM(bytes), SUM(streams) FROM tunnel_usage{clause}
+                let group = |column: &str| -> rusqlite::Result<Vec<TunnelUsageGroup>> {
+                    let mut stmt = tx.prepare(&format!(
+                        "SELECT {column}, SUM(bytes), SUM(streams) FROM tunnel_usage{clause}
                      GROUP BY {column} ORDER BY SUM(bytes) DESC, {column}"
-                ))?;
-                let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
-                    Ok(TunnelUsageGroup {
-                        name: r.get(0)?,
-                        bytes: r.get(1)?,
-                        streams: r.get(2)?,
-                    })
-                })?;
-                rows.collect()
-            };
-            let by_platform = group("platform")?;
-            let by_key = group("key_id")?;
-            Ok(TunnelUsage {
-                bytes,
-                streams,
-                by_platform,
-                by_key,
-            })
-        })
+                    ))?;
+                    let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
+                        Ok(TunnelUsageGroup {
+                            name: r.get(0)?,
+                            bytes: r.get(1)?,
+                            streams: r.get(2)?,
+                        })
+                    })?;
+                    rows.collect()
+                };
+                let by_platform = group("platform")?;
+                let by_key = group("key_id")?;
+                Ok(TunnelUsage {
+                    bytes,
+                    streams,
+                    by_platform,
+                    by_key,
+                })
+            },
+            |p| p.tunnel_usage(&super::pg::Filter::from_sqlite(&clause, &params)?)
+        )
     }
 }
 

@@ -9,7 +9,7 @@
 use rusqlite::types::Value;
 use rusqlite::{Transaction, params, params_from_iter};
 
-use super::{Store, StoreResult, Usage, UsageEntry, UsageFilter, UsageGroup};
+use super::{Backend, Store, StoreResult, Usage, UsageEntry, UsageFilter, UsageGroup, dispatch};
 
 const DAY_S: i64 = 86_400;
 
@@ -71,59 +71,67 @@ impl Store {
         }
         let (daily, daily_params) = where_clause(filter, "day", DAY_S);
         let (ledger, ledger_params) = where_clause(filter, "created_at", 1);
-        self.with(|c| {
-            // One read transaction, so totals, groups and entries agree.
-            let tx = c.transaction()?;
-            let (requests, credits) = tx.query_row(
+        dispatch!(
+            self,
+            |c| {
+                // One read transaction, so totals, groups and entries agree.
+                let tx = c.transaction()?;
+                let (requests, credits) = tx.query_row(
                 &format!(
                     "SELECT COALESCE(SUM(requests), 0), COALESCE(SUM(credits), 0) FROM ledger_daily{daily}"
                 ),
                 params_from_iter(daily_params.iter()),
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )?;
-            let group = |column: &str| -> rusqlite::Result<Vec<UsageGroup>> {
-                let mut stmt = tx.prepare(&format!(
-                    "SELECT {column}, SUM(requests), SUM(credits) FROM ledger_daily{daily}
+                let group = |column: &str| -> rusqlite::Result<Vec<UsageGroup>> {
+                    let mut stmt = tx.prepare(&format!(
+                        "SELECT {column}, SUM(requests), SUM(credits) FROM ledger_daily{daily}
                      GROUP BY {column} ORDER BY SUM(credits) DESC, {column}"
-                ))?;
-                let rows = stmt.query_map(params_from_iter(daily_params.iter()), |r| {
-                    Ok(UsageGroup {
-                        name: r.get(0)?,
-                        requests: r.get(1)?,
-                        credits: r.get(2)?,
-                    })
-                })?;
-                rows.collect()
-            };
-            let by_platform = group("platform")?;
-            let by_key = group("key_id")?;
-            let entries = {
-                let mut stmt = tx.prepare(&format!(
-                    "SELECT id, created_at, account_id, key_id, platform, credits, request_id
+                    ))?;
+                    let rows = stmt.query_map(params_from_iter(daily_params.iter()), |r| {
+                        Ok(UsageGroup {
+                            name: r.get(0)?,
+                            requests: r.get(1)?,
+                            credits: r.get(2)?,
+                        })
+                    })?;
+                    rows.collect()
+                };
+                let by_platform = group("platform")?;
+                let by_key = group("key_id")?;
+                let entries = {
+                    let mut stmt = tx.prepare(&format!(
+                        "SELECT id, created_at, account_id, key_id, platform, credits, request_id
                      FROM ledger{ledger} ORDER BY created_at DESC, id DESC LIMIT {}",
-                    filter.entries
-                ))?;
-                let rows = stmt.query_map(params_from_iter(ledger_params.iter()), |r| {
-                    Ok(UsageEntry {
-                        id: r.get(0)?,
-                        time: r.get(1)?,
-                        account: r.get(2)?,
-                        key: r.get(3)?,
-                        platform: r.get(4)?,
-                        credits: r.get(5)?,
-                        request_id: r.get(6)?,
-                    })
-                })?;
-                rows.collect::<Result<Vec<_>, _>>()?
-            };
-            Ok(Usage {
-                requests,
-                credits,
-                by_platform,
-                by_key,
-                entries,
-            })
-        })
+                        filter.entries
+                    ))?;
+                    let rows = stmt.query_map(params_from_iter(ledger_params.iter()), |r| {
+                        Ok(UsageEntry {
+                            id: r.get(0)?,
+                            time: r.get(1)?,
+                            account: r.get(2)?,
+                            key: r.get(3)?,
+                            platform: r.get(4)?,
+                            credits: r.get(5)?,
+                            request_id: r.get(6)?,
+                        })
+                    })?;
+                    rows.collect::<Result<Vec<_>, _>>()?
+                };
+                Ok(Usage {
+                    requests,
+                    credits,
+                    by_platform,
+                    by_key,
+                    entries,
+                })
+            },
+            |p| p.usage_bounded(
+                &super::pg::Filter::from_sqlite(&daily, &daily_params)?,
+                &super::pg::Filter::from_sqlite(&ledger, &ledger_params)?,
+                filter.entries,
+            )
+        )
     }
 }
 

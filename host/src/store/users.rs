@@ -6,7 +6,7 @@
 use rusqlite::{OptionalExtension, params};
 
 use super::accounts::validate_account_id;
-use super::{Store, StoreError, StoreResult};
+use super::{Backend, Store, StoreError, StoreResult, dispatch};
 
 /// A user as the console and the admin API show it (never a secret).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -76,56 +76,69 @@ impl Store {
     ) -> StoreResult<UserRecord> {
         validate_account_id(account)?;
         let email = normalize_email(email)?;
-        self.with(|c| {
-            let tx = c.transaction()?;
-            tx.execute(
-                "INSERT INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction()?;
+                tx.execute(
+                    "INSERT INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)
                  ON CONFLICT (id) DO NOTHING",
-                params![account, now],
-            )?;
-            let existing = tx
-                .query_row(
-                    &format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1"),
-                    [&email],
-                    user_from_row,
-                )
-                .optional()?;
-            let id = match existing {
-                Some(found) if found.user.account_id != account => {
-                    return Err(StoreError::Invalid(format!(
-                        "{email} is a user of another account"
-                    )));
-                }
-                Some(found) => {
-                    tx.execute(
+                    params![account, now],
+                )?;
+                let existing = tx
+                    .query_row(
+                        &format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1"),
+                        [&email],
+                        user_from_row,
+                    )
+                    .optional()?;
+                let id = match existing {
+                    Some(found) if found.user.account_id != account => {
+                        return Err(StoreError::Invalid(format!(
+                            "{email} is a user of another account"
+                        )));
+                    }
+                    Some(found) => {
+                        tx.execute(
                         "UPDATE users SET invite_hash = ?2, invite_expires_at = ?3 WHERE id = ?1",
                         params![found.user.id, invite_hash, invite_expires_at],
                     )?;
-                    found.user.id
-                }
-                None => {
-                    tx.execute(
+                        found.user.id
+                    }
+                    None => {
+                        tx.execute(
                         "INSERT INTO users (id, account_id, email, invite_hash, invite_expires_at, created_at)
                          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
                         params![user_id, account, email, invite_hash, invite_expires_at, now],
                     )?;
-                    user_id.to_string()
-                }
-            };
-            let user = tx.query_row(
-                &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
-                [&id],
-                user_from_row,
-            )?;
-            tx.commit()?;
-            Ok(user.user)
-        })
+                        user_id.to_string()
+                    }
+                };
+                let user = tx.query_row(
+                    &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
+                    [&id],
+                    user_from_row,
+                )?;
+                tx.commit()?;
+                Ok(user.user)
+            },
+            |p| p.invite_user(
+                user_id,
+                account,
+                &email,
+                invite_hash,
+                invite_expires_at,
+                now
+            )
+        )
     }
 
     /// The user a one-time link names, while it is valid at `now`.
     pub fn user_by_invite(&self, invite_hash: &str, now: i64) -> StoreResult<Option<UserRecord>> {
-        self.with(|c| {
-            Ok(c.query_row(
+        dispatch!(
+            self,
+            |c| {
+                Ok(c.query_row(
                 &format!(
                     "SELECT {USER_COLUMNS} FROM users WHERE invite_hash = ?1 AND invite_expires_at > ?2"
                 ),
@@ -134,7 +147,9 @@ impl Store {
             )
             .optional()?
             .map(|r| r.user))
-        })
+            },
+            |p| p.user_by_invite(invite_hash, now)
+        )
     }
 
     /// Set the password through a one-time link and use the link up; every
@@ -145,9 +160,11 @@ impl Store {
         password_hash: &str,
         now: i64,
     ) -> StoreResult<UserRecord> {
-        self.with(|c| {
-            let tx = c.transaction()?;
-            let user = tx
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction()?;
+                let user = tx
                 .query_row(
                     &format!(
                         "SELECT {USER_COLUMNS} FROM users WHERE invite_hash = ?1 AND invite_expires_at > ?2"
@@ -157,20 +174,22 @@ impl Store {
                 )
                 .optional()?
                 .ok_or_else(|| StoreError::NotFound("invitation", "link".into()))?;
-            tx.execute(
+                tx.execute(
                 "UPDATE users SET password_hash = ?2, invite_hash = NULL, invite_expires_at = NULL WHERE id = ?1",
                 params![user.user.id, password_hash],
             )?;
-            tx.execute(
-                "DELETE FROM console_sessions WHERE user_id = ?1",
-                [&user.user.id],
-            )?;
-            tx.commit()?;
-            Ok(UserRecord {
-                active: true,
-                ..user.user
-            })
-        })
+                tx.execute(
+                    "DELETE FROM console_sessions WHERE user_id = ?1",
+                    [&user.user.id],
+                )?;
+                tx.commit()?;
+                Ok(UserRecord {
+                    active: true,
+                    ..user.user
+                })
+            },
+            |p| p.accept_invite(invite_hash, password_hash, now)
+        )
     }
 
     /// Open sign-up: a new account named after the e-mail address, with
@@ -185,41 +204,45 @@ impl Store {
     ) -> StoreResult<UserRecord> {
         let email = normalize_email(email)?;
         validate_account_id(&email)?;
-        self.with(|c| {
-            let tx = c.transaction()?;
-            let taken: i64 = tx.query_row(
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction()?;
+                let taken: i64 = tx.query_row(
                 "SELECT (SELECT COUNT(*) FROM accounts WHERE id = ?1) + (SELECT COUNT(*) FROM users WHERE email = ?1)",
                 [&email],
                 |r| r.get(0),
             )?;
-            if taken > 0 {
-                return Err(StoreError::Invalid(
-                    "this e-mail address cannot sign up; ask for an invitation".into(),
-                ));
-            }
-            tx.execute(
-                "INSERT INTO accounts (id, balance, created_at) VALUES (?1, ?2, ?3)",
-                params![email, starting_credits.max(0), now],
-            )?;
-            if starting_credits > 0 {
+                if taken > 0 {
+                    return Err(StoreError::Invalid(
+                        "this e-mail address cannot sign up; ask for an invitation".into(),
+                    ));
+                }
                 tx.execute(
+                    "INSERT INTO accounts (id, balance, created_at) VALUES (?1, ?2, ?3)",
+                    params![email, starting_credits.max(0), now],
+                )?;
+                if starting_credits > 0 {
+                    tx.execute(
                     "INSERT INTO credit_grants (account_id, credits, created_at) VALUES (?1, ?2, ?3)",
                     params![email, starting_credits, now],
                 )?;
-            }
-            tx.execute(
+                }
+                tx.execute(
                 "INSERT INTO users (id, account_id, email, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
                 params![user_id, email, email, password_hash, now],
             )?;
-            tx.commit()?;
-            Ok(UserRecord {
-                id: user_id.to_string(),
-                account_id: email.clone(),
-                email,
-                active: true,
-                created_at: now,
-            })
-        })
+                tx.commit()?;
+                Ok(UserRecord {
+                    id: user_id.to_string(),
+                    account_id: email.clone(),
+                    email,
+                    active: true,
+                    created_at: now,
+                })
+            },
+            |p| p.sign_up(user_id, &email, password_hash, starting_credits, now)
+        )
     }
 
     /// The user signing in as `email` (normalised), with its password hash.
@@ -227,38 +250,50 @@ impl Store {
         let Ok(email) = normalize_email(email) else {
             return Ok(None);
         };
-        self.with(|c| {
-            Ok(c.query_row(
-                &format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1"),
-                [&email],
-                user_from_row,
-            )
-            .optional()?)
-        })
+        dispatch!(
+            self,
+            |c| {
+                Ok(c.query_row(
+                    &format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1"),
+                    [&email],
+                    user_from_row,
+                )
+                .optional()?)
+            },
+            |p| p.user_for_sign_in(&email)
+        )
     }
 
     pub fn user(&self, id: &str) -> StoreResult<UserRecord> {
-        self.with(|c| {
-            c.query_row(
-                &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
-                [id],
-                user_from_row,
-            )
-            .optional()?
-            .map(|r| r.user)
-            .ok_or_else(|| StoreError::NotFound("user", id.into()))
-        })
+        dispatch!(
+            self,
+            |c| {
+                c.query_row(
+                    &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
+                    [id],
+                    user_from_row,
+                )
+                .optional()?
+                .map(|r| r.user)
+                .ok_or_else(|| StoreError::NotFound("user", id.into()))
+            },
+            |p| p.user(id)
+        )
     }
 
     /// Users of one account (or all), oldest first.
     pub fn users(&self, account: Option<&str>) -> StoreResult<Vec<UserRecord>> {
-        self.with(|c| {
-            let mut stmt = c.prepare(&format!(
+        dispatch!(
+            self,
+            |c| {
+                let mut stmt = c.prepare(&format!(
                 "SELECT {USER_COLUMNS} FROM users WHERE ?1 IS NULL OR account_id = ?1 ORDER BY created_at, id"
             ))?;
-            let rows = stmt.query_map([account], |r| user_from_row(r).map(|u| u.user))?;
-            Ok(rows.collect::<Result<_, _>>()?)
-        })
+                let rows = stmt.query_map([account], |r| user_from_row(r).map(|u| u.user))?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            },
+            |p| p.users(account)
+        )
     }
 }
 

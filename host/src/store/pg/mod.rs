@@ -8,6 +8,9 @@
 //! minted by the database, so it is unique across every host.
 
 mod books;
+mod console;
+mod idempotency;
+mod reports;
 mod schema;
 
 use std::sync::Arc;
@@ -19,6 +22,7 @@ use r2d2_postgres::r2d2;
 
 use super::{StoreError, StoreResult};
 
+pub(super) use reports::Filter;
 #[cfg(test)]
 pub use schema::{PG_MIGRATIONS, migrate_to};
 

@@ -55,7 +55,70 @@ pub const PG_MIGRATIONS: &[&str] = &[
     // 3: a key's default media delivery (issue 15).
     "ALTER TABLE api_keys ADD COLUMN delivery TEXT
         CHECK (delivery IS NULL OR delivery IN ('direct', 'tunnel'));",
-    // 4: shared per-key request counts, one row per bucket and minute.
+    // 4: bytes the tunnel served, per UTC day, key and platform (issue 15).
+    "CREATE TABLE tunnel_usage (
+        day BIGINT NOT NULL,
+        account_id TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        bytes BIGINT NOT NULL DEFAULT 0,
+        streams BIGINT NOT NULL DEFAULT 0,
+        PRIMARY KEY (day, key_id, platform)
+     );
+     CREATE INDEX tunnel_usage_by_account ON tunnel_usage (account_id, day);",
+    // 5 (issue 19): Idempotency-Key records; ledger request ids unique
+    // (minted by the server; the client's X-Request-Id kept beside them);
+    // daily aggregates of the ledger kept by every charge.
+    "ALTER TABLE ledger ADD COLUMN client_request_id TEXT;
+     UPDATE ledger SET request_id = request_id || '_' || CAST(id AS TEXT)
+        WHERE request_id IN (SELECT request_id FROM ledger GROUP BY request_id HAVING COUNT(*) > 1);
+     CREATE UNIQUE INDEX ledger_by_request_id ON ledger (request_id);
+     CREATE INDEX ledger_by_account_platform ON ledger (account_id, platform, created_at, credits);
+     CREATE TABLE idempotency_keys (
+        key_id TEXT NOT NULL,
+        idempotency_key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        request_id TEXT NOT NULL,
+        status INTEGER,
+        credits BIGINT,
+        response TEXT,
+        created_at BIGINT NOT NULL,
+        PRIMARY KEY (key_id, idempotency_key)
+     );
+     CREATE INDEX idempotency_keys_by_time ON idempotency_keys (created_at);
+     CREATE TABLE ledger_daily (
+        account_id TEXT NOT NULL,
+        day BIGINT NOT NULL,
+        key_id TEXT NOT NULL,
+        platform TEXT NOT NULL,
+        requests BIGINT NOT NULL,
+        credits BIGINT NOT NULL,
+        PRIMARY KEY (account_id, day, key_id, platform)
+     );
+     INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
+        SELECT account_id, created_at / 86400, key_id, platform, COUNT(*), SUM(credits)
+        FROM ledger GROUP BY account_id, created_at / 86400, key_id, platform;",
+    // 6: console users (several per account) and their sessions (issue 17).
+    "CREATE TABLE users (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id),
+        email TEXT NOT NULL UNIQUE,
+        password_hash TEXT,
+        invite_hash TEXT UNIQUE,
+        invite_expires_at BIGINT,
+        created_at BIGINT NOT NULL
+     );
+     CREATE INDEX users_by_account ON users (account_id);
+     CREATE TABLE console_sessions (
+        token_hash TEXT PRIMARY KEY,
+        user_id TEXT REFERENCES users(id),
+        operator INTEGER NOT NULL DEFAULT 0,
+        csrf TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        last_seen_at BIGINT NOT NULL
+     );
+     CREATE INDEX console_sessions_by_user ON console_sessions (user_id);",
+    // 7: shared per-key request counts, one row per bucket and minute (issue 16).
     "CREATE TABLE rate_buckets (
         bucket TEXT NOT NULL,
         minute BIGINT NOT NULL,

@@ -1,0 +1,173 @@
+//! Issue 19's books on PostgreSQL: Idempotency-Key records, the balance read
+//! before a charge, and the charge at most once per server-minted request id
+//! with its `ledger_daily` count in the same statement.
+
+use postgres::error::SqlState;
+use postgres::types::Type;
+
+use super::Pg;
+use crate::store::idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
+use crate::store::{Charge, StoreError, StoreResult};
+
+const DAY_S: i64 = 86_400;
+
+impl Pg {
+    /// A plain read: the charge itself is the conditional decrement, so the
+    /// pre-check needs no lock (SQLite's BEGIN IMMEDIATE only waits out a writer).
+    pub fn balance_for_charge(&self, account: &str) -> StoreResult<i64> {
+        self.client()?
+            .query_typed_opt(
+                "SELECT balance FROM accounts WHERE id = $1",
+                &[(&account, Type::TEXT)],
+            )?
+            .map(|r| r.get(0))
+            .ok_or_else(|| StoreError::NotFound("account", account.into()))
+    }
+
+    pub fn claim_idempotency_key(
+        &self,
+        key_id: &str,
+        idempotency_key: &str,
+        fingerprint: &str,
+        fresh_request_id: &str,
+        now: i64,
+    ) -> StoreResult<Claim> {
+        let mut c = self.client()?;
+        let mut tx = c.transaction()?;
+        tx.execute(
+            "DELETE FROM idempotency_keys WHERE created_at <= $1",
+            &[&(now - IDEMPOTENCY_TTL_S)],
+        )?;
+        tx.execute(
+            "INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, request_id, created_at)
+             VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (key_id, idempotency_key) DO NOTHING",
+            &[&key_id, &idempotency_key, &fingerprint, &fresh_request_id, &now],
+        )?;
+        let row = tx.query_one(
+            "SELECT fingerprint, request_id, status, credits, response FROM idempotency_keys
+             WHERE key_id = $1 AND idempotency_key = $2",
+            &[&key_id, &idempotency_key],
+        )?;
+        tx.commit()?;
+        let stored_fingerprint: String = row.get(0);
+        let request_id: String = row.get(1);
+        let status: Option<i32> = row.get(2);
+        let credits: Option<i64> = row.get(3);
+        let body: Option<String> = row.get(4);
+        Ok(if stored_fingerprint != fingerprint {
+            Claim::Conflict
+        } else if let (Some(status), Some(credits), Some(body)) = (status, credits, body) {
+            Claim::Replay(StoredResponse {
+                status: u16::try_from(status).unwrap_or(500),
+                credits,
+                body,
+            })
+        } else {
+            Claim::Run { request_id }
+        })
+    }
+
+    pub fn complete_idempotency_key(
+        &self,
+        key_id: &str,
+        idempotency_key: &str,
+        response: &StoredResponse,
+    ) -> StoreResult<()> {
+        self.client()?.execute(
+            "UPDATE idempotency_keys SET status = $3, credits = $4, response = $5
+             WHERE key_id = $1 AND idempotency_key = $2",
+            &[
+                &key_id,
+                &idempotency_key,
+                &i32::from(response.status),
+                &response.credits,
+                &response.body,
+            ],
+        )?;
+        Ok(())
+    }
+
+    pub fn release_idempotency_key(&self, key_id: &str, idempotency_key: &str) -> StoreResult<()> {
+        self.client()?.execute(
+            "DELETE FROM idempotency_keys
+             WHERE key_id = $1 AND idempotency_key = $2 AND status IS NULL
+               AND NOT EXISTS (SELECT 1 FROM ledger WHERE ledger.request_id = idempotency_keys.request_id)",
+            &[&key_id, &idempotency_key],
+        )?;
+        Ok(())
+    }
+
+    pub fn set_client_request_id(
+        &self,
+        request_id: &str,
+        client_request_id: &str,
+    ) -> StoreResult<()> {
+        self.client()?.execute(
+            "UPDATE ledger SET client_request_id = $2 WHERE request_id = $1",
+            &[&request_id, &client_request_id],
+        )?;
+        Ok(())
+    }
+
+    /// One statement: the conditional decrement, the ledger row and the
+    /// day's aggregate. A request id that already has its ledger row breaks
+    /// the unique index, which rolls the whole statement (the debit too)
+    /// back; that retry is answered `Charged` with the current balance.
+    pub fn charge_once(
+        &self,
+        account: &str,
+        key_id: &str,
+        platform: &str,
+        credits: i64,
+        request_id: &str,
+        now: i64,
+    ) -> StoreResult<Charge> {
+        let mut c = self.client()?;
+        let day = now.div_euclid(DAY_S);
+        let result = c.query_typed_one(
+            "WITH debit AS (
+                 UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2
+                 RETURNING balance
+             ), entry AS (
+                 INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
+                 SELECT $1, $3, $4, $2, $5, $6 FROM debit
+                 RETURNING id
+             ), daily AS (
+                 INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
+                 SELECT $1, $7, $3, $4, 1, $2 FROM entry
+                 ON CONFLICT (account_id, day, key_id, platform)
+                 DO UPDATE SET requests = ledger_daily.requests + 1,
+                               credits = ledger_daily.credits + excluded.credits
+                 RETURNING 1
+             )
+             SELECT (SELECT balance FROM debit), (SELECT id FROM entry),
+                    (SELECT balance FROM accounts WHERE id = $1), (SELECT COUNT(*) FROM daily)",
+            &[
+                (&account, Type::TEXT),
+                (&credits, Type::INT8),
+                (&key_id, Type::TEXT),
+                (&platform, Type::TEXT),
+                (&request_id, Type::TEXT),
+                (&now, Type::INT8),
+                (&day, Type::INT8),
+            ],
+        );
+        let row = match result {
+            Ok(row) => row,
+            Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                let balance_after = self.balance_for_charge(account)?;
+                return Ok(Charge::Charged { balance_after });
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let after: Option<i64> = row.get(0);
+        let entry: Option<i64> = row.get(1);
+        Ok(match (after, entry) {
+            (Some(balance_after), Some(_)) => Charge::Charged { balance_after },
+            _ => Charge::InsufficientCredits {
+                balance: row.get::<_, Option<i64>>(2).unwrap_or(0),
+            },
+        })
+    }
+}
