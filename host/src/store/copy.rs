@@ -86,17 +86,102 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
     copy_table(
         &conn,
         &mut tx,
-        "SELECT id, account_id, key_id, platform, credits, request_id, created_at
+        "SELECT id, account_id, key_id, platform, credits, request_id, created_at, client_request_id
          FROM ledger ORDER BY id",
-        "INSERT INTO ledger (id, account_id, key_id, platform, credits, request_id, created_at)
+        "INSERT INTO ledger (id, account_id, key_id, platform, credits, request_id, created_at,
+                client_request_id)
          OVERRIDING SYSTEM VALUE
          SELECT * FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::BIGINT[],
-                $6::TEXT[], $7::BIGINT[])",
+                $6::TEXT[], $7::BIGINT[], $8::TEXT[])",
         &[
             Col::Int,
             Col::Text,
             Col::Text,
             Col::Text,
+            Col::Int,
+            Col::Text,
+            Col::Int,
+            Col::Text,
+        ],
+    )?;
+    // Issue 19's aggregates, issue 15's tunnel traffic, issue 17's console
+    // users and sessions, and the live Idempotency-Key records.
+    copy_table(
+        &conn,
+        &mut tx,
+        "SELECT account_id, day, key_id, platform, requests, credits FROM ledger_daily",
+        "INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
+         SELECT * FROM UNNEST($1::TEXT[], $2::BIGINT[], $3::TEXT[], $4::TEXT[], $5::BIGINT[],
+                $6::BIGINT[])",
+        &[
+            Col::Text,
+            Col::Int,
+            Col::Text,
+            Col::Text,
+            Col::Int,
+            Col::Int,
+        ],
+    )?;
+    copy_table(
+        &conn,
+        &mut tx,
+        "SELECT day, account_id, key_id, platform, bytes, streams FROM tunnel_usage",
+        "INSERT INTO tunnel_usage (day, account_id, key_id, platform, bytes, streams)
+         SELECT * FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::BIGINT[],
+                $6::BIGINT[])",
+        &[
+            Col::Int,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Int,
+            Col::Int,
+        ],
+    )?;
+    copy_table(
+        &conn,
+        &mut tx,
+        "SELECT id, account_id, email, password_hash, invite_hash, invite_expires_at, created_at
+         FROM users ORDER BY id",
+        "INSERT INTO users (id, account_id, email, password_hash, invite_hash, invite_expires_at,
+                created_at)
+         SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],
+                $6::BIGINT[], $7::BIGINT[])",
+        &[
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Int,
+            Col::Int,
+        ],
+    )?;
+    copy_table(
+        &conn,
+        &mut tx,
+        "SELECT token_hash, user_id, operator, csrf, created_at, last_seen_at FROM console_sessions",
+        "INSERT INTO console_sessions (token_hash, user_id, operator, csrf, created_at, last_seen_at)
+         SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::BIGINT[], $4::TEXT[], $5::BIGINT[],
+                $6::BIGINT[])",
+        &[Col::Text, Col::Text, Col::Int, Col::Text, Col::Int, Col::Int],
+    )?;
+    copy_table(
+        &conn,
+        &mut tx,
+        "SELECT key_id, idempotency_key, fingerprint, request_id, status, credits, response,
+                created_at
+         FROM idempotency_keys",
+        "INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, request_id, status,
+                credits, response, created_at)
+         SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::BIGINT[],
+                $6::BIGINT[], $7::TEXT[], $8::BIGINT[])",
+        &[
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Int,
             Col::Int,
             Col::Text,
             Col::Int,

@@ -89,7 +89,9 @@ mod tests {
             (86_402, "x"),
             (2 * 86_400, "x"),
         ] {
-            store.charge("acme", "k", p, 2, "r", t).unwrap();
+            store
+                .charge("acme", "k", p, 2, &format!("r{t}"), t)
+                .unwrap();
         }
         let days = store.daily_credits("acme", 0, 3 * 86_400).unwrap();
         let flat: Vec<(i64, &str, i64)> = days

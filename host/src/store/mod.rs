@@ -18,6 +18,8 @@ mod copy;
 mod daily;
 mod delivery;
 mod idempotency;
+#[cfg(test)]
+mod integrated_tests;
 mod key_cache;
 mod keys;
 mod location;
