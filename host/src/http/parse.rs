@@ -85,6 +85,7 @@ pub struct ParseQuery {
 
 type QueryArg = Result<Query<ParseQuery>, QueryRejection>;
 
+#[allow(clippy::too_many_arguments)]
 async fn common(
     State(state): State<Arc<AppState>>,
     Extension(id): Extension<RequestId>,
@@ -127,6 +128,7 @@ async fn platform(
 }
 
 /// A parse under its `Idempotency-Key`, if the request has one (`http/idempotency.rs`).
+#[allow(clippy::too_many_arguments)]
 async fn guarded(
     state: &AppState,
     headers: &HeaderMap,
