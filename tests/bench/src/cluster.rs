@@ -101,7 +101,7 @@ async fn row(
         "setup": setup,
         "hosts": hosts,
         "parses": total,
-        "errors": run.errors,
+        "errors": run.failures.values().sum::<usize>(),
         "parsesPerSecond": run.per_second(),
         "p50Ms": run.pct(0.50).as_secs_f64() * 1000.0,
         "p99Ms": run.pct(0.99).as_secs_f64() * 1000.0,
