@@ -113,7 +113,17 @@ async fn platform(
     JsonBody(ParseInput(input)): JsonBody<ParseInput>,
 ) -> Response {
     let ids = RequestIds::of(&id, client_id.as_ref().map(|c| &c.0));
-    guarded(&state, &headers, &ids, &key, query, cache, &input, Some(platform)).await
+    guarded(
+        &state,
+        &headers,
+        &ids,
+        &key,
+        query,
+        cache,
+        &input,
+        Some(platform),
+    )
+    .await
 }
 
 /// A parse under its `Idempotency-Key`, if the request has one (`http/idempotency.rs`).
