@@ -8,7 +8,6 @@
 //! requests is refused.
 
 use std::path::Path;
-use std::sync::Arc;
 
 use crate::registry::{Next, Registry, Runtime, SandboxLimits};
 use mediaparse_sdk as sdk;
@@ -30,13 +29,18 @@ pub fn run(args: &[String], dir: &Path) -> anyhow::Result<i32> {
         );
         return Ok(2);
     }
-    let registry = Arc::new(Registry::new(Runtime::new(SandboxLimits::default())?));
-    registry
-        .load_dir(dir)
-        .map_err(|e| anyhow::anyhow!("reading {}: {e}", dir.display()))?;
+    // Only this platform's component, through the compiled cache the
+    // service uses (`MEDIAPARSE_COMPILED_CACHE`, `off` to compile afresh):
+    // an operator's tool starts in milliseconds, not after compiling all.
+    let cache = match std::env::var_os("MEDIAPARSE_COMPILED_CACHE") {
+        Some(d) if d == "off" => None,
+        Some(d) => Some(std::path::PathBuf::from(d)),
+        None => Some(dir.join(".cwasm-cache")),
+    };
+    let registry = Registry::with_cache(Runtime::new(SandboxLimits::default())?, cache);
     let ext = registry
-        .get(platform)
-        .ok_or_else(|| anyhow::anyhow!("{platform} did not load from {}", dir.display()))?;
+        .load_file(&dir.join(format!("{platform}.wasm")))
+        .map_err(|e| anyhow::anyhow!("{platform} did not load from {}: {e}", dir.display()))?;
     let mut done = Vec::new();
     for arg in rest {
         let path = Path::new(arg);

@@ -2,9 +2,7 @@
 //! `no-store`) bypasses it, and every successful parse answers
 //! `Cache-Status` (RFC 9211) saying whether it was served from the cache.
 
-use axum::extract::FromRequestParts;
-use axum::http::request::Parts;
-use axum::http::{HeaderValue, header};
+use axum::http::{HeaderMap, HeaderValue, header};
 use axum::response::Response;
 
 use crate::parse::CacheUse;
@@ -12,26 +10,19 @@ use crate::parse::cache::CacheOutcome;
 
 pub const CACHE_STATUS: &str = "cache-status";
 
-/// Whether the request lets the parse cache answer.
-pub struct RequestCache(pub CacheUse);
-
-impl<S: Send + Sync> FromRequestParts<S> for RequestCache {
-    type Rejection = std::convert::Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        let bypass = parts
-            .headers
-            .get_all(header::CACHE_CONTROL)
-            .iter()
-            .filter_map(|v| v.to_str().ok())
-            .flat_map(|v| v.split(','))
-            .map(|d| d.trim().to_ascii_lowercase())
-            .any(|d| d == "no-cache" || d == "no-store");
-        Ok(RequestCache(if bypass {
-            CacheUse::Bypass
-        } else {
-            CacheUse::Allowed
-        }))
+/// `Bypass` when the request says `Cache-Control: no-cache` or `no-store`.
+pub fn cache_use(headers: &HeaderMap) -> CacheUse {
+    let bypass = headers
+        .get_all(header::CACHE_CONTROL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|d| d.trim().to_ascii_lowercase())
+        .any(|d| d == "no-cache" || d == "no-store");
+    if bypass {
+        CacheUse::Bypass
+    } else {
+        CacheUse::Allowed
     }
 }
 

@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::body::ParseInput;
-use super::cache_status::{self, RequestCache};
+use super::cache_status;
 use super::envelope::{ApiError, CREDITS_HEADER, credits_zero_unless_set};
 use super::extract::{ApiKey, JsonBody};
 use super::idempotency::{self, Answer, RequestIds};
@@ -93,11 +93,10 @@ async fn common(
     headers: HeaderMap,
     ParseKey(key): ParseKey,
     query: QueryArg,
-    RequestCache(cache): RequestCache,
     JsonBody(ParseInput(input)): JsonBody<ParseInput>,
 ) -> Response {
     let ids = RequestIds::of(&id, client_id.as_ref().map(|c| &c.0));
-    guarded(&state, &headers, &ids, &key, query, cache, &input, None).await
+    guarded(&state, &headers, &ids, &key, query, &input, None).await
 }
 
 // An axum handler: one argument per extractor.
@@ -110,21 +109,10 @@ async fn platform(
     ParseKey(key): ParseKey,
     PathPlatform(platform): PathPlatform,
     query: QueryArg,
-    RequestCache(cache): RequestCache,
     JsonBody(ParseInput(input)): JsonBody<ParseInput>,
 ) -> Response {
     let ids = RequestIds::of(&id, client_id.as_ref().map(|c| &c.0));
-    guarded(
-        &state,
-        &headers,
-        &ids,
-        &key,
-        query,
-        cache,
-        &input,
-        Some(platform),
-    )
-    .await
+    guarded(&state, &headers, &ids, &key, query, &input, Some(platform)).await
 }
 
 /// A parse under its `Idempotency-Key`, if the request has one (`http/idempotency.rs`).
@@ -135,10 +123,10 @@ async fn guarded(
     ids: &RequestIds,
     key: &KeyRecord,
     query: QueryArg,
-    cache: parse::CacheUse,
     input: &str,
     path_platform: Option<String>,
 ) -> Response {
+    let cache = cache_status::cache_use(headers);
     let idempotency_key = match idempotency::from_headers(headers) {
         Ok(k) => k,
         Err(e) => return e.into_response(),

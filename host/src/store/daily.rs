@@ -83,14 +83,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db")).unwrap();
         store.add_credits("acme", 100, 0).unwrap();
-        for (t, p) in [
+        for (i, (t, p)) in [
             (86_400, "tiktok"),
             (86_401, "tiktok"),
             (86_402, "x"),
             (2 * 86_400, "x"),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            // Ledger request ids are unique.
             store
-                .charge("acme", "k", p, 2, &format!("r{t}"), t)
+                .charge("acme", "k", p, 2, &format!("r{i}"), t)
                 .unwrap();
         }
         let days = store.daily_credits("acme", 0, 3 * 86_400).unwrap();

@@ -27,6 +27,7 @@ mod network_edges;
 mod openapi;
 mod operations;
 mod parse_cache;
+mod parse_limits;
 mod robustness;
 mod slow_clients;
 mod test_mode;

@@ -28,6 +28,7 @@ use utoipa::OpenApi as _;
 use utoipa::openapi::{OpenApi, RefOr, Schema};
 use utoipa_swagger_ui::{Config, SwaggerUi, Url};
 
+use super::idempotency;
 use super::state::AppState;
 
 /// Version of the interface description (SPEC.md "Versioning").
@@ -463,6 +464,12 @@ fn parse_operation(route: Route<'_>, example: &str, ids: &[&str]) -> Value {
             ),
         );
     }
+    // Any stored answer (a success or a 4xx) may be a replay.
+    for response in responses.values_mut() {
+        if let Some(headers) = response["headers"].as_object_mut() {
+            headers.insert("Idempotent-Replayed".into(), replayed_header());
+        }
+    }
     let mut op = json!({
         "tags": ["parse"],
         "operationId": operation_id,
@@ -492,11 +499,36 @@ fn parse_operation(route: Route<'_>, example: &str, ids: &[&str]) -> Value {
             "required": true,
             "description": "Platform id; another value is `404 unknown_platform`.",
             "schema": {"type": "string", "enum": ids},
-        }, delivery])
+        }, delivery, idempotency_key_parameter()])
     } else {
-        json!([delivery])
+        json!([delivery, idempotency_key_parameter()])
     };
     op
+}
+
+/// The optional `Idempotency-Key` request header (`http/idempotency.rs`).
+fn idempotency_key_parameter() -> Value {
+    json!({
+        "name": "Idempotency-Key",
+        "in": "header",
+        "required": false,
+        "description": "Names this request for 24 hours under the API key: a repeat answers the first request's completed response again (status, body, `X-Credits-Charged`) with `Idempotent-Replayed: true` and charges nothing; a repeat while the first runs waits for it; the same key with another body, endpoint or query is `422 idempotency_conflict`. Overloads, rate limits, timeouts and server errors are not stored (retry with the same key). Not 1 to 255 visible ASCII characters: `400 invalid_request`.",
+        "schema": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": idempotency::MAX_KEY_BYTES,
+            "pattern": "^[!-~]+$",
+        },
+    })
+}
+
+/// `Idempotent-Replayed: true` on an answer given again for a repeated key.
+fn replayed_header() -> Value {
+    header(
+        "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing charged again; `X-Credits-Charged` is the original charge). Absent otherwise.",
+        json!({"type": "string", "enum": ["true"]}),
+        false,
+    )
 }
 
 /// An error envelope answer whose `code` is one of `wires`.

@@ -21,7 +21,10 @@
 //! - `remember`: like `ok`, and remembers `seen` = how many values it was
 //!   handed (platform data `remembered` lists them);
 //! - `sealed`: platform data reports what WASI's clocks and random sources
-//!   answer (`wasi` member; empty in a native build).
+//!   answer (`wasi` member; empty in a native build);
+//! - `fanout-{n}-{r}`: for `r` rounds ask for `n` requests each
+//!   (`https://api.mptest.example/fanout/{round}/{i}`), then finish; for the
+//!   tests of the parse's round and request limits.
 
 use mediaparse_sdk::{
     Context, Exchange, Extraction, Extractor, Failure, Header, HttpRequest, Image, Info, Media,
@@ -120,11 +123,34 @@ fn plan(target: &Target, done: &[Exchange]) -> Result<Plan> {
         "host" => Ok(Plan::Fetch(vec![HttpRequest::get(
             "https://undeclared.example/steal",
         )])),
+        m if m.starts_with("fanout-") => fanout(m, done),
         "ok" | "slow" | "remember" if done.is_empty() => Ok(Plan::Fetch(vec![HttpRequest::get(
             format!("https://{API}/{}", mode(target)),
         )])),
         _ => Ok(Plan::Ready),
     }
+}
+
+/// `fanout-{n}-{r}`: the next round's `n` requests, or ready after `r` rounds
+/// (`done` holds `n` answers per round so far).
+fn fanout(mode: &str, done: &[Exchange]) -> Result<Plan> {
+    let mut parts = mode.trim_start_matches("fanout-").splitn(2, '-');
+    let mut number = || -> Result<usize> {
+        parts
+            .next()
+            .and_then(|p| p.parse().ok())
+            .ok_or_else(|| Failure::unsupported("fanout-{n}-{r}"))
+    };
+    let (n, rounds) = (number()?, number()?);
+    let round = done.len().checked_div(n).unwrap_or(rounds);
+    if round >= rounds {
+        return Ok(Plan::Ready);
+    }
+    Ok(Plan::Fetch(
+        (0..n)
+            .map(|i| HttpRequest::get(format!("https://{API}/fanout/{round}/{i}")))
+            .collect(),
+    ))
 }
 
 fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> {

@@ -52,6 +52,9 @@ async fn parse(service: &Service, token: &str, query: &str, input: &str) -> Valu
     let resp = reqwest::Client::new()
         .post(service.url(&format!("/api/v1/parse{query}")))
         .bearer_auth(token)
+        // Each parse must extract (and pick its exit) itself: a result shared
+        // from the parse cache keeps the exit of the extraction that made it.
+        .header("cache-control", "no-cache")
         .json(&json!({"url": input}))
         .send()
         .await

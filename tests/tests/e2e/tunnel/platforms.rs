@@ -34,9 +34,11 @@ async fn every_platforms_fixtures_download_through_the_tunnel() {
                     .iter()
                     .any(|k| m[k].as_array().is_some_and(|a| !a.is_empty()))
             });
-            // Cases needing operator config or another clock run in fixtures_e2e.
+            // Cases needing operator config, another clock or values
+            // remembered from earlier parses run in fixtures_e2e / the replay tests.
             if with_media
                 && case.config.is_empty()
+                && case.remembered.is_empty()
                 && case.now_unix_ms.is_none_or(|n| n == DEFAULT_NOW_MS)
             {
                 cases.push((platform.clone(), case));
