@@ -11,6 +11,11 @@ use crate::store::{Charge, StoreError, StoreResult};
 
 const DAY_S: i64 = 86_400;
 
+/// How long a charge whose outcome is unknown is retried before the parse
+/// answers `503 database_unavailable`: longer than a database restart or
+/// fail-over usually takes, shorter than a client's patience.
+pub const CHARGE_SETTLE_BUDGET: std::time::Duration = std::time::Duration::from_secs(20);
+
 impl Pg {
     /// A plain read: the charge itself is the conditional decrement, so the
     /// pre-check needs no lock (SQLite's BEGIN IMMEDIATE only waits out a writer).
@@ -110,11 +115,44 @@ impl Pg {
         Ok(())
     }
 
+    /// The charge, settled even when the database goes away mid-statement.
+    ///
+    /// A connection lost during the statement (PostgreSQL stopping, a
+    /// network cut) leaves its outcome unknown: the commit may have landed
+    /// with only the acknowledgement lost. Answering that request 503 would
+    /// be a charge without its response, so the same statement is retried
+    /// with the same request id until the database answers: the unique
+    /// ledger index turns a charge that did land into `Charged`, and one
+    /// that did not is made now. Only after [`CHARGE_SETTLE_BUDGET`] does the
+    /// error reach the caller.
+    pub fn charge_once(
+        &self,
+        account: &str,
+        key_id: &str,
+        platform: &str,
+        credits: i64,
+        request_id: &str,
+        now: i64,
+    ) -> StoreResult<Charge> {
+        let started = std::time::Instant::now();
+        let mut pause = std::time::Duration::from_millis(50);
+        loop {
+            match self.charge_attempt(account, key_id, platform, credits, request_id, now) {
+                Err(StoreError::Unavailable(why)) if started.elapsed() < CHARGE_SETTLE_BUDGET => {
+                    tracing::warn!(request_id, error = %why, "charge outcome unknown; retrying to settle it");
+                    std::thread::sleep(pause);
+                    pause = (pause * 2).min(std::time::Duration::from_secs(1));
+                }
+                settled => return settled,
+            }
+        }
+    }
+
     /// One statement: the conditional decrement, the ledger row and the
     /// day's aggregate. A request id that already has its ledger row breaks
     /// the unique index, which rolls the whole statement (the debit too)
     /// back; that retry is answered `Charged` with the current balance.
-    pub fn charge_once(
+    fn charge_attempt(
         &self,
         account: &str,
         key_id: &str,
