@@ -22,6 +22,7 @@ use std::time::Duration;
 use postgres::fallible_iterator::FallibleIterator;
 
 use super::KeyRecord;
+use super::pg::Connector;
 
 /// The channel key changes are announced on (PostgreSQL).
 pub const CHANNEL: &str = "mediaparse_keys";
@@ -85,14 +86,14 @@ impl KeyCache {
     }
 
     /// PostgreSQL: start the listener thread once for this store.
-    pub fn start_listener(self: &Arc<Self>, url: &str) {
+    pub fn start_listener(self: &Arc<Self>, connector: &Connector) {
         if self.started.swap(true, Ordering::SeqCst) {
             return;
         }
-        let (cache, url) = (Arc::downgrade(self), url.to_owned());
+        let (cache, connector) = (Arc::downgrade(self), connector.clone());
         let spawned = std::thread::Builder::new()
             .name("key-cache-listener".into())
-            .spawn(move || listen(cache, url));
+            .spawn(move || listen(cache, connector));
         if spawned.is_err() {
             // No listener: the cache stays unusable, lookups go to the database.
             tracing::warn!("could not start the key cache listener; keys are not cached");
@@ -102,12 +103,12 @@ impl KeyCache {
 
 /// Hold a `LISTEN` connection while the store lives; clear the cache on every
 /// notification and whenever the connection is lost or regained.
-fn listen(cache: std::sync::Weak<KeyCache>, url: String) {
+fn listen(cache: std::sync::Weak<KeyCache>, connector: Connector) {
     let mut backoff = Duration::from_millis(100);
     loop {
         let Some(c) = cache.upgrade() else { return };
         drop(c);
-        let client = postgres::Client::connect(&url, postgres::NoTls).and_then(|mut client| {
+        let client = connector.connect().and_then(|mut client| {
             client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
             Ok(client)
         });

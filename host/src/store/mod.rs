@@ -24,6 +24,8 @@ mod key_cache;
 mod keys;
 mod location;
 mod pg;
+#[cfg(test)]
+mod pg_tls_tests;
 mod rate_buckets;
 mod schema;
 #[cfg(test)]
@@ -306,7 +308,7 @@ impl Store {
                 true
             }
             Backend::Postgres(p) => {
-                self.keys.start_listener(p.url());
+                self.keys.start_listener(p.connector());
                 self.keys.usable()
             }
         };

@@ -233,3 +233,61 @@ pub fn fresh_database() -> String {
         .expect("create a test database");
     format!("postgres://postgres@127.0.0.1:{}/{name}", server.port)
 }
+
+/// Turn TLS on in the shared test server with this certificate and key
+/// (PEM), keeping plain connections working; once per test binary run.
+pub fn enable_tls(cert_pem: &str, key_pem: &str) {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        let server = server();
+        let (cert, key) = (server.dir.join("server.crt"), server.dir.join("server.key"));
+        std::fs::write(&cert, cert_pem).expect("write the test server certificate");
+        std::fs::write(&key, key_pem).expect("write the test server key");
+        // PostgreSQL refuses a key others can read.
+        std::fs::set_permissions(&key, std::os::unix::fs::PermissionsExt::from_mode(0o600))
+            .expect("chmod the test server key");
+        if is_root() {
+            for f in [&cert, &key] {
+                std::os::unix::fs::chown(f, Some(UNPRIVILEGED), Some(UNPRIVILEGED))
+                    .expect("chown the test server's TLS files");
+            }
+        }
+        let mut admin = postgres::Client::connect(&admin_url(server.port), postgres::NoTls)
+            .expect("connect to the test PostgreSQL");
+        // One statement per call: ALTER SYSTEM refuses a multi-statement batch.
+        for statement in [
+            format!(
+                "ALTER SYSTEM SET ssl_cert_file = {}",
+                sql_quote(&cert.to_string_lossy())
+            ),
+            format!(
+                "ALTER SYSTEM SET ssl_key_file = {}",
+                sql_quote(&key.to_string_lossy())
+            ),
+            "ALTER SYSTEM SET ssl = on".to_string(),
+            "SELECT pg_reload_conf()".to_string(),
+        ] {
+            admin.batch_execute(&statement).expect("turn TLS on");
+        }
+        // The reload is asynchronous: wait until new sessions see it.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let mut c = postgres::Client::connect(&admin_url(server.port), postgres::NoTls)
+                .expect("connect to the test PostgreSQL");
+            let on: String = c.query_one("SHOW ssl", &[]).expect("SHOW ssl").get(0);
+            if on == "on" {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "TLS did not come on: see {}/log",
+                server.dir.display()
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    });
+}
+
+fn sql_quote(s: &str) -> String {
+    format!("'{}'", s.replace('\'', "''"))
+}

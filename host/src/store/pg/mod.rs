@@ -8,6 +8,7 @@
 //! minted by the database, so it is unique across every host.
 
 mod books;
+mod connect;
 mod console;
 mod idempotency;
 mod reports;
@@ -16,17 +17,18 @@ mod schema;
 use std::sync::Arc;
 use std::time::Duration;
 
-use postgres::NoTls;
 use r2d2_postgres::PostgresConnectionManager;
 use r2d2_postgres::r2d2;
+use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{StoreError, StoreResult};
 
+pub use connect::Connector;
 pub(super) use reports::Filter;
 #[cfg(test)]
 pub use schema::{PG_MIGRATIONS, migrate_to};
 
-type Manager = PostgresConnectionManager<NoTls>;
+type Manager = PostgresConnectionManager<MakeRustlsConnect>;
 pub(super) type PooledClient = r2d2::PooledConnection<Manager>;
 
 /// How long a request waits for a pooled connection before the store answers
@@ -39,7 +41,7 @@ const POOL_SIZE: u32 = 16;
 #[derive(Clone)]
 pub struct Pg {
     pool: Arc<PoolHolder>,
-    url: String,
+    connector: Arc<Connector>,
 }
 
 /// Owns the pool so its last drop can leave an async context: the blocking
@@ -68,9 +70,7 @@ impl Pg {
 
     /// Connect without touching the schema (reading a version, copying into).
     pub fn connect_unmigrated(url: &str) -> StoreResult<Pg> {
-        let config: postgres::Config = url
-            .parse()
-            .map_err(|e| StoreError::Invalid(format!("bad PostgreSQL URL: {e}")))?;
+        let connector = Connector::from_url(url)?;
         let pool = r2d2::Pool::builder()
             .max_size(POOL_SIZE)
             .min_idle(Some(1))
@@ -80,11 +80,22 @@ impl Pg {
             // (answered `database_unavailable`) and is dropped on return, so
             // the hosts recover by themselves when the server is back.
             .test_on_check_out(false)
-            .build(PostgresConnectionManager::new(config, NoTls))
-            .map_err(|e| StoreError::Unavailable(format!("cannot reach PostgreSQL: {e}")))?;
+            .build(PostgresConnectionManager::new(
+                connector.config.clone(),
+                connector.tls.clone(),
+            ))
+            .map_err(|e| {
+                // The pool's error keeps only the outermost message ("error
+                // performing TLS handshake"): one direct try tells why.
+                let why = match connector.connect() {
+                    Err(direct) => with_causes(&direct),
+                    Ok(_) => e.to_string(),
+                };
+                StoreError::Unavailable(format!("cannot reach PostgreSQL: {why}"))
+            })?;
         Ok(Pg {
             pool: Arc::new(PoolHolder(Some(pool))),
-            url: url.to_owned(),
+            connector: Arc::new(connector),
         })
     }
 
@@ -97,9 +108,9 @@ impl Pg {
             .map_err(|e| StoreError::Unavailable(e.to_string()))
     }
 
-    /// The URL this pool connects to (for the key-change listener).
-    pub fn url(&self) -> &str {
-        &self.url
+    /// How this pool connects (for the key-change listener's own connection).
+    pub fn connector(&self) -> &Connector {
+        &self.connector
     }
 
     pub fn schema_version(&self) -> StoreResult<u32> {
@@ -116,9 +127,23 @@ impl From<postgres::Error> for StoreError {
             .code()
             .is_some_and(|c| c.code().starts_with("08") || c.code().starts_with("57P"));
         if e.is_closed() || io || lost {
-            StoreError::Unavailable(e.to_string())
+            StoreError::Unavailable(with_causes(&e))
         } else {
             StoreError::Postgres(e)
         }
     }
+}
+
+/// An error with its chain of causes (`postgres::Error` shows only its own kind).
+fn with_causes(e: &postgres::Error) -> String {
+    let mut text = e.to_string();
+    let mut cause = std::error::Error::source(e);
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        cause = c.source();
+    }
+    text
 }
