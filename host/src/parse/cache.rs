@@ -39,6 +39,13 @@ pub enum CacheOutcome {
 }
 
 impl CacheOutcome {
+    pub const ALL: [CacheOutcome; 4] = [
+        CacheOutcome::Hit,
+        CacheOutcome::Shared,
+        CacheOutcome::Miss,
+        CacheOutcome::Bypass,
+    ];
+
     /// The `Cache-Status` header value.
     pub fn header(self) -> &'static str {
         match self {

@@ -159,6 +159,31 @@ async fn concurrent_parses_of_one_post_share_one_fetch_and_each_is_charged() {
     assert_eq!(fresh.cache_status, "mediaparse; fwd=request");
     assert!(fresh.charged > 0);
     assert_eq!(page_requests(&upstream, &post), 2);
+
+    // The served OpenAPI document names the request header and every value seen.
+    let doc: serde_json::Value = reqwest::get(service.url("/openapi.json"))
+        .await
+        .expect("openapi")
+        .json()
+        .await
+        .expect("openapi json");
+    let op = &doc["paths"]["/api/v1/parse"]["post"];
+    let params = op["parameters"].as_array().expect("parameters");
+    assert!(
+        params.iter().any(|p| p["name"] == "Cache-Control" && p["in"] == "header"),
+        "Cache-Control is documented"
+    );
+    let documented = &op["responses"]["200"]["headers"]["Cache-Status"]["schema"]["enum"];
+    for seen in answers
+        .iter()
+        .chain([&again, &fresh])
+        .map(|a| a.cache_status.as_str())
+    {
+        assert!(
+            documented.as_array().is_some_and(|e| e.iter().any(|v| v == seen)),
+            "Cache-Status {seen:?} is documented: {documented}"
+        );
+    }
 }
 
 #[tokio::test]

@@ -29,6 +29,7 @@ use utoipa::openapi::{OpenApi, RefOr, Schema};
 use utoipa_swagger_ui::{Config, SwaggerUi, Url};
 
 use super::idempotency;
+use crate::parse::cache::CacheOutcome;
 use super::state::AppState;
 
 /// Version of the interface description (SPEC.md "Versioning").
@@ -446,6 +447,11 @@ fn parse_operation(route: Route<'_>, example: &str, ids: &[&str]) -> Value {
         {"$ref": format!("#/components/schemas/{success}")},
         {"$ref": "#/components/schemas/NoMedia"},
     ]});
+    ok["headers"]["Cache-Status"] = header(
+        "RFC 9211: whether this parse's result came from the parse cache. `mediaparse; hit` (a result kept from an earlier extraction of the same post), `mediaparse; hit; detail=shared` (a concurrent parse's extraction, shared), `mediaparse; fwd=miss` (extracted now), `mediaparse; fwd=request` (the request's `Cache-Control` bypassed the cache). Every parse with media is charged either way. Absent on a replayed `Idempotency-Key` answer.",
+        json!({"type": "string", "enum": CacheOutcome::ALL.map(CacheOutcome::header)}),
+        false,
+    );
     responses.insert("200".into(), ok);
     for status in errors::statuses(templated) {
         let description = errors::ERRORS
@@ -499,9 +505,9 @@ fn parse_operation(route: Route<'_>, example: &str, ids: &[&str]) -> Value {
             "required": true,
             "description": "Platform id; another value is `404 unknown_platform`.",
             "schema": {"type": "string", "enum": ids},
-        }, delivery, idempotency_key_parameter()])
+        }, delivery, idempotency_key_parameter(), cache_control_parameter()])
     } else {
-        json!([delivery, idempotency_key_parameter()])
+        json!([delivery, idempotency_key_parameter(), cache_control_parameter()])
     };
     op
 }
@@ -519,6 +525,18 @@ fn idempotency_key_parameter() -> Value {
             "maxLength": idempotency::MAX_KEY_BYTES,
             "pattern": "^[!-~]+$",
         },
+    })
+}
+
+/// The request's `Cache-Control` (`http/cache_status.rs`).
+fn cache_control_parameter() -> Value {
+    json!({
+        "name": "Cache-Control",
+        "in": "header",
+        "required": false,
+        "description": "`no-cache` or `no-store` (among other directives, comma-separated): extract now, neither reading nor sharing a cached result (the answer says `Cache-Status: mediaparse; fwd=request`). Without it, a result of the same post kept within the platform's TTL (never past its media URLs' expiry) may be served; it is charged the same.",
+        "schema": {"type": "string"},
+        "example": "no-cache",
     })
 }
 
