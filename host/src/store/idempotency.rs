@@ -381,12 +381,21 @@ mod tests {
     fn ledger_request_ids_are_unique_and_keep_the_clients_beside() {
         let (_d, s) = store();
         s.charge("acme", "k1", "tiktok", 1, "req_same", 1).unwrap();
-        assert!(s.charge("acme", "k1", "tiktok", 1, "req_same", 2).is_err());
-        assert_eq!(
-            s.balance("acme").unwrap(),
-            9,
-            "the refused row took nothing"
-        );
+        // The database itself refuses a second row with the id…
+        let duplicate = s.with(|c| {
+            Ok(c.execute(
+                "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
+                 VALUES ('acme', 'k1', 'tiktok', 1, 'req_same', 2)",
+                [],
+            )?)
+        });
+        assert!(duplicate.is_err(), "ledger request ids are unique");
+        // …and a charge repeated with it takes nothing.
+        assert!(matches!(
+            s.charge("acme", "k1", "tiktok", 1, "req_same", 2).unwrap(),
+            Charge::Charged { balance_after: 9 }
+        ));
+        assert_eq!(s.balance("acme").unwrap(), 9, "charged once");
         s.set_client_request_id("req_same", "client-7").unwrap();
         let client: String = s
             .with(|c| {

@@ -371,7 +371,8 @@ impl Store {
     }
 
     /// Charge `credits` if the balance still covers them: one transaction,
-    /// one conditional update and one ledger row, or nothing at all.
+    /// one conditional update, one ledger row and the day's aggregate, or
+    /// nothing at all; at most once per `request_id` ([`Store::charge_once`]).
     pub fn charge(
         &self,
         account: &str,
@@ -381,39 +382,7 @@ impl Store {
         request_id: &str,
         now: i64,
     ) -> StoreResult<Charge> {
-        dispatch!(
-            self,
-            |c| {
-                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                let updated = tx.execute(
-                    "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
-                    params![account, credits],
-                )?;
-                if updated != 1 {
-                    let balance = tx
-                        .query_row(
-                            "SELECT balance FROM accounts WHERE id = ?1",
-                            [account],
-                            |r| r.get(0),
-                        )
-                        .optional()?
-                        .unwrap_or(0);
-                    return Ok(Charge::InsufficientCredits { balance });
-                }
-                tx.execute(
-                "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                params![account, key_id, platform, credits, request_id, now],
-            )?;
-                let balance_after = tx.query_row(
-                    "SELECT balance FROM accounts WHERE id = ?1",
-                    [account],
-                    |r| r.get(0),
-                )?;
-                tx.commit()?;
-                Ok(Charge::Charged { balance_after })
-            },
-            |p| p.charge(account, key_id, platform, credits, request_id, now)
-        )
+        self.charge_once(account, key_id, platform, credits, request_id, now)
     }
 
     /// Sum of credits in the ledger for an account (or all accounts).

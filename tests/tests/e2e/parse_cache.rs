@@ -170,7 +170,9 @@ async fn concurrent_parses_of_one_post_share_one_fetch_and_each_is_charged() {
     let op = &doc["paths"]["/api/v1/parse"]["post"];
     let params = op["parameters"].as_array().expect("parameters");
     assert!(
-        params.iter().any(|p| p["name"] == "Cache-Control" && p["in"] == "header"),
+        params
+            .iter()
+            .any(|p| p["name"] == "Cache-Control" && p["in"] == "header"),
         "Cache-Control is documented"
     );
     let documented = &op["responses"]["200"]["headers"]["Cache-Status"]["schema"]["enum"];
@@ -180,7 +182,9 @@ async fn concurrent_parses_of_one_post_share_one_fetch_and_each_is_charged() {
         .map(|a| a.cache_status.as_str())
     {
         assert!(
-            documented.as_array().is_some_and(|e| e.iter().any(|v| v == seen)),
+            documented
+                .as_array()
+                .is_some_and(|e| e.iter().any(|v| v == seen)),
             "Cache-Status {seen:?} is documented: {documented}"
         );
     }

@@ -29,8 +29,8 @@ use utoipa::openapi::{OpenApi, RefOr, Schema};
 use utoipa_swagger_ui::{Config, SwaggerUi, Url};
 
 use super::idempotency;
-use crate::parse::cache::CacheOutcome;
 use super::state::AppState;
+use crate::parse::cache::CacheOutcome;
 
 /// Version of the interface description (SPEC.md "Versioning").
 pub const API_VERSION: &str = "1.0.0";
@@ -507,7 +507,11 @@ fn parse_operation(route: Route<'_>, example: &str, ids: &[&str]) -> Value {
             "schema": {"type": "string", "enum": ids},
         }, delivery, idempotency_key_parameter(), cache_control_parameter()])
     } else {
-        json!([delivery, idempotency_key_parameter(), cache_control_parameter()])
+        json!([
+            delivery,
+            idempotency_key_parameter(),
+            cache_control_parameter()
+        ])
     };
     op
 }

@@ -14,7 +14,7 @@ use crate::store::accounts::{AccountSummary, CreditChange, MAX_CREDITS};
 use crate::store::backup::BackupSummary;
 use crate::store::keys::KeyEdit;
 use crate::store::usage::{Usage, UsageEntry, UsageFilter, UsageGroup, UsageParam};
-use crate::store::{Charge, KeyRecord, StoreError, StoreResult};
+use crate::store::{KeyRecord, StoreError, StoreResult};
 
 const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute";
 
@@ -304,51 +304,6 @@ impl Pg {
             )?
             .map(|r| r.get::<_, Option<String>>(0))
             .ok_or_else(|| StoreError::NotFound("key", id.into()))
-    }
-
-    /// The charge: one statement, so one implicit transaction and one round
-    /// trip. The conditional decrement row-locks the account (concurrent
-    /// hosts serialize on it and never overdraw); the ledger row is written
-    /// only from the decrement's output, so there is a row exactly when
-    /// credits were taken. The last column is the balance as it was before
-    /// the statement (what a refused charge reports).
-    pub fn charge(
-        &self,
-        account: &str,
-        key_id: &str,
-        platform: &str,
-        credits: i64,
-        request_id: &str,
-        now: i64,
-    ) -> StoreResult<Charge> {
-        let row = self.client()?.query_typed_one(
-            "WITH debit AS (
-                 UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2
-                 RETURNING balance
-             ), entry AS (
-                 INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
-                 SELECT $1, $3, $4, $2, $5, $6 FROM debit
-                 RETURNING id
-             )
-             SELECT (SELECT balance FROM debit), (SELECT id FROM entry),
-                    (SELECT balance FROM accounts WHERE id = $1)",
-            &[
-                (&account, Type::TEXT),
-                (&credits, Type::INT8),
-                (&key_id, Type::TEXT),
-                (&platform, Type::TEXT),
-                (&request_id, Type::TEXT),
-                (&now, Type::INT8),
-            ],
-        )?;
-        let after: Option<i64> = row.get(0);
-        let entry: Option<i64> = row.get(1);
-        Ok(match (after, entry) {
-            (Some(balance_after), Some(_)) => Charge::Charged { balance_after },
-            _ => Charge::InsufficientCredits {
-                balance: row.get::<_, Option<i64>>(2).unwrap_or(0),
-            },
-        })
     }
 
     pub fn count_request(&self, bucket: &str, minute: i64) -> StoreResult<i64> {

@@ -148,10 +148,14 @@ impl Pg {
         }
     }
 
-    /// One statement: the conditional decrement, the ledger row and the
-    /// day's aggregate. A request id that already has its ledger row breaks
-    /// the unique index, which rolls the whole statement (the debit too)
-    /// back; that retry is answered `Charged` with the current balance.
+    /// One statement, so one implicit transaction and one round trip: the
+    /// conditional decrement row-locks the account (concurrent hosts
+    /// serialize on it and never overdraw); the ledger row and the day's
+    /// aggregate are written only from the decrement's output, so there is a
+    /// row exactly when credits were taken. A request id that already has
+    /// its ledger row breaks the unique index, which rolls the whole
+    /// statement (the debit too) back; that retry is answered `Charged` with
+    /// the current balance.
     fn charge_attempt(
         &self,
         account: &str,
