@@ -9,11 +9,11 @@
 use postgres::types::{ToSql, Type};
 use postgres::{GenericClient, Row};
 
-use super::Pg;
+use super::{Pg, reports};
 use crate::store::accounts::{AccountSummary, CreditChange, MAX_CREDITS};
 use crate::store::backup::BackupSummary;
 use crate::store::keys::KeyEdit;
-use crate::store::usage::{Usage, UsageEntry, UsageFilter, UsageGroup, UsageParam};
+use crate::store::usage::{Usage, UsageFilter, UsageParam};
 use crate::store::{KeyRecord, StoreError, StoreResult};
 
 const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute";
@@ -384,61 +384,29 @@ impl Pg {
                 UsageParam::Int(i) => i as &(dyn ToSql + Sync),
             })
             .collect();
+        const SUMS: [&str; 2] = ["COUNT(*)", "SUM(credits)"];
         let mut client = self.client()?;
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()?;
-        let totals = tx.query_one(
-            &format!(
-                "SELECT COUNT(*), CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM ledger{clause}"
-            ),
-            &params,
-        )?;
-        let mut group = |column: &str| -> StoreResult<Vec<UsageGroup>> {
-            Ok(tx
-                .query(
-                    &format!(
-                        "SELECT {column}, COUNT(*), CAST(SUM(credits) AS BIGINT) FROM ledger{clause}
-                         GROUP BY {column} ORDER BY SUM(credits) DESC, {column}"
-                    ),
-                    &params,
-                )?
-                .iter()
-                .map(|r| UsageGroup {
-                    name: r.get(0),
-                    requests: r.get(1),
-                    credits: r.get(2),
-                })
-                .collect())
+        let mut tx = reports::snapshot(&mut client)?;
+        let (requests, credits) = reports::totals(&mut tx, "ledger", SUMS, &clause, &params)?;
+        let mut group = |column: &str| {
+            reports::grouped(
+                &mut tx,
+                "ledger",
+                SUMS,
+                "SUM(credits)",
+                &clause,
+                &params,
+                column,
+            )
+            .map(reports::usage_groups)
         };
         let by_platform = group("platform")?;
         let by_key = group("key_id")?;
-        let entries = tx
-            .query(
-                &format!(
-                    "SELECT id, created_at, account_id, key_id, platform, credits, request_id
-                     FROM ledger{clause} ORDER BY created_at DESC, id DESC LIMIT {}",
-                    filter.entries
-                ),
-                &params,
-            )?
-            .iter()
-            .map(|r| UsageEntry {
-                id: r.get(0),
-                time: r.get(1),
-                account: r.get(2),
-                key: r.get(3),
-                platform: r.get(4),
-                credits: r.get(5),
-                request_id: r.get(6),
-            })
-            .collect();
+        let entries = reports::recent_entries(&mut tx, &clause, &params, filter.entries)?;
         tx.commit()?;
         Ok(Usage {
-            requests: totals.get(0),
-            credits: totals.get(1),
+            requests,
+            credits,
             by_platform,
             by_key,
             entries,

@@ -74,35 +74,27 @@ impl Pg {
     }
 
     pub fn tunnel_usage(&self, filter: &Filter) -> StoreResult<TunnelUsage> {
+        const SUMS: [&str; 2] = ["SUM(bytes)", "SUM(streams)"];
         let (clause, params) = (&filter.clause, filter.params());
         let mut client = self.client()?;
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()?;
-        let totals = tx.query_one(
-            &format!(
-                "SELECT CAST(COALESCE(SUM(bytes), 0) AS BIGINT), CAST(COALESCE(SUM(streams), 0) AS BIGINT)
-                 FROM tunnel_usage{clause}"
-            ),
-            &params,
-        )?;
+        let mut tx = snapshot(&mut client)?;
+        let (bytes, streams) = totals(&mut tx, "tunnel_usage", SUMS, clause, &params)?;
         let mut group = |column: &str| -> StoreResult<Vec<TunnelUsageGroup>> {
-            Ok(tx
-                .query(
-                    &format!(
-                        "SELECT {column}, CAST(SUM(bytes) AS BIGINT), CAST(SUM(streams) AS BIGINT)
-                         FROM tunnel_usage{clause}
-                         GROUP BY {column} ORDER BY SUM(bytes) DESC, {column}"
-                    ),
-                    &params,
-                )?
-                .iter()
-                .map(|r| TunnelUsageGroup {
-                    name: r.get(0),
-                    bytes: r.get(1),
-                    streams: r.get(2),
+            let rows = grouped(
+                &mut tx,
+                "tunnel_usage",
+                SUMS,
+                "SUM(bytes)",
+                clause,
+                &params,
+                column,
+            )?;
+            Ok(rows
+                .into_iter()
+                .map(|(name, bytes, streams)| TunnelUsageGroup {
+                    name,
+                    bytes,
+                    streams,
                 })
                 .collect())
         };
@@ -110,8 +102,8 @@ impl Pg {
         let by_key = group("key_id")?;
         tx.commit()?;
         Ok(TunnelUsage {
-            bytes: totals.get(0),
-            streams: totals.get(1),
+            bytes,
+            streams,
             by_platform,
             by_key,
         })
@@ -125,67 +117,124 @@ impl Pg {
         ledger: &Filter,
         entries: usize,
     ) -> StoreResult<Usage> {
-        let (daily_clause, daily_params) = (&daily.clause, daily.params());
+        const SUMS: [&str; 2] = ["SUM(requests)", "SUM(credits)"];
+        let (clause, params) = (&daily.clause, daily.params());
         let mut client = self.client()?;
-        let mut tx = client
-            .build_transaction()
-            .isolation_level(postgres::IsolationLevel::RepeatableRead)
-            .read_only(true)
-            .start()?;
-        let totals = tx.query_one(
-            &format!(
-                "SELECT CAST(COALESCE(SUM(requests), 0) AS BIGINT), CAST(COALESCE(SUM(credits), 0) AS BIGINT)
-                 FROM ledger_daily{daily_clause}"
-            ),
-            &daily_params,
-        )?;
-        let mut group = |column: &str| -> StoreResult<Vec<UsageGroup>> {
-            Ok(tx
-                .query(
-                    &format!(
-                        "SELECT {column}, CAST(SUM(requests) AS BIGINT), CAST(SUM(credits) AS BIGINT)
-                         FROM ledger_daily{daily_clause}
-                         GROUP BY {column} ORDER BY SUM(credits) DESC, {column}"
-                    ),
-                    &daily_params,
-                )?
-                .iter()
-                .map(|r| UsageGroup {
-                    name: r.get(0),
-                    requests: r.get(1),
-                    credits: r.get(2),
-                })
-                .collect())
+        let mut tx = snapshot(&mut client)?;
+        let (requests, credits) = totals(&mut tx, "ledger_daily", SUMS, clause, &params)?;
+        let mut group = |column: &str| {
+            grouped(
+                &mut tx,
+                "ledger_daily",
+                SUMS,
+                "SUM(credits)",
+                clause,
+                &params,
+                column,
+            )
+            .map(usage_groups)
         };
         let by_platform = group("platform")?;
         let by_key = group("key_id")?;
-        let entries = tx
-            .query(
-                &format!(
-                    "SELECT id, created_at, account_id, key_id, platform, credits, request_id
-                     FROM ledger{} ORDER BY created_at DESC, id DESC LIMIT {entries}",
-                    ledger.clause
-                ),
-                &ledger.params(),
-            )?
-            .iter()
-            .map(|r| UsageEntry {
-                id: r.get(0),
-                time: r.get(1),
-                account: r.get(2),
-                key: r.get(3),
-                platform: r.get(4),
-                credits: r.get(5),
-                request_id: r.get(6),
-            })
-            .collect();
+        let entries = recent_entries(&mut tx, &ledger.clause, &ledger.params(), entries)?;
         tx.commit()?;
         Ok(Usage {
-            requests: totals.get(0),
-            credits: totals.get(1),
+            requests,
+            credits,
             by_platform,
             by_key,
             entries,
         })
     }
+}
+
+/// A read-only snapshot, so a report's totals, groups and entries agree.
+pub(super) fn snapshot(client: &mut super::PooledClient) -> StoreResult<postgres::Transaction<'_>> {
+    Ok(client
+        .build_transaction()
+        .isolation_level(postgres::IsolationLevel::RepeatableRead)
+        .read_only(true)
+        .start()?)
+}
+
+/// Two sums (SQL aggregate expressions such as `COUNT(*)`, `SUM(credits)`)
+/// over `table` under `clause`: the report's totals.
+pub(super) fn totals(
+    tx: &mut postgres::Transaction<'_>,
+    table: &str,
+    [a, b]: [&str; 2],
+    clause: &str,
+    params: &[&(dyn ToSql + Sync)],
+) -> StoreResult<(i64, i64)> {
+    let row = tx.query_one(
+        &format!(
+            "SELECT CAST(COALESCE({a}, 0) AS BIGINT), CAST(COALESCE({b}, 0) AS BIGINT)
+             FROM {table}{clause}"
+        ),
+        params,
+    )?;
+    Ok((row.get(0), row.get(1)))
+}
+
+/// The same two sums per value of `column`, largest second sum first
+/// (`ORDER BY` `order_by`, then the name).
+pub(super) fn grouped(
+    tx: &mut postgres::Transaction<'_>,
+    table: &str,
+    [a, b]: [&str; 2],
+    order_by: &str,
+    clause: &str,
+    params: &[&(dyn ToSql + Sync)],
+    column: &str,
+) -> StoreResult<Vec<(String, i64, i64)>> {
+    Ok(tx
+        .query(
+            &format!(
+                "SELECT {column}, CAST({a} AS BIGINT), CAST({b} AS BIGINT) FROM {table}{clause}
+                 GROUP BY {column} ORDER BY {order_by} DESC, {column}"
+            ),
+            params,
+        )?
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2)))
+        .collect())
+}
+
+/// The newest `limit` ledger entries under `clause`.
+pub(super) fn recent_entries(
+    tx: &mut postgres::Transaction<'_>,
+    clause: &str,
+    params: &[&(dyn ToSql + Sync)],
+    limit: usize,
+) -> StoreResult<Vec<UsageEntry>> {
+    Ok(tx
+        .query(
+            &format!(
+                "SELECT id, created_at, account_id, key_id, platform, credits, request_id
+                 FROM ledger{clause} ORDER BY created_at DESC, id DESC LIMIT {limit}"
+            ),
+            params,
+        )?
+        .iter()
+        .map(|r| UsageEntry {
+            id: r.get(0),
+            time: r.get(1),
+            account: r.get(2),
+            key: r.get(3),
+            platform: r.get(4),
+            credits: r.get(5),
+            request_id: r.get(6),
+        })
+        .collect())
+}
+
+/// Credit groups as the usage report shows them.
+pub(super) fn usage_groups(rows: Vec<(String, i64, i64)>) -> Vec<UsageGroup> {
+    rows.into_iter()
+        .map(|(name, requests, credits)| UsageGroup {
+            name,
+            requests,
+            credits,
+        })
+        .collect()
 }
