@@ -179,8 +179,10 @@ mod tests {
 
     #[test]
     fn traffic_adds_up_per_day_key_and_platform() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("db.sqlite")).unwrap();
+        crate::store::both::each_backend(|t| traffic_adds_up(&t.store));
+    }
+
+    fn traffic_adds_up(store: &Store) {
         let day2 = 2 * DAY;
         store
             .record_tunnel_traffic(&traffic("k1", "tiktok", day2 + 5, 100))
