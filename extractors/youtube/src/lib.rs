@@ -9,6 +9,7 @@
 //! them), `map` reads the player answers into the media object.
 
 mod challenges;
+pub mod clients;
 mod flow;
 mod innertube;
 mod map;
