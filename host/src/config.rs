@@ -105,6 +105,11 @@ pub struct PlatformSettings {
     /// Name/value pairs for the extractor's `context.config`.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+    /// Hosts of operator-run helper services (a token provider, say) the
+    /// extractor may call besides its manifest's api-hosts: exact host
+    /// names or IP literals, reached directly, private addresses allowed.
+    #[serde(default)]
+    pub helper_hosts: Vec<String>,
 }
 
 /// One exit of a pool: the label operators see, the URL they never do.
@@ -243,6 +248,12 @@ impl OperatorConfig {
             if !mediaparse_catalogue::is_platform_id(name) {
                 return Err(format!(
                     "[platforms.{name}] is not a platform id ([a-z][a-z0-9_]*, at most 16 bytes)"
+                ));
+            }
+            if let Some(i) = p.helper_hosts.iter().position(|h| !is_helper_host(h)) {
+                return Err(format!(
+                    "[platforms.{name}] helper_hosts entry {} is not a host name or IP literal (no scheme, port or path)",
+                    i + 1
                 ));
             }
             if p.price.is_some_and(|price| price < 0) {
@@ -401,6 +412,11 @@ impl OperatorConfig {
                 max_body_bytes: l.max_response_bytes.unwrap_or(fetch.max_body_bytes),
                 max_redirects: fetch.max_redirects,
                 profile: fetch.profile,
+                helper_hosts: self
+                    .platforms
+                    .get(platform)
+                    .map(|p| p.helper_hosts.clone())
+                    .unwrap_or_default(),
             },
             sandbox: SandboxLimits {
                 memory_bytes: l.memory_bytes.unwrap_or(sandbox.memory_bytes),
@@ -459,6 +475,14 @@ fn is_label(label: &str) -> bool {
         && label
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// A helper host: what a URL's host part can be (a name or an IP literal).
+fn is_helper_host(host: &str) -> bool {
+    !host.is_empty()
+        && url::Url::parse(&format!("http://{host}/")).is_ok_and(|u| {
+            u.port().is_none() && u.host_str().is_some_and(|h| h.eq_ignore_ascii_case(host))
+        })
 }
 
 /// An outbound proxy URL the fetcher can use.
@@ -553,6 +577,31 @@ mod tests {
             OperatorConfig::parse("[platforms.tiktok.limits]\nrate_limit_per_minute = 5\n")
                 .is_err()
         );
+    }
+
+    #[test]
+    fn helper_hosts_are_host_names_or_ip_literals_of_one_platform() {
+        let c = OperatorConfig::parse(
+            "[platforms.tiktok]\nhelper_hosts = [\"127.0.0.1\", \"pot.internal\", \"[::1]\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.limits_for("tiktok").fetch.helper_hosts,
+            ["127.0.0.1", "pot.internal", "[::1]"]
+        );
+        assert!(c.limits_for("twitter").fetch.helper_hosts.is_empty());
+        for bad in [
+            "http://127.0.0.1",
+            "127.0.0.1:4416",
+            "pot.internal/get_pot",
+            "",
+            "::1",
+        ] {
+            let e =
+                OperatorConfig::parse(&format!("[platforms.tiktok]\nhelper_hosts = [\"{bad}\"]\n"))
+                    .unwrap_err();
+            assert!(e.contains("helper_hosts entry 1"), "{bad}: {e}");
+        }
     }
 
     #[test]

@@ -18,7 +18,7 @@ use mediaparse_youtube_solver::Program;
 use crate::clients::{self, ClientDef, Endpoint};
 use crate::innertube::{self, Extras};
 use crate::map::{self, Player};
-use crate::{challenges, urls, web};
+use crate::{challenges, pot, urls, web};
 
 /// Where one client stands after the exchanges so far.
 enum Answer {
@@ -37,13 +37,27 @@ pub fn stepped(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step
             "not a YouTube video id",
         ));
     }
-    let cascade = clients::configured(ctx)?
-        .into_iter()
-        .fold(Cascade::new(), |cascade, def| {
-            cascade.attempt(|| client(&def, target, ctx, done))
-        });
+    let provider = pot::provider(ctx)?;
+    let defs = clients::configured(ctx)?;
+    // Clients needing a PO token are skipped without a provider.
+    let skipped: Vec<String> = defs
+        .iter()
+        .filter(|d| d.po_token && provider.is_none())
+        .map(|d| d.id.clone())
+        .collect();
+    let cascade = defs.iter().fold(Cascade::new(), |cascade, def| {
+        cascade.attempt_if(!skipped.contains(&def.id), || {
+            client(def, provider.as_deref(), target, ctx, done)
+        })
+    });
     // The last client's own failure is the one to report.
-    let answer = cascade.finish_last()?;
+    let answer = cascade.finish_last().map_err(|f| {
+        if skipped.is_empty() {
+            f
+        } else {
+            pot::with_skipped(f, &skipped)
+        }
+    })?;
     match answer {
         Answer::Usable(player, def, remember) => Ok(Stepped {
             next: Step::Done(map::extraction(target, done, *player, &def)),
@@ -78,34 +92,52 @@ type Learned = (Program, Vec<Memo>);
 /// One client's part of the cascade: ask it, or judge its answer.
 fn client(
     def: &ClientDef,
+    provider: Option<&str>,
     target: &Target,
     ctx: &Context,
     done: &[Exchange],
 ) -> Result<Attempt<Answer>> {
     let mut extras = Extras::default();
+    let mut need = Vec::new();
+    // The PO token first (the call carries it), asked once per parse.
+    let mut token = None;
+    if let (true, Some(provider)) = (def.po_token, provider) {
+        let request = pot::request(provider, &pot::content_binding(ctx, &target.id));
+        match answer_to(done, &request) {
+            None => need.push(request),
+            Some(e) => match pot::token(&e.response) {
+                Ok(t) => token = Some(t),
+                Err(f) => return Ok(Attempt::Missed(f)),
+            },
+        }
+    }
     let mut script = None;
     if def.challenges {
-        let Some(embed) = done.last_to(web::EMBED_URL) else {
-            return Ok(Attempt::Got(Answer::Need(vec![web::embed_page(
-                &target.id,
-            )])));
-        };
-        let player = match checked(&embed.response, "YouTube embed page")
-            .and_then(|r| web::player_ref(&r.text()))
-        {
-            Ok(p) => p,
-            Err(f) => return Ok(Attempt::Missed(f)),
-        };
-        extras.signature_timestamp = Some(player.sts);
-        let request = web::script(&player);
-        script = Some(match challenges::remembered(ctx, &player.id) {
-            Some(program) => Script::Known(program),
-            None => match done.last_to(&request.url) {
-                Some(e) => Script::Fetched(player.id.clone(), e.request.clone()),
-                None => Script::Missing(request),
-            },
-        });
+        match done.last_to(web::EMBED_URL) {
+            None => need.push(web::embed_page(&target.id)),
+            Some(embed) => {
+                let player = match checked(&embed.response, "YouTube embed page")
+                    .and_then(|r| web::player_ref(&r.text()))
+                {
+                    Ok(p) => p,
+                    Err(f) => return Ok(Attempt::Missed(f)),
+                };
+                extras.signature_timestamp = Some(player.sts);
+                let request = web::script(&player);
+                script = Some(match challenges::remembered(ctx, &player.id) {
+                    Some(program) => Script::Known(program),
+                    None => match done.last_to(&request.url) {
+                        Some(e) => Script::Fetched(player.id.clone(), e.request.clone()),
+                        None => Script::Missing(request),
+                    },
+                });
+            }
+        }
     }
+    if !need.is_empty() {
+        return Ok(Attempt::Got(Answer::Need(need)));
+    }
+    extras.po_token = token.as_deref();
     let request = innertube::player(def, &target.id, ctx, extras);
     let Some(exchange) = answer_to(done, &request) else {
         let mut batch = vec![request];
@@ -118,9 +150,16 @@ fn client(
         Endpoint::Player => map::parse_player,
         Endpoint::Reel => map::parse_reel,
     };
+    let with_token = |r: &HttpResponse| -> Result<Player> {
+        let mut p = read(r)?;
+        if let (Some(data), Some(t)) = (p.streaming_data.as_mut(), token.as_deref()) {
+            pot::add_to_urls(data, t);
+        }
+        Ok(p)
+    };
     let Some(script) = script else {
         return usable(
-            map::judge(&exchange.response, &target.id, read),
+            map::judge(&exchange.response, &target.id, with_token),
             def,
             Vec::new(),
         );
@@ -154,6 +193,9 @@ fn client(
             && challenges::has_formats(data)
         {
             challenges::solve(data, &program()?)?;
+        }
+        if let (Some(data), Some(t)) = (p.streaming_data.as_mut(), token.as_deref()) {
+            pot::add_to_urls(data, t);
         }
         Ok(p)
     };
@@ -219,5 +261,49 @@ mod tests {
             other => panic!("expected a failure, got {other:?}"),
         }
         assert!(YouTube::map(&target, &ctx, &done).is_err());
+    }
+
+    #[test]
+    fn skipped_po_token_clients_are_named_in_the_failure() {
+        let target =
+            YouTube::detect("https://youtu.be/M4gD1WSo5mA").unwrap_or_else(|f| panic!("{f}"));
+        let ctx = Context {
+            now_unix_ms: 0,
+            config: vec![
+                mediaparse_sdk::Header::new("clients", "visionos,web"),
+                mediaparse_sdk::Header::new("web_po_token", "true"),
+            ],
+            remembered: Vec::new(),
+        };
+        let Ok(Plan::Fetch(first)) = YouTube::plan(&target, &ctx, &[]) else {
+            panic!("expected round 1");
+        };
+        let bot = r#"{"playabilityStatus":{"status":"LOGIN_REQUIRED","reason":"Sign in to confirm you’re not a bot"}}"#;
+        let done: Vec<Exchange> = first.into_iter().map(|r| answer(r, 200, bot)).collect();
+        match YouTube::plan(&target, &ctx, &done) {
+            Err(f) => {
+                assert_eq!(f.code(), "upstream_rate_limited");
+                assert!(
+                    f.message().ends_with(
+                        "clients needing a PO token were skipped (web): no po_token_provider configured"
+                    ),
+                    "{}",
+                    f.message()
+                );
+            }
+            other => panic!("expected a failure, got {other:?}"),
+        }
+        // Only PO-token clients configured: the reason is the whole story.
+        let ctx = Context {
+            config: vec![
+                mediaparse_sdk::Header::new("clients", "web"),
+                mediaparse_sdk::Header::new("web_po_token", "true"),
+            ],
+            ..ctx
+        };
+        match YouTube::plan(&target, &ctx, &[]) {
+            Err(f) => assert!(f.message().contains("no po_token_provider configured")),
+            other => panic!("expected a failure, got {other:?}"),
+        }
     }
 }

@@ -13,6 +13,7 @@ pub mod clients;
 mod flow;
 mod innertube;
 mod map;
+mod pot;
 mod tool;
 pub mod urls;
 mod web;
