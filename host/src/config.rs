@@ -110,6 +110,11 @@ pub struct PlatformSettings {
     /// names or IP literals, reached directly, private addresses allowed.
     #[serde(default)]
     pub helper_hosts: Vec<String>,
+    /// Names in `config` whose values are not secrets, so not redacted
+    /// from answers (a client version that is part of a User-Agent the
+    /// extractor hands out, say). Every other value is a secret.
+    #[serde(default)]
+    pub public_config: Vec<String>,
 }
 
 /// One exit of a pool: the label operators see, the URL they never do.
@@ -452,7 +457,12 @@ impl OperatorConfig {
     pub fn secrets_with(&self, platform: &str, extra: Vec<String>) -> Secrets {
         let mut values = extra;
         if let Some(p) = self.platforms.get(platform) {
-            values.extend(p.config.values().cloned());
+            values.extend(
+                p.config
+                    .iter()
+                    .filter(|(name, _)| !p.public_config.contains(name))
+                    .map(|(_, value)| value.clone()),
+            );
             for s in &p.sessions {
                 values.push(s.cookie.clone());
                 values.extend(s.config.values().cloned());
@@ -602,6 +612,27 @@ mod tests {
                     .unwrap_err();
             assert!(e.contains("helper_hosts entry 1"), "{bad}: {e}");
         }
+    }
+
+    #[test]
+    fn public_config_values_are_not_redacted() {
+        let c = OperatorConfig::parse(
+            "[platforms.tiktok]\npublic_config = [\"app_version\"]\n\
+             [platforms.tiktok.config]\napp_version = \"21.03.36\"\ncookie = \"sid=SECRETVALUE\"\n",
+        )
+        .unwrap();
+        let secrets = c.secrets_with("tiktok", Vec::new());
+        assert_eq!(
+            secrets.redact("UA app/21.03.36 sid=SECRETVALUE"),
+            "UA app/21.03.36 [redacted]"
+        );
+        let all = OperatorConfig::parse("[platforms.tiktok.config]\napp_version = \"21.03.36\"\n")
+            .unwrap();
+        assert_eq!(
+            all.secrets_with("tiktok", Vec::new())
+                .redact("app/21.03.36"),
+            "app/[redacted]"
+        );
     }
 
     #[test]
