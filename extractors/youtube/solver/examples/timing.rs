@@ -1,5 +1,5 @@
 //! Where a known player's time goes, natively: creating the boa context,
-//! loading (evaluating) the lifted program, and answering one `n` challenge.
+//! loading (evaluating) the lifted program, and answering `n` challenges.
 //! `cargo run --release -p mediaparse-youtube-solver --example timing -- PLAYER.js [ROUNDS]`
 //! (players: `shared/payloads/youtube/players/*.js`). Prints the median of
 //! each phase over ROUNDS (default 20) and the program's size.
@@ -42,7 +42,8 @@ fn main() -> std::process::ExitCode {
     };
     let prepare_time = started.elapsed();
 
-    let (mut context, mut parse, mut load, mut first_n) = (vec![], vec![], vec![], vec![]);
+    let (mut context, mut parse, mut load, mut first_n, mut second_n) =
+        (vec![], vec![], vec![], vec![], vec![]);
     for _ in 0..rounds {
         // The bare context: realm and built-ins.
         let t = Instant::now();
@@ -64,6 +65,9 @@ fn main() -> std::process::ExitCode {
         let t = Instant::now();
         let _ = solver.n("ZdZIqFPQK-Ty8wId");
         first_n.push(t.elapsed());
+        let t = Instant::now();
+        let _ = solver.n("4qdU2oQ0zXtf8W9Bq");
+        second_n.push(t.elapsed());
     }
     println!(
         "{path}: program {} bytes; prepare {:.1} ms (once per player)",
@@ -75,6 +79,7 @@ fn main() -> std::process::ExitCode {
         ("parse+compile program (not run)", parse),
         ("Solver::new (context + evaluate program)", load),
         ("first n call", first_n),
+        ("second n call (another value)", second_n),
     ] {
         println!(
             "  {name:<42} median {:>8.2} ms",
