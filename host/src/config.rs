@@ -105,6 +105,16 @@ pub struct PlatformSettings {
     /// Name/value pairs for the extractor's `context.config`.
     #[serde(default)]
     pub config: BTreeMap<String, String>,
+    /// Hosts of operator-run helper services (a token provider, say) the
+    /// extractor may call besides its manifest's api-hosts: exact host
+    /// names or IP literals, reached directly, private addresses allowed.
+    #[serde(default)]
+    pub helper_hosts: Vec<String>,
+    /// Names in `config` whose values are not secrets, so not redacted
+    /// from answers (a client version that is part of a User-Agent the
+    /// extractor hands out, say). Every other value is a secret.
+    #[serde(default)]
+    pub public_config: Vec<String>,
 }
 
 /// One exit of a pool: the label operators see, the URL they never do.
@@ -243,6 +253,12 @@ impl OperatorConfig {
             if !mediaparse_catalogue::is_platform_id(name) {
                 return Err(format!(
                     "[platforms.{name}] is not a platform id ([a-z][a-z0-9_]*, at most 16 bytes)"
+                ));
+            }
+            if let Some(i) = p.helper_hosts.iter().position(|h| !is_helper_host(h)) {
+                return Err(format!(
+                    "[platforms.{name}] helper_hosts entry {} is not a host name or IP literal (no scheme, port or path)",
+                    i + 1
                 ));
             }
             if p.price.is_some_and(|price| price < 0) {
@@ -401,6 +417,11 @@ impl OperatorConfig {
                 max_body_bytes: l.max_response_bytes.unwrap_or(fetch.max_body_bytes),
                 max_redirects: fetch.max_redirects,
                 profile: fetch.profile,
+                helper_hosts: self
+                    .platforms
+                    .get(platform)
+                    .map(|p| p.helper_hosts.clone())
+                    .unwrap_or_default(),
             },
             sandbox: SandboxLimits {
                 memory_bytes: l.memory_bytes.unwrap_or(sandbox.memory_bytes),
@@ -436,7 +457,12 @@ impl OperatorConfig {
     pub fn secrets_with(&self, platform: &str, extra: Vec<String>) -> Secrets {
         let mut values = extra;
         if let Some(p) = self.platforms.get(platform) {
-            values.extend(p.config.values().cloned());
+            values.extend(
+                p.config
+                    .iter()
+                    .filter(|(name, _)| !p.public_config.contains(name))
+                    .map(|(_, value)| value.clone()),
+            );
             for s in &p.sessions {
                 values.push(s.cookie.clone());
                 values.extend(s.config.values().cloned());
@@ -459,6 +485,14 @@ fn is_label(label: &str) -> bool {
         && label
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// A helper host: what a URL's host part can be (a name or an IP literal).
+fn is_helper_host(host: &str) -> bool {
+    !host.is_empty()
+        && url::Url::parse(&format!("http://{host}/")).is_ok_and(|u| {
+            u.port().is_none() && u.host_str().is_some_and(|h| h.eq_ignore_ascii_case(host))
+        })
 }
 
 /// An outbound proxy URL the fetcher can use.
@@ -552,6 +586,52 @@ mod tests {
         assert!(
             OperatorConfig::parse("[platforms.tiktok.limits]\nrate_limit_per_minute = 5\n")
                 .is_err()
+        );
+    }
+
+    #[test]
+    fn helper_hosts_are_host_names_or_ip_literals_of_one_platform() {
+        let c = OperatorConfig::parse(
+            "[platforms.tiktok]\nhelper_hosts = [\"127.0.0.1\", \"pot.internal\", \"[::1]\"]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            c.limits_for("tiktok").fetch.helper_hosts,
+            ["127.0.0.1", "pot.internal", "[::1]"]
+        );
+        assert!(c.limits_for("twitter").fetch.helper_hosts.is_empty());
+        for bad in [
+            "http://127.0.0.1",
+            "127.0.0.1:4416",
+            "pot.internal/get_pot",
+            "",
+            "::1",
+        ] {
+            let e =
+                OperatorConfig::parse(&format!("[platforms.tiktok]\nhelper_hosts = [\"{bad}\"]\n"))
+                    .unwrap_err();
+            assert!(e.contains("helper_hosts entry 1"), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn public_config_values_are_not_redacted() {
+        let c = OperatorConfig::parse(
+            "[platforms.tiktok]\npublic_config = [\"app_version\"]\n\
+             [platforms.tiktok.config]\napp_version = \"21.03.36\"\ncookie = \"sid=SECRETVALUE\"\n",
+        )
+        .unwrap();
+        let secrets = c.secrets_with("tiktok", Vec::new());
+        assert_eq!(
+            secrets.redact("UA app/21.03.36 sid=SECRETVALUE"),
+            "UA app/21.03.36 [redacted]"
+        );
+        let all = OperatorConfig::parse("[platforms.tiktok.config]\napp_version = \"21.03.36\"\n")
+            .unwrap();
+        assert_eq!(
+            all.secrets_with("tiktok", Vec::new())
+                .redact("app/21.03.36"),
+            "app/[redacted]"
         );
     }
 

@@ -54,6 +54,10 @@ pub struct Case {
     /// `[key, value]` pairs.
     #[serde(default, skip_serializing_if = "Vec::is_empty", with = "pairs")]
     pub remembered: Vec<Header>,
+    /// The operator's helper hosts for the platform (`[platforms.X]
+    /// helper_hosts`): hosts the extractor may call besides its api-hosts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub helper_hosts: Vec<String>,
     /// The upstream exchanges, as raw HTTP hops (a followed redirect is two).
     #[serde(default)]
     pub exchanges: Vec<RecordedExchange>,

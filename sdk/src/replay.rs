@@ -31,6 +31,7 @@
 //!     now_unix_ms: None,
 //!     config: vec![],
 //!     remembered: vec![],
+//!     helper_hosts: vec![],
 //!     exchanges: vec![],
 //!     expect: Expect { error: Some("302".into()), ..Default::default() },
 //!     dir: Default::default(),
@@ -290,7 +291,11 @@ fn perform(
     let mut method = request.method.clone();
     for _ in 0..=MAX_REDIRECTS {
         let host = InputUrl::parse(&url).map(|u| u.host).unwrap_or_default();
-        if !api_hosts.iter().any(|p| host_matches(&host, p)) {
+        let helper = case
+            .helper_hosts
+            .iter()
+            .any(|h| h.eq_ignore_ascii_case(&host));
+        if !helper && !api_hosts.iter().any(|p| host_matches(&host, p)) {
             return Err(HarnessError::UndeclaredHost(url));
         }
         let body = request.body.as_deref().filter(|_| method == request.method);
@@ -585,6 +590,7 @@ mod tests {
             now_unix_ms: None,
             config: vec![],
             remembered: vec![],
+            helper_hosts: vec![],
             exchanges,
             expect: Expect {
                 media: Some(media),

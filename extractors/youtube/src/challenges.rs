@@ -55,6 +55,16 @@ fn failure(e: SolveError) -> Failure {
     Failure::upstream(format!("YouTube player challenge: {e}"))
 }
 
+/// Does `streaming_data` list any format (with a URL or a cipher)?
+pub fn has_formats(streaming_data: &Value) -> bool {
+    ["formats", "adaptiveFormats"].iter().any(|m| {
+        streaming_data
+            .get(m)
+            .and_then(Value::as_array)
+            .is_some_and(|l| !l.is_empty())
+    })
+}
+
 /// Rewrites every format of `streaming_data` in place: `signatureCipher`
 /// into `url`, `n` transformed. Answers are shared between formats.
 pub fn solve(streaming_data: &mut Value, program: &Program) -> Result<()> {

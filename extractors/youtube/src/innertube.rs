@@ -5,81 +5,17 @@
 use mediaparse_sdk::{Context, HttpRequest};
 use serde_json::json;
 
-/// Host of the VISIONOS and ANDROID calls (NewPipe's recorded traffic).
-pub const API_HOST: &str = "youtubei.googleapis.com";
-/// Host of the WEB `$fields` call.
-pub const WEB_HOST: &str = "www.youtube.com";
+use crate::clients::{ClientDef, Endpoint};
 
-pub const PLAYER_URL: &str = "https://youtubei.googleapis.com/youtubei/v1/player";
-pub const REEL_URL: &str = "https://youtubei.googleapis.com/youtubei/v1/reel/reel_item_watch";
-/// The WEB client's own `player` call (its formats carry challenges).
-pub const WEB_PLAYER_URL: &str = "https://www.youtube.com/youtubei/v1/player?prettyPrint=false&id=";
+pub use crate::clients::{API_HOST, WEB_HOST, WEB_USER_AGENT};
+
 pub const WEB_FIELDS_URL: &str = "https://www.youtube.com/youtubei/v1/player?prettyPrint=false&$fields=microformat,videoDetails.thumbnail.thumbnails,videoDetails.videoId";
-
-/// Client versions drift several times a year; each can be overridden by
-/// the operator setting of the same name.
-pub const VISIONOS_VERSION: &str = "1.02";
-pub const ANDROID_VERSION: &str = "21.03.36";
-pub const WEB_VERSION: &str = "2.20260603.05.00";
-
-/// A desktop browser's User-Agent for the WEB client and its media URLs.
-pub const WEB_USER_AGENT: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/138.0.0.0 Safari/537.36";
+/// The `$fields` call's WEB version (the `web` client's, overridable as `web_version`).
+const WEB_FIELDS_VERSION: &str = "2.20260603.05.00";
 
 const HL: &str = "en";
 const GL: &str = "US";
 const ACCEPT_LANGUAGE: &str = "en-US,en;q=0.9";
-
-/// Which client produced an answer (its UA goes on the media headers).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Client {
-    VisionOs,
-    Android,
-    /// WEB with the player's `n` and signature challenges solved.
-    Web,
-}
-
-impl Client {
-    pub fn name(self) -> &'static str {
-        match self {
-            Client::VisionOs => "VISIONOS",
-            Client::Android => "ANDROID",
-            Client::Web => "WEB",
-        }
-    }
-
-    pub fn version(self, ctx: &Context) -> String {
-        match self {
-            Client::VisionOs => ctx.config("visionos_version").unwrap_or(VISIONOS_VERSION),
-            Client::Android => ctx.config("android_version").unwrap_or(ANDROID_VERSION),
-            Client::Web => ctx.config("web_version").unwrap_or(WEB_VERSION),
-        }
-        .trim()
-        .to_string()
-    }
-
-    /// The client's own User-Agent; media URLs it returns are fetched with it.
-    pub fn user_agent(self, ctx: &Context) -> String {
-        let v = self.version(ctx);
-        match self {
-            Client::VisionOs => format!(
-                "com.google.visionos.youtube/{v}(RealityDevice14,1; U; CPU visionOS 25_6_0 like Mac OS X; US)"
-            ),
-            Client::Android => {
-                format!("com.google.android.youtube/{v} (Linux; U; Android 15; US) gzip")
-            }
-            Client::Web => WEB_USER_AGENT.to_string(),
-        }
-    }
-
-    /// Is this exchange this client's call?
-    pub fn made(self, url: &str) -> bool {
-        match self {
-            Client::VisionOs => url.starts_with(PLAYER_URL),
-            Client::Android => url.starts_with(REEL_URL),
-            Client::Web => url.starts_with(WEB_PLAYER_URL),
-        }
-    }
-}
 
 /// A 16-character client playback nonce derived from the video id (other
 /// projects draw it at random; extractors have no randomness).
@@ -114,127 +50,106 @@ fn with_visitor(mut client: serde_json::Value, ctx: &Context) -> serde_json::Val
     client
 }
 
-fn api_headers(request: HttpRequest, ua: String, ctx: &Context) -> HttpRequest {
-    let request = request
+/// What a client's `player` (or `reel_item_watch`) call carries besides
+/// the video: the player's signature timestamp for clients with
+/// challenges, a proof-of-origin token for clients that need one.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Extras<'a> {
+    pub signature_timestamp: Option<u32>,
+    pub po_token: Option<&'a str>,
+}
+
+/// One client's call for `video_id`. Bodies are deterministic (same
+/// client, video and extras: same bytes), so the flow finds a client's
+/// answer by rebuilding its request.
+pub fn player(def: &ClientDef, video_id: &str, ctx: &Context, extras: Extras<'_>) -> HttpRequest {
+    let mut client = serde_json::Map::new();
+    client.insert("clientName".into(), def.name.clone().into());
+    client.insert("clientVersion".into(), def.version.clone().into());
+    client.extend(def.context.clone());
+    client.insert("hl".into(), HL.into());
+    client.insert("gl".into(), GL.into());
+    client.insert("utcOffsetMinutes".into(), 0.into());
+    let client = with_visitor(serde_json::Value::Object(client), ctx);
+    let mut context = json!({"client": client});
+    if def.embed_url {
+        context["thirdParty"] =
+            json!({"embedUrl": format!("https://www.youtube.com/embed/{video_id}")});
+    }
+    context["request"] = json!({"useSsl": true, "internalExperimentFlags": []});
+    context["user"] = json!({"lockedSafetyMode": false});
+
+    // The video part: the cpn for clients without challenges (what NewPipe
+    // sends), the signature timestamp for those with.
+    let mut video = json!({"videoId": video_id});
+    match extras.signature_timestamp {
+        Some(sts) => {
+            video["playbackContext"] =
+                json!({"contentPlaybackContext": {"signatureTimestamp": sts}});
+        }
+        None => video["cpn"] = cpn(video_id, &def.name).into(),
+    }
+    video["contentCheckOk"] = true.into();
+    video["racyCheckOk"] = true.into();
+    let mut body = json!({"context": context});
+    match def.endpoint {
+        Endpoint::Player => {
+            if let (Some(b), Some(v)) = (body.as_object_mut(), video.as_object()) {
+                b.extend(v.clone());
+            }
+        }
+        Endpoint::Reel => {
+            body["playerRequest"] = video;
+            body["disablePlayerResponse"] = false.into();
+        }
+    }
+    if let Some(token) = extras.po_token {
+        body["serviceIntegrityDimensions"] = json!({"poToken": token});
+    }
+
+    let host = &def.host;
+    let mut url = match def.endpoint {
+        Endpoint::Player => {
+            format!("https://{host}/youtubei/v1/player?prettyPrint=false&id={video_id}")
+        }
+        Endpoint::Reel => format!(
+            "https://{host}/youtubei/v1/reel/reel_item_watch?prettyPrint=false&id={video_id}&$fields=playerResponse"
+        ),
+    };
+    if let Some(key) = &def.api_key {
+        url.push_str("&key=");
+        url.push_str(key);
+    }
+    let mut request = HttpRequest::post(url, body.to_string())
         .header("Content-Type", "application/json")
-        .header("User-Agent", ua)
+        .header("User-Agent", def.user_agent())
         .header("X-Goog-Api-Format-Version", "2")
         .header("Accept-Language", ACCEPT_LANGUAGE);
-    match ctx.config("visitor_data") {
-        Some(v) => request.header("X-Goog-Visitor-Id", v.trim()),
-        None => request,
+    if let Some(v) = ctx.config("visitor_data") {
+        request = request.header("X-Goog-Visitor-Id", v.trim());
     }
-}
-
-/// Round 1a: the VISIONOS `player` call.
-pub fn visionos(video_id: &str, ctx: &Context) -> HttpRequest {
-    let c = Client::VisionOs;
-    let client = with_visitor(
-        json!({
-            "clientName": c.name(),
-            "clientVersion": c.version(ctx),
-            "clientScreen": "WATCH",
-            "platform": "MOBILE",
-            "deviceMake": "Apple",
-            "deviceModel": "RealityDevice14,1",
-            "osName": "visionOS",
-            "osVersion": "25.6.0.23O471",
-            "hl": HL,
-            "gl": GL,
-            "utcOffsetMinutes": 0
-        }),
-        ctx,
-    );
-    let body = json!({
-        "context": base_context(client),
-        "videoId": video_id,
-        "cpn": cpn(video_id, c.name()),
-        "contentCheckOk": true,
-        "racyCheckOk": true
-    });
-    let url = format!("{PLAYER_URL}?prettyPrint=false&id={video_id}");
-    api_headers(
-        HttpRequest::post(url, body.to_string()),
-        c.user_agent(ctx),
-        ctx,
-    )
-}
-
-/// Round 2: the ANDROID `reel_item_watch` call (answer wrapped in `playerResponse`).
-pub fn android(video_id: &str, ctx: &Context) -> HttpRequest {
-    let c = Client::Android;
-    let client = with_visitor(
-        json!({
-            "clientName": c.name(),
-            "clientVersion": c.version(ctx),
-            "clientScreen": "WATCH",
-            "platform": "MOBILE",
-            "osName": "Android",
-            "osVersion": "15",
-            "androidSdkVersion": 35,
-            "hl": HL,
-            "gl": GL,
-            "utcOffsetMinutes": 0
-        }),
-        ctx,
-    );
-    let body = json!({
-        "context": base_context(client),
-        "playerRequest": {
-            "videoId": video_id,
-            "cpn": cpn(video_id, c.name()),
-            "contentCheckOk": true,
-            "racyCheckOk": true
-        },
-        "disablePlayerResponse": false
-    });
-    let url = format!("{REEL_URL}?prettyPrint=false&id={video_id}&$fields=playerResponse");
-    api_headers(
-        HttpRequest::post(url, body.to_string()),
-        c.user_agent(ctx),
-        ctx,
-    )
-}
-
-/// The WEB client's `player` call, with the player script's signature
-/// timestamp so that ciphered formats match the script that deciphers them.
-pub fn web(video_id: &str, signature_timestamp: u32, ctx: &Context) -> HttpRequest {
-    let c = Client::Web;
-    let client = with_visitor(
-        json!({
-            "clientName": c.name(),
-            "clientVersion": c.version(ctx).trim(),
-            "clientScreen": "WATCH",
-            "platform": "DESKTOP",
-            "hl": HL,
-            "gl": GL,
-            "utcOffsetMinutes": 0
-        }),
-        ctx,
-    );
-    let body = json!({
-        "context": base_context(client),
-        "videoId": video_id,
-        "playbackContext": {"contentPlaybackContext": {"signatureTimestamp": signature_timestamp}},
-        "contentCheckOk": true,
-        "racyCheckOk": true
-    });
-    api_headers(
-        HttpRequest::post(format!("{WEB_PLAYER_URL}{video_id}"), body.to_string()),
-        c.user_agent(ctx),
-        ctx,
-    )
-    .header("X-YouTube-Client-Name", "1")
-    .header("X-YouTube-Client-Version", c.version(ctx))
-    .header("Origin", "https://www.youtube.com")
-    .header("Cookie", "SOCS=CAE=")
+    if let Some(id) = def.name_id {
+        request = request
+            .header("X-YouTube-Client-Name", id.to_string())
+            .header("X-YouTube-Client-Version", def.version.clone());
+    }
+    if def.host == WEB_HOST {
+        let origin = "https://www.youtube.com";
+        request = request.header("Origin", origin);
+        if def.embed_url {
+            request = request.header("Referer", format!("{origin}/embed/{video_id}"));
+        }
+        // The anonymous consent cookie NewPipe sends; not an operator secret.
+        request = request.header("Cookie", "SOCS=CAE=");
+    }
+    request
 }
 
 /// Round 1b: the WEB `$fields` call, for `microformat` only.
 pub fn web_fields(video_id: &str, ctx: &Context) -> HttpRequest {
     let version = ctx
         .config("web_version")
-        .unwrap_or(WEB_VERSION)
+        .unwrap_or(WEB_FIELDS_VERSION)
         .trim()
         .to_string();
     let client = json!({
@@ -286,10 +201,40 @@ mod tests {
             config: vec![mediaparse_sdk::Header::new("android_version", "21.26.364")],
             remembered: Vec::new(),
         };
-        assert!(Client::Android.user_agent(&ctx).contains("/21.26.364 "));
-        let req = android("M4gD1WSo5mA", &ctx);
+        let defs = crate::clients::configured(&ctx).unwrap_or_else(|f| panic!("{f}"));
+        let android = &defs[1];
+        assert!(android.user_agent().contains("/21.26.364 "));
+        let req = player(android, "M4gD1WSo5mA", &ctx, Extras::default());
+        assert!(req.url.contains("/reel/reel_item_watch?"));
         let body = String::from_utf8(req.body.unwrap_or_default()).unwrap_or_default();
         assert!(body.contains("\"clientVersion\":\"21.26.364\""));
-        assert!(body.contains("\"videoId\":\"M4gD1WSo5mA\""));
+        assert!(body.contains("\"playerRequest\":{\"videoId\":\"M4gD1WSo5mA\""));
+    }
+
+    #[test]
+    fn embedded_client_names_its_page_and_tokens_ride_along() {
+        let ctx = Context::default();
+        let def = crate::clients::builtin("web_embedded").unwrap_or_else(|| panic!("built in"));
+        let extras = Extras {
+            signature_timestamp: Some(20131),
+            po_token: Some("tok"),
+        };
+        let req = player(&def, "M4gD1WSo5mA", &ctx, extras);
+        let body: serde_json::Value =
+            serde_json::from_slice(&req.body.clone().unwrap_or_default()).unwrap_or_default();
+        assert_eq!(
+            body["context"]["thirdParty"]["embedUrl"],
+            "https://www.youtube.com/embed/M4gD1WSo5mA"
+        );
+        assert_eq!(
+            body["context"]["client"]["clientName"],
+            "WEB_EMBEDDED_PLAYER"
+        );
+        assert_eq!(
+            body["playbackContext"]["contentPlaybackContext"]["signatureTimestamp"],
+            20131
+        );
+        assert_eq!(body["serviceIntegrityDimensions"]["poToken"], "tok");
+        assert_eq!(req.header_value("X-YouTube-Client-Name"), Some("56"));
     }
 }

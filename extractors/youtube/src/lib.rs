@@ -9,9 +9,11 @@
 //! them), `map` reads the player answers into the media object.
 
 mod challenges;
+pub mod clients;
 mod flow;
 mod innertube;
 mod map;
+mod pot;
 mod tool;
 pub mod urls;
 mod web;

@@ -6,8 +6,8 @@ use mediaparse_sdk::cascade::Attempt;
 use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::spec::fill_missing_members;
 use mediaparse_sdk::{
-    Audio, Context, Exchange, Extraction, Failure, Header, HttpResponse, Media, MediaSource,
-    Target, Video, ids,
+    Audio, Exchange, Extraction, Failure, Header, HttpResponse, Media, MediaSource, Target, Video,
+    ids,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -366,13 +366,12 @@ pub fn thumbnails(holder: Option<&Value>) -> Vec<(String, u64)> {
 /// the WEB `$fields` answer's microformat and thumbnails when it has them.
 pub fn extraction(
     target: &Target,
-    ctx: &Context,
     done: &[Exchange],
     player: Player,
-    client: crate::innertube::Client,
+    client: &crate::clients::ClientDef,
 ) -> Extraction {
     let web = web_answer(target, done);
-    let headers = download_headers(client, ctx);
+    let headers = download_headers(client);
     let (videos, audios) = media_items(&player, &headers);
 
     let details = player.video_details.as_ref();
@@ -441,9 +440,9 @@ fn web_answer(target: &Target, done: &[Exchange]) -> Option<Player> {
     (id.is_none() || id == Some(target.id.as_str())).then_some(web)
 }
 
-fn download_headers(client: crate::innertube::Client, ctx: &Context) -> Vec<Header> {
+fn download_headers(client: &crate::clients::ClientDef) -> Vec<Header> {
     vec![
-        Header::new("User-Agent", client.user_agent(ctx)),
+        Header::new("User-Agent", client.user_agent()),
         Header::new("Referer", "https://www.youtube.com/"),
         Header::new("Origin", "https://www.youtube.com"),
     ]

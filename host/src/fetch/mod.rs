@@ -44,6 +44,11 @@ pub struct FetchLimits {
     pub max_redirects: usize,
     /// The TLS/HTTP2 identity requests leave with (platform default or operator override).
     pub profile: ProfileSetting,
+    /// Operator-run helper services the platform's extractor may call
+    /// besides its declared api-hosts (`[platforms.X] helper_hosts`): exact
+    /// host names or IP literals, reached directly (never through an exit),
+    /// private addresses allowed — the operator vouches for them.
+    pub helper_hosts: Vec<String>,
 }
 
 impl Default for FetchLimits {
@@ -53,7 +58,21 @@ impl Default for FetchLimits {
             max_body_bytes: 8 * 1024 * 1024,
             max_redirects: 10,
             profile: ProfileSetting::default(),
+            helper_hosts: Vec::new(),
         }
+    }
+}
+
+impl FetchLimits {
+    /// Is `url`'s host one of the operator's helper hosts?
+    pub fn is_helper(&self, url: &url::Url) -> bool {
+        let host = url.host_str().unwrap_or_default();
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        self.helper_hosts.iter().any(|h| {
+            h.trim_start_matches('[')
+                .trim_end_matches(']')
+                .eq_ignore_ascii_case(host)
+        })
     }
 }
 
@@ -345,6 +364,11 @@ impl Fetcher {
         proxy: Option<&str>,
         observer: Option<&HopObserver<'_>>,
     ) -> Result<HttpResponse, FetchError> {
+        // A helper service of the operator's is reached directly.
+        let proxy = match parse_logical(&request.url) {
+            Ok(url) if limits.is_helper(&url) => None,
+            _ => proxy,
+        };
         let client = self.client_for(proxy)?;
         let call = Call {
             client: &client,
@@ -412,7 +436,9 @@ impl Fetcher {
         let mut method = request.method.to_ascii_uppercase();
         let mut body = request.body.clone();
         for hop in 0..=call.limits.max_redirects {
-            self.check_destination(api_hosts, &url)?;
+            if !call.limits.is_helper(&url) {
+                self.check_destination(api_hosts, &url)?;
+            }
             if call.proxied
                 && self.upstream.is_none()
                 && let Some(url::Host::Domain(name)) = url.host()
@@ -747,6 +773,52 @@ mod tests {
             listener.accept().is_err(),
             "the loopback listener was reached"
         );
+    }
+
+    /// An operator's helper host (`helper_hosts`) on loopback is reached in
+    /// production mode, directly (the platform's proxy is not asked), though
+    /// the extractor did not declare it; other loopback ports stay refused.
+    #[tokio::test]
+    async fn helper_hosts_are_reached_directly_even_on_loopback() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let helper = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = helper.local_addr().unwrap().port();
+        let server = tokio::spawn(async move {
+            let (mut conn, _) = helper.accept().await.unwrap();
+            let mut buf = vec![0u8; 4096];
+            let _ = conn.read(&mut buf).await.unwrap();
+            conn.write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 15\r\nconnection: close\r\n\r\n{\"poToken\":\"t\"}")
+                .await
+                .unwrap();
+        });
+        let proxy = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        proxy.set_nonblocking(true).unwrap();
+        let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
+        let fetcher = production();
+        let limits = FetchLimits {
+            helper_hosts: vec!["127.0.0.1".into()],
+            ..FetchLimits::default()
+        };
+        let request = HttpRequest::post(format!("http://127.0.0.1:{port}/get_pot"), "{}");
+        let answer = fetcher
+            .fetch_with("tiktok", &[], &request, &limits, Some(&proxy_url))
+            .await
+            .unwrap();
+        assert_eq!(
+            (answer.status, answer.text().as_ref()),
+            (200, "{\"poToken\":\"t\"}")
+        );
+        server.await.unwrap();
+        assert!(proxy.accept().is_err(), "the proxy was asked");
+        // Without the setting the same request is refused.
+        let request = HttpRequest::get(format!("http://127.0.0.1:{port}/"));
+        match fetcher
+            .fetch("tiktok", &["127.0.0.1".into()], &request)
+            .await
+        {
+            Err(FetchError::PrivateDestination(_)) => {}
+            other => panic!("{other:?}"),
+        }
     }
 
     /// Through an operator's proxy the proxy resolves names, so the fetcher

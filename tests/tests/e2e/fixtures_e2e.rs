@@ -27,6 +27,7 @@ fn status_for(code: &str) -> u16 {
 struct Target {
     platform: String,
     config: Vec<Header>,
+    helper_hosts: Vec<String>,
     service: Service,
     token: String,
     charged: i64,
@@ -37,9 +38,13 @@ async fn start_service(
     dir: &std::path::Path,
     platform: &str,
     config: &[Header],
+    helper_hosts: &[String],
 ) -> Target {
-    let config_file = (!config.is_empty()).then(|| {
-        let mut toml = format!("[platforms.{platform}.config]\n");
+    let config_file = (!config.is_empty() || !helper_hosts.is_empty()).then(|| {
+        let mut toml = format!(
+            "[platforms.{platform}]\nhelper_hosts = {}\n[platforms.{platform}.config]\n",
+            Value::from(helper_hosts.to_vec())
+        );
         for h in config {
             toml.push_str(&format!(
                 "{} = {}\n",
@@ -47,7 +52,9 @@ async fn start_service(
                 Value::String(h.value.clone())
             ));
         }
-        let path = dir.join(format!("{platform}-{}.toml", config.len() + toml.len()));
+        // One file per service: the count of those written so far.
+        let n = std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
+        let path = dir.join(format!("{platform}-{n}.toml"));
         std::fs::write(&path, toml).unwrap();
         path
     });
@@ -64,6 +71,7 @@ async fn start_service(
     Target {
         platform: platform.to_string(),
         config: config.to_vec(),
+        helper_hosts: helper_hosts.to_vec(),
         service,
         token,
         charged: 0,
@@ -83,7 +91,7 @@ async fn every_fixture_case_replays_through_the_host() {
     let all: Vec<Case> = cases.iter().map(|(_, c)| c.clone()).collect();
     let upstream = FakeUpstream::start(&all).await.expect("fake upstream");
     let config_dir = tempfile::tempdir().unwrap();
-    let mut targets = vec![start_service(&upstream, config_dir.path(), "", &[]).await];
+    let mut targets = vec![start_service(&upstream, config_dir.path(), "", &[], &[]).await];
     let client = reqwest::Client::new();
 
     let mut failures = Vec::new();
@@ -98,12 +106,22 @@ async fn every_fixture_case_replays_through_the_host() {
             continue;
         }
         let index = match targets.iter().position(|t| {
-            t.config == case.config && (case.config.is_empty() || t.platform == *platform)
+            t.config == case.config
+                && t.helper_hosts == case.helper_hosts
+                && (case.config.is_empty() && case.helper_hosts.is_empty()
+                    || t.platform == *platform)
         }) {
             Some(i) => i,
             None => {
                 targets.push(
-                    start_service(&upstream, config_dir.path(), platform, &case.config).await,
+                    start_service(
+                        &upstream,
+                        config_dir.path(),
+                        platform,
+                        &case.config,
+                        &case.helper_hosts,
+                    )
+                    .await,
                 );
                 targets.len() - 1
             }
