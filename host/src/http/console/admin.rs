@@ -22,6 +22,7 @@ use super::invite_api::invite;
 use super::layout::{Flash, Nav, csrf_field, page, refusal, respond, shown_once, time};
 use super::session::{Operator, csrf_ok};
 use crate::operator::{self, OperatorError};
+use crate::store::MAX_REASON_CHARS;
 
 pub fn router() -> Router<Arc<AppState>> {
     Router::new()
@@ -32,6 +33,9 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/console/admin/extractors", get(extractors))
         .route("/console/admin/failures", get(failures))
 }
+
+/// Rows of the grants log shown on an account's page.
+const GRANTS_SHOWN: usize = 50;
 
 fn csrf_refused() -> Response {
     refusal(
@@ -112,10 +116,11 @@ async fn account_page(
         Ok((
             operator::account(s, &account, now)?,
             s.users(Some(&account))?,
+            s.grants(&account, GRANTS_SHOWN)?,
         ))
     })
     .await;
-    let (view, users) = match loaded {
+    let (view, users, grants) = match loaded {
         Ok(Ok(v)) => v,
         Ok(Err(OperatorError::NotFound(..))) => {
             return refusal(
@@ -140,10 +145,21 @@ async fn account_page(
             }
             label for="amount" { "Credits" }
             input #amount type="number" name="amount" min="0" required;
-            label for="reason" { "Reason (written to the service log with the change)" }
-            input #reason type="text" name="reason" required maxlength="200";
+            label for="reason" { "Reason (kept in the grants log below)" }
+            input #reason type="text" name="reason" required maxlength=(MAX_REASON_CHARS);
             div { button type="submit" { "Apply" } }
         }
+        h2 { "Grants log" }
+        p.muted { "Every change of the balance other than a charge, newest first (the last " (GRANTS_SHOWN) "). A set is recorded as the difference it made." }
+        div.scroll { table #grants {
+            thead { tr { th { "When" } th { "Kind" } th { "Credits" } th { "Reason" } } }
+            tbody {
+                @for g in &grants {
+                    tr { td { (time(g.created_at)) } td { (g.kind) } td { (format!("{:+}", g.credits)) } td { (g.reason.as_deref().unwrap_or("—")) } }
+                }
+                @if grants.is_empty() { tr { td colspan="4" { "No grants yet." } } }
+            }
+        } }
         h2 { "Users" }
         div.scroll { table {
             thead { tr { th { "E-mail" } th { "State" } th { "Created" } } }
@@ -194,7 +210,7 @@ async fn credits(
     if !csrf_ok(&o.session, &form) {
         return csrf_refused();
     }
-    let reason = form.get("reason").to_string();
+    let reason = form.get("reason").trim().to_string();
     let Ok(amount) = form.get("amount").parse::<i64>() else {
         return account_page(
             &state,
@@ -219,15 +235,15 @@ async fn credits(
     let account = id.clone();
     let changed = blocking(&state, move |s, now| {
         if set {
-            operator::set_credits(s, &account, amount, now)
+            operator::set_credits(s, &account, amount, Some(&reason), now)
         } else {
-            operator::add_credits(s, &account, amount, now)
+            operator::add_credits(s, &account, amount, Some(&reason), now)
         }
     })
     .await;
     match changed {
         Ok(Ok(change)) => {
-            tracing::info!(account = %change.account, change = change.change, balance = change.balance, reason = %reason, "console: credits changed by the operator");
+            tracing::info!(account = %change.account, change = change.change, balance = change.balance, "console: credits changed by the operator");
             let flash = Flash::Ok(format!(
                 "Balance {} → {} ({:+}).",
                 change.previous, change.balance, change.change

@@ -327,6 +327,25 @@ async fn session_cookie_attributes_and_operator_pages() {
     let mut dee = Browser::new(service);
     dee.set_password(&dee_link, "dee's long password").await;
     assert!(dee.get("/console").await.1.contains("25 credits"));
+    // The admin API takes a reason too; both land in the grants log the
+    // account's page shows, newest first.
+    let by_api = reqwest::Client::new()
+        .post(service.url("/api/v1/admin/accounts/beta/credits"))
+        .bearer_auth(ADMIN)
+        .json(&json!({"set": 20, "reason": "goodwill <correction>"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_api.status(), StatusCode::OK);
+    let beta = op.get("/console/admin/accounts/beta").await.1;
+    let log = between(&beta, "id=\"grants\"", "</table>");
+    let (set_at, add_at) = (
+        log.find("goodwill &lt;correction&gt;")
+            .expect("API reason, escaped"),
+        log.find("trial").expect("page reason"),
+    );
+    assert!(set_at < add_at, "newest first: {log}");
+    assert!(log.contains("-5") && log.contains("+25"), "{log}");
     for page in [
         "/console/admin/extractors",
         "/console/admin/failures",
