@@ -1,5 +1,7 @@
 //! Credits by UTC day and platform, for the console's overview chart.
 
+use std::collections::BTreeMap;
+
 use rusqlite::params;
 
 use super::{Backend, Store, StoreResult, UsageEntry, dispatch};
@@ -72,7 +74,36 @@ impl Store {
             |p| p.recent_charges(account, n)
         )
     }
+
+    /// When each key of the account was last charged (unix seconds; keys
+    /// never charged are absent). Derived from the ledger, not written per
+    /// parse: one `MAX` per key, each read from the end of the
+    /// `(key_id, created_at)` index.
+    pub fn last_charged_use(&self, account: &str) -> StoreResult<BTreeMap<String, i64>> {
+        dispatch!(
+            self,
+            |c| {
+                let mut stmt = c.prepare(LAST_CHARGED_USE)?;
+                let rows = stmt.query_map([account], |r| Ok((r.get(0)?, r.get(1)?)))?;
+                let mut out = BTreeMap::new();
+                for row in rows {
+                    let (key, at): (String, Option<i64>) = row?;
+                    if let Some(at) = at {
+                        out.insert(key, at);
+                    }
+                }
+                Ok(out)
+            },
+            |p| p.last_charged_use(account)
+        )
+    }
 }
+
+/// One row per key of the account: its id and its latest ledger time (both
+/// backends; `$1` is SQLite's `?1` too).
+pub(super) const LAST_CHARGED_USE: &str = "SELECT k.id,
+        (SELECT MAX(l.created_at) FROM ledger l WHERE l.key_id = k.id)
+     FROM api_keys k WHERE k.account_id = $1";
 
 #[cfg(test)]
 mod tests {
@@ -107,5 +138,78 @@ mod tests {
         let recent = store.recent_charges("acme", 2).unwrap();
         let times: Vec<i64> = recent.iter().map(|e| e.time).collect();
         assert_eq!(times, [2 * 86_400, 86_402]);
+    }
+
+    #[test]
+    fn last_charged_use_per_key_from_the_ledger() {
+        crate::store::both::each_backend(|t| {
+            let store = &t.store;
+            for (id, account) in [
+                ("k1", "acme"),
+                ("k2", "acme"),
+                ("k3", "acme"),
+                ("o1", "other"),
+            ] {
+                store.insert_key(&key(id, account), id.as_bytes()).unwrap();
+            }
+            store.add_credits("acme", 100, 0).unwrap();
+            store.add_credits("other", 100, 0).unwrap();
+            for (i, (k, a, t)) in [
+                ("k1", "acme", 50),
+                ("k1", "acme", 70),
+                ("k1", "acme", 60),
+                ("k2", "acme", 40),
+                ("o1", "other", 90),
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                store
+                    .charge(a, k, "tiktok", 1, &format!("r{i}"), t)
+                    .unwrap();
+            }
+            let last = store.last_charged_use("acme").unwrap();
+            assert_eq!(
+                last.into_iter().collect::<Vec<_>>(),
+                [("k1".to_string(), 70), ("k2".to_string(), 40)],
+                "k3 never charged; o1 is another account's"
+            );
+            assert!(store.last_charged_use("nobody").unwrap().is_empty());
+        });
+    }
+
+    #[test]
+    fn last_charged_use_reads_the_key_index_not_the_ledger() {
+        let dir = tempfile::tempdir().unwrap();
+        Store::open(&dir.path().join("t.db")).unwrap();
+        let conn = rusqlite::Connection::open(dir.path().join("t.db")).unwrap();
+        let mut stmt = conn
+            .prepare(&format!("EXPLAIN QUERY PLAN {LAST_CHARGED_USE}"))
+            .unwrap();
+        let plan: Vec<String> = stmt
+            .query_map(["acme"], |r| r.get(3))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert!(
+            plan.iter()
+                .any(|d| d.contains("USING COVERING INDEX ledger_by_key (key_id=?)")),
+            "{plan:?}"
+        );
+        assert!(!plan.iter().any(|d| d.starts_with("SCAN l")), "{plan:?}");
+    }
+
+    fn key(id: &str, account: &str) -> crate::store::KeyRecord {
+        crate::store::KeyRecord {
+            id: id.into(),
+            account_id: account.into(),
+            name: id.into(),
+            token_prefix: "mp_live_x".into(),
+            expires_on: None,
+            platforms: None,
+            created_at: 0,
+            rotated_at: None,
+            rate_limit_per_minute: None,
+        }
     }
 }

@@ -1,10 +1,12 @@
 //! Issue 17's console data on PostgreSQL: users, their sessions, and the
 //! overview's credits by day. The same statements as the SQLite side.
 
+use std::collections::BTreeMap;
+
 use postgres::Row;
 
 use super::Pg;
-use crate::store::daily::DailyCredits;
+use crate::store::daily::{DailyCredits, LAST_CHARGED_USE};
 use crate::store::sessions::SessionRecord;
 use crate::store::users::{SignInRecord, UserRecord};
 use crate::store::{StoreError, StoreResult, UsageEntry};
@@ -317,6 +319,15 @@ impl Pg {
                 platform: r.get(1),
                 credits: r.get(2),
             })
+            .collect())
+    }
+
+    pub fn last_charged_use(&self, account: &str) -> StoreResult<BTreeMap<String, i64>> {
+        Ok(self
+            .client()?
+            .query(LAST_CHARGED_USE, &[&account])?
+            .iter()
+            .filter_map(|r| Some((r.get(0), r.get::<_, Option<i64>>(1)?)))
             .collect())
     }
 
