@@ -22,6 +22,7 @@ use super::invite_api::invite;
 use super::layout::{Flash, Nav, csrf_field, page, refusal, respond, shown_once, time};
 use super::session::{Operator, csrf_ok};
 use crate::operator::{self, OperatorError};
+use crate::registry::Reload;
 use crate::store::MAX_REASON_CHARS;
 
 pub fn router() -> Router<Arc<AppState>> {
@@ -31,6 +32,7 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/console/admin/accounts/{id}/credits", post(credits))
         .route("/console/admin/invite", post(invite_user))
         .route("/console/admin/extractors", get(extractors))
+        .route("/console/admin/extractors/recheck", post(recheck))
         .route("/console/admin/failures", get(failures))
 }
 
@@ -294,14 +296,89 @@ fn text(v: &Value, f: &str) -> String {
 }
 
 async fn extractors(State(state): State<Arc<AppState>>, o: Operator) -> Response {
-    let listing = super::super::admin_extractors::listing(&state);
+    extractors_page(&state, &o, Flash::None, None)
+}
+
+/// Re-scan the extractors folder now, through the registry's own reload
+/// (the watcher's), and show what each platform file did.
+async fn recheck(State(state): State<Arc<AppState>>, o: Operator, body: Bytes) -> Response {
+    if !csrf_ok(&o.session, &Form::parse(&body)) {
+        return csrf_refused();
+    }
+    let registry = state.services.registry.clone();
+    let outcomes = match tokio::task::spawn_blocking(move || registry.rescan()).await {
+        Ok(Some(Ok(outcomes))) => outcomes,
+        Ok(Some(Err(e))) => {
+            let flash = Flash::Error(format!("Cannot read the extractors folder: {e}"));
+            return extractors_page(&state, &o, flash, None);
+        }
+        Ok(None) => {
+            let flash = Flash::Error("This service loaded no extractors folder.".into());
+            return extractors_page(&state, &o, flash, None);
+        }
+        Err(e) => return internal(e).into_response(),
+    };
+    let failed = outcomes
+        .iter()
+        .filter(|(_, r)| matches!(r, Reload::Failed { .. }))
+        .count();
+    tracing::info!(
+        files = outcomes.len(),
+        failed,
+        "console: extractors re-checked by the operator"
+    );
+    let report = html! {
+        h2 { "Re-check" }
+        div.scroll { table #recheck {
+            thead { tr { th { "Platform file" } th { "Result" } } }
+            tbody {
+                @for (stem, outcome) in &outcomes {
+                    tr {
+                        td { (stem) }
+                        td {
+                            @match outcome {
+                                Reload::Loaded { version, .. } => { "loaded (version " (version) ")" },
+                                Reload::Unchanged => "unchanged",
+                                Reload::Failed { message, .. } => span.expired { "error: " (message) },
+                                Reload::Removed { .. } => "not served (no component file)",
+                            }
+                        }
+                    }
+                }
+                @if outcomes.is_empty() { tr { td colspan="2" { "The folder holds no platform files." } } }
+            }
+        } }
+    };
+    let flash = if failed == 0 {
+        Flash::Ok(format!("Re-checked {} platform files.", outcomes.len()))
+    } else {
+        Flash::Error(format!(
+            "Re-checked {} platform files: {failed} refused (the previous component, if any, keeps serving).",
+            outcomes.len()
+        ))
+    };
+    extractors_page(&state, &o, flash, Some(report))
+}
+
+fn extractors_page(
+    state: &AppState,
+    o: &Operator,
+    flash: Flash,
+    report: Option<Markup>,
+) -> Response {
+    let listing = super::super::admin_extractors::listing(state);
     let list = listing
         .get("extractors")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
     let body = html! {
-        p.muted { "As " code { "GET /api/v1/admin/extractors" } " reports it. Reloads happen by themselves when a file changes; this page shows the state now." }
+        p.muted { "As " code { "GET /api/v1/admin/extractors" } " reports it. Reloads happen by themselves when a file changes; re-check scans the folder now, the same way." }
+        form method="post" action="/console/admin/extractors/recheck" {
+            (csrf_field(&o.session.csrf))
+            button type="submit" { "Re-check the extractors folder" }
+        }
+        @if let Some(report) = report { (report) }
         div.scroll { table {
             thead { tr { th { "Platform" } th { "Status" } th { "Version" } th { "WIT" } th { "Loaded at" } th { "Last error" } th { "Egress" } } }
             tbody {
@@ -323,13 +400,7 @@ async fn extractors(State(state): State<Arc<AppState>>, o: Operator) -> Response
     };
     respond(
         StatusCode::OK,
-        page(
-            "Extractors",
-            Nav::Operator,
-            &o.session.csrf,
-            &Flash::None,
-            body,
-        ),
+        page("Extractors", Nav::Operator, &o.session.csrf, &flash, body),
     )
 }
 
