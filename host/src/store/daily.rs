@@ -16,24 +16,30 @@ pub struct DailyCredits {
 }
 
 impl Store {
-    /// The account's credits per day and platform in `[from, until)` (unix seconds).
+    /// The account's credits per day and platform in `[from, until)` (unix
+    /// seconds). Whole-day bounds (the overview's 30 days) read the daily
+    /// aggregates (`ledger_daily`, kept by every charge), so the cost does
+    /// not grow with the ledger; other bounds read the ledger.
     pub fn daily_credits(
         &self,
         account: &str,
         from: i64,
         until: i64,
     ) -> StoreResult<Vec<DailyCredits>> {
+        let (from, until) = (from.max(0), until.max(0));
+        let whole_days = from % DAY_S == 0 && until % DAY_S == 0;
+        // Integer division truncates in SQLite and PostgreSQL alike; the
+        // bounds are non-negative.
+        let (sql, from, until) = if whole_days {
+            (DAILY_FROM_AGGREGATES, from / DAY_S, until / DAY_S)
+        } else {
+            (DAILY_FROM_LEDGER, from, until)
+        };
         dispatch!(
             self,
             |c| {
-                // Integer division truncates in SQLite and PostgreSQL alike; the
-                // bounds keep times non-negative.
-                let mut stmt = c.prepare(
-                    "SELECT created_at / 86400 AS day, platform, SUM(credits) FROM ledger
-                 WHERE account_id = ?1 AND created_at >= ?2 AND created_at < ?3
-                 GROUP BY created_at / 86400, platform ORDER BY day, platform",
-                )?;
-                let rows = stmt.query_map(params![account, from.max(0), until], |r| {
+                let mut stmt = c.prepare(sql)?;
+                let rows = stmt.query_map(params![account, from, until], |r| {
                     Ok(DailyCredits {
                         day: r.get(0)?,
                         platform: r.get(1)?,
@@ -42,12 +48,10 @@ impl Store {
                 })?;
                 Ok(rows.collect::<Result<_, _>>()?)
             },
-            |p| p.daily_credits(account, from, until)
+            |p| p.daily_credits(sql, account, from, until)
         )
     }
-}
 
-impl Store {
     /// The account's latest `n` charges, newest first (the overview's list:
     /// read through the `(account_id, created_at)` index, no totals).
     pub fn recent_charges(&self, account: &str, n: usize) -> StoreResult<Vec<UsageEntry>> {
@@ -99,6 +103,20 @@ impl Store {
     }
 }
 
+const DAY_S: i64 = 86_400;
+
+/// `(account, first day, day after the last)`, in days since 1970-01-01.
+pub(super) const DAILY_FROM_AGGREGATES: &str =
+    "SELECT day, platform, CAST(SUM(credits) AS BIGINT) FROM ledger_daily
+     WHERE account_id = $1 AND day >= $2 AND day < $3
+     GROUP BY day, platform ORDER BY day, platform";
+
+/// `(account, from, until)` in unix seconds.
+pub(super) const DAILY_FROM_LEDGER: &str =
+    "SELECT created_at / 86400 AS day, platform, CAST(SUM(credits) AS BIGINT) FROM ledger
+     WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
+     GROUP BY created_at / 86400, platform ORDER BY day, platform";
+
 /// One row per key of the account: its id and its latest ledger time (both
 /// backends; `$1` is SQLite's `?1` too).
 pub(super) const LAST_CHARGED_USE: &str = "SELECT k.id,
@@ -111,8 +129,10 @@ mod tests {
 
     #[test]
     fn groups_by_day_and_platform() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        crate::store::both::each_backend(|t| groups_by_day_and_platform_on(&t.store));
+    }
+
+    fn groups_by_day_and_platform_on(store: &Store) {
         store.add_credits("acme", 100, 0).unwrap();
         for (i, (t, p)) in [
             (86_400, "tiktok"),
@@ -125,7 +145,7 @@ mod tests {
         {
             // Ledger request ids are unique.
             store
-                .charge("acme", "k", p, 2, &format!("r{i}"), t)
+                .charge_once("acme", "k", p, 2, &format!("r{i}"), t)
                 .unwrap();
         }
         let days = store.daily_credits("acme", 0, 3 * 86_400).unwrap();
@@ -135,6 +155,18 @@ mod tests {
             .collect();
         assert_eq!(flat, [(1, "tiktok", 4), (1, "x", 2), (2, "x", 2)]);
         assert!(store.daily_credits("acme", 0, 86_400).unwrap().is_empty());
+        // Bounds inside days read the ledger: the same days, cut exactly.
+        assert_eq!(
+            store.daily_credits("acme", 1, 3 * 86_400 - 1).unwrap(),
+            days,
+            "ledger and aggregates agree"
+        );
+        let cut = store.daily_credits("acme", 86_401, 2 * 86_400 + 1).unwrap();
+        let cut: Vec<(i64, &str, i64)> = cut
+            .iter()
+            .map(|d| (d.day, d.platform.as_str(), d.credits))
+            .collect();
+        assert_eq!(cut, [(1, "tiktok", 2), (1, "x", 2), (2, "x", 2)]);
         let recent = store.recent_charges("acme", 2).unwrap();
         let times: Vec<i64> = recent.iter().map(|e| e.time).collect();
         assert_eq!(times, [2 * 86_400, 86_402]);

@@ -299,20 +299,17 @@ impl Pg {
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
+    /// `sql` is one of `store::daily`'s two statements, with its bounds.
     pub fn daily_credits(
         &self,
+        sql: &str,
         account: &str,
         from: i64,
         until: i64,
     ) -> StoreResult<Vec<DailyCredits>> {
         Ok(self
             .client()?
-            .query(
-                "SELECT created_at / 86400 AS day, platform, CAST(SUM(credits) AS BIGINT) FROM ledger
-                 WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
-                 GROUP BY created_at / 86400, platform ORDER BY day, platform",
-                &[&account, &from.max(0), &until],
-            )?
+            .query(sql, &[&account, &from, &until])?
             .iter()
             .map(|r| DailyCredits {
                 day: r.get(0),
