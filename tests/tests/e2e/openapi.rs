@@ -209,7 +209,16 @@ async fn admin_users_answers_are_the_admin_documents() {
     .unwrap();
     let client = reqwest::Client::new();
     let mut seen = Vec::new();
-    let calls: Vec<(&Service, &str, &str, Option<&str>, Option<Value>, u16)> = vec![
+    /// Service, method, path, bearer token, JSON body, expected status.
+    type Call<'a> = (
+        &'a Service,
+        &'a str,
+        &'a str,
+        Option<&'a str>,
+        Option<Value>,
+        u16,
+    );
+    let calls: Vec<Call> = vec![
         (
             &on,
             "post",
