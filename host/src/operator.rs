@@ -247,8 +247,15 @@ pub fn account(store: &Store, id: &str, now: i64) -> Result<AccountView> {
     })
 }
 
-pub fn add_credits(store: &Store, account: &str, amount: i64, now: i64) -> Result<CreditChange> {
-    let balance = store.add_credits(account, amount, now)?;
+/// Add credits; `reason` (the operator's words) lands in the grants log.
+pub fn add_credits(
+    store: &Store,
+    account: &str,
+    amount: i64,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<CreditChange> {
+    let balance = store.add_credits_noted(account, amount, reason, now)?;
     Ok(CreditChange {
         account: account.to_string(),
         previous: balance - amount,
@@ -257,8 +264,15 @@ pub fn add_credits(store: &Store, account: &str, amount: i64, now: i64) -> Resul
     })
 }
 
-pub fn set_credits(store: &Store, account: &str, amount: i64, now: i64) -> Result<CreditChange> {
-    Ok(store.set_credits(account, amount, now)?)
+/// Set a balance; `reason` lands in the grants log with the difference.
+pub fn set_credits(
+    store: &Store,
+    account: &str,
+    amount: i64,
+    reason: Option<&str>,
+    now: i64,
+) -> Result<CreditChange> {
+    Ok(store.set_credits_noted(account, amount, reason, now)?)
 }
 
 /// Usage with the filter echoed back (times as RFC 3339).

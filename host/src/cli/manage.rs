@@ -101,6 +101,9 @@ pub enum CreditsCommand {
         #[arg(long, default_value = "default")]
         account: String,
         amount: i64,
+        /// Why (kept in the account's grants log).
+        #[arg(long)]
+        reason: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -109,6 +112,9 @@ pub enum CreditsCommand {
         #[arg(long, default_value = "default")]
         account: String,
         amount: i64,
+        /// Why (kept in the account's grants log).
+        #[arg(long)]
+        reason: Option<String>,
         #[arg(long)]
         json: bool,
     },
@@ -372,19 +378,21 @@ pub fn credits(db: &DbLocation, command: CreditsCommand) -> anyhow::Result<i32> 
         CreditsCommand::Add {
             account,
             amount,
+            reason,
             json,
         } => (
             "added",
-            operator::add_credits(&store, &account, amount, now())?,
+            operator::add_credits(&store, &account, amount, reason.as_deref(), now())?,
             json,
         ),
         CreditsCommand::Set {
             account,
             amount,
+            reason,
             json,
         } => (
             "set",
-            operator::set_credits(&store, &account, amount, now())?,
+            operator::set_credits(&store, &account, amount, reason.as_deref(), now())?,
             json,
         ),
     };

@@ -280,6 +280,8 @@ async fn get_account(State(state): State<Arc<AppState>>, Path(id): Path<String>)
 struct Credits {
     add: Option<i64>,
     set: Option<i64>,
+    /// Kept in the account's grants log.
+    reason: Option<String>,
 }
 
 async fn credits(
@@ -291,11 +293,23 @@ async fn credits(
         Credits {
             add: Some(n),
             set: None,
-        } => op(&state, move |s, now| operator::add_credits(s, &id, n, now)).await?,
+            reason,
+        } => {
+            op(&state, move |s, now| {
+                operator::add_credits(s, &id, n, reason.as_deref(), now)
+            })
+            .await?
+        }
         Credits {
             add: None,
             set: Some(n),
-        } => op(&state, move |s, now| operator::set_credits(s, &id, n, now)).await?,
+            reason,
+        } => {
+            op(&state, move |s, now| {
+                operator::set_credits(s, &id, n, reason.as_deref(), now)
+            })
+            .await?
+        }
         _ => {
             return Err(ApiError::invalid_request(
                 "give exactly one of `add` or `set`",

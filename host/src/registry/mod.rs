@@ -117,6 +117,8 @@ pub struct Registry {
     declared: ArcSwap<BTreeMap<String, Arc<Manifest>>>,
     /// What extractors asked to remember, per platform (outlives reloads).
     memos: Memos,
+    /// The folder of the last [`Registry::load_dir`] (for [`Registry::rescan`]).
+    dir: std::sync::Mutex<Option<PathBuf>>,
 }
 
 impl Registry {
@@ -136,6 +138,7 @@ impl Registry {
             retired: ArcSwap::from_pointee(BTreeMap::new()),
             declared: ArcSwap::from_pointee(BTreeMap::new()),
             memos: Memos::in_memory(),
+            dir: std::sync::Mutex::new(None),
         }
     }
 
@@ -167,22 +170,45 @@ impl Registry {
     }
 
     /// Load every `*.wasm` in `dir` with its `.toml`; a broken pair is reported and skipped.
+    /// The folder is remembered for [`Registry::rescan`].
     pub fn load_dir(&self, dir: &Path) -> std::io::Result<usize> {
-        // One reload per platform, whichever of its two files is seen.
-        let mut paths: Vec<PathBuf> = std::fs::read_dir(dir)?
+        *self.dir.lock().unwrap_or_else(|p| p.into_inner()) = Some(dir.to_path_buf());
+        let outcomes = self.scan(dir)?;
+        Ok(outcomes
+            .iter()
+            .filter(|(_, r)| matches!(r, Reload::Loaded { .. }))
+            .count())
+    }
+
+    /// Scan the folder of the last [`Registry::load_dir`] again now (the
+    /// operator's "re-check"), through the same [`Registry::reload_path`] as
+    /// the watcher: per platform file stem, what it did. `None` when no
+    /// folder was ever loaded. Blocking (compiles): call it off the request path.
+    pub fn rescan(&self) -> Option<std::io::Result<Vec<(String, Reload)>>> {
+        let dir = self.dir.lock().unwrap_or_else(|p| p.into_inner()).clone()?;
+        Some(self.scan(&dir))
+    }
+
+    /// One reload per platform in `dir`, whichever of its two files is
+    /// seen, and one for every platform served or refused whose files are
+    /// gone (the watcher may have missed the removal).
+    fn scan(&self, dir: &Path) -> std::io::Result<Vec<(String, Reload)>> {
+        let mut stems: Vec<String> = std::fs::read_dir(dir)?
             .filter_map(|e| e.ok().map(|e| e.path()))
             .filter(|p| is_platform_file(p))
-            .map(|p| p.with_extension("wasm"))
+            .map(|p| file_stem(&p))
             .collect();
-        paths.sort();
-        paths.dedup();
-        let mut loaded = 0;
-        for path in paths {
-            if let Reload::Loaded { .. } = self.reload_path(&path) {
-                loaded += 1;
-            }
-        }
-        Ok(loaded)
+        stems.extend(self.extractors.load().keys().cloned());
+        stems.extend(self.errors.load().keys().cloned());
+        stems.sort();
+        stems.dedup();
+        Ok(stems
+            .into_iter()
+            .map(|stem| {
+                let outcome = self.reload_path(&dir.join(format!("{stem}.wasm")));
+                (stem, outcome)
+            })
+            .collect())
     }
 
     /// Bring the registry in line with `path` (a `<platform>.wasm` or its

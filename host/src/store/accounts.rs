@@ -63,6 +63,34 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountSummary> {
     })
 }
 
+/// One row of an account's grants log: an `add`, or a `set` recorded as the
+/// signed difference it made, with the operator's reason when one was given.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GrantRecord {
+    pub id: i64,
+    pub kind: String,
+    pub credits: i64,
+    pub reason: Option<String>,
+    pub created_at: i64,
+}
+
+/// The longest reason kept with a grant, in characters.
+pub const MAX_REASON_CHARS: usize = 200;
+
+/// A reason trimmed, `None` when blank, refused when longer than [`MAX_REASON_CHARS`].
+pub fn checked_reason(reason: Option<&str>) -> StoreResult<Option<&str>> {
+    let Some(r) = reason.map(str::trim).filter(|r| !r.is_empty()) else {
+        return Ok(None);
+    };
+    if r.chars().count() > MAX_REASON_CHARS || r.chars().any(char::is_control) {
+        return Err(StoreError::Invalid(format!(
+            "a reason is at most {MAX_REASON_CHARS} characters on one line"
+        )));
+    }
+    Ok(Some(r))
+}
+
 /// Account ids are short printable names: letters, digits, `-`, `_`, `.`, `@`.
 pub fn validate_account_id(id: &str) -> StoreResult<()> {
     let ok = !id.is_empty()
@@ -98,6 +126,18 @@ impl Store {
     /// Set the balance to `amount` (creating the account), recording the
     /// difference as a grant, in one transaction.
     pub fn set_credits(&self, account: &str, amount: i64, now: i64) -> StoreResult<CreditChange> {
+        self.set_credits_noted(account, amount, None, now)
+    }
+
+    /// Set the balance with the operator's reason, kept in the grants log.
+    pub fn set_credits_noted(
+        &self,
+        account: &str,
+        amount: i64,
+        reason: Option<&str>,
+        now: i64,
+    ) -> StoreResult<CreditChange> {
+        let reason = checked_reason(reason)?;
         if !(0..=MAX_CREDITS).contains(&amount) {
             return Err(StoreError::Invalid(format!(
                 "a balance must be a number from 0 to {MAX_CREDITS}"
@@ -124,8 +164,8 @@ impl Store {
                         params![account, amount],
                     )?;
                     tx.execute(
-                    "INSERT INTO credit_grants (account_id, credits, created_at, kind) VALUES (?1, ?2, ?3, 'set')",
-                    params![account, change, now],
+                    "INSERT INTO credit_grants (account_id, credits, created_at, kind, reason) VALUES (?1, ?2, ?3, 'set', ?4)",
+                    params![account, change, now, reason],
                 )?;
                 }
                 tx.commit()?;
@@ -136,7 +176,31 @@ impl Store {
                     change,
                 })
             },
-            |p| p.set_credits(account, amount, now)
+            |p| p.set_credits(account, amount, reason, now)
+        )
+    }
+
+    /// An account's grants log, newest first (at most `limit` rows).
+    pub fn grants(&self, account: &str, limit: usize) -> StoreResult<Vec<GrantRecord>> {
+        dispatch!(
+            self,
+            |c| {
+                let mut stmt = c.prepare(
+                    "SELECT id, kind, credits, reason, created_at FROM credit_grants
+                     WHERE account_id = ?1 ORDER BY id DESC LIMIT ?2",
+                )?;
+                let rows = stmt.query_map(params![account, limit as i64], |r| {
+                    Ok(GrantRecord {
+                        id: r.get(0)?,
+                        kind: r.get(1)?,
+                        credits: r.get(2)?,
+                        reason: r.get(3)?,
+                        created_at: r.get(4)?,
+                    })
+                })?;
+                Ok(rows.collect::<Result<_, _>>()?)
+            },
+            |p| p.grants(account, limit)
         )
     }
 
@@ -205,6 +269,48 @@ mod tests {
                 store.account("nobody"),
                 Err(StoreError::NotFound(..))
             ));
+        });
+    }
+
+    #[test]
+    fn grant_reasons_are_kept_in_the_grants_log_newest_first() {
+        each_backend(|t| {
+            let store = &t.store;
+            store
+                .add_credits_noted("acme", 10, Some("  trial month "), 2)
+                .unwrap();
+            store
+                .set_credits_noted("acme", 4, Some("refund reversed"), 3)
+                .unwrap();
+            store.add_credits_noted("acme", 1, Some("   "), 4).unwrap();
+            store.add_credits("other", 7, 5).unwrap();
+            let too_long = "x".repeat(MAX_REASON_CHARS + 1);
+            assert!(matches!(
+                store.add_credits_noted("acme", 1, Some(&too_long), 6),
+                Err(StoreError::Invalid(_))
+            ));
+            assert!(
+                store
+                    .set_credits_noted("acme", 9, Some("two\nlines"), 6)
+                    .is_err()
+            );
+            let log: Vec<_> = store
+                .grants("acme", 10)
+                .unwrap()
+                .into_iter()
+                .map(|g| (g.kind, g.credits, g.reason, g.created_at))
+                .collect();
+            assert_eq!(
+                log,
+                vec![
+                    ("add".into(), 1, None, 4),
+                    ("set".into(), -6, Some("refund reversed".into()), 3),
+                    ("add".into(), 10, Some("trial month".into()), 2),
+                ]
+            );
+            assert_eq!(store.grants("acme", 1).unwrap().len(), 1);
+            assert_eq!(store.balance("acme").unwrap(), 5, "refusals change nothing");
+            assert!(store.grants("nobody", 10).unwrap().is_empty());
         });
     }
 }

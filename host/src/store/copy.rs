@@ -190,11 +190,11 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
     copy_table(
         &conn,
         &mut tx,
-        "SELECT id, account_id, credits, created_at, kind FROM credit_grants ORDER BY id",
-        "INSERT INTO credit_grants (id, account_id, credits, created_at, kind)
+        "SELECT id, account_id, credits, created_at, kind, reason FROM credit_grants ORDER BY id",
+        "INSERT INTO credit_grants (id, account_id, credits, created_at, kind, reason)
          OVERRIDING SYSTEM VALUE
-         SELECT * FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::BIGINT[], $4::BIGINT[], $5::TEXT[])",
-        &[Col::Int, Col::Text, Col::Int, Col::Int, Col::Text],
+         SELECT * FROM UNNEST($1::BIGINT[], $2::TEXT[], $3::BIGINT[], $4::BIGINT[], $5::TEXT[], $6::TEXT[])",
+        &[Col::Int, Col::Text, Col::Int, Col::Int, Col::Text, Col::Text],
     )?;
     // New ids continue after the copied ones.
     for table in ["ledger", "credit_grants"] {

@@ -43,7 +43,7 @@ pub use copy::{CopySummary, copy_sqlite_to_postgres};
 pub use location::{DbLocation, DbLocationError};
 pub use schema::SCHEMA_VERSION;
 
-pub use accounts::{AccountSummary, CreditChange, MAX_CREDITS};
+pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_REASON_CHARS};
 pub use daily::DailyCredits;
 pub use idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
 pub use keys::KeyEdit;
@@ -223,7 +223,19 @@ impl Store {
 
     /// Add credits (creating the account); returns the new balance.
     pub fn add_credits(&self, account: &str, amount: i64, now: i64) -> StoreResult<i64> {
+        self.add_credits_noted(account, amount, None, now)
+    }
+
+    /// Add credits with the operator's reason, kept in the grants log.
+    pub fn add_credits_noted(
+        &self,
+        account: &str,
+        amount: i64,
+        reason: Option<&str>,
+        now: i64,
+    ) -> StoreResult<i64> {
         accounts::validate_account_id(account)?;
+        let reason = accounts::checked_reason(reason)?;
         if amount <= 0 || amount > MAX_CREDITS {
             return Err(StoreError::Invalid(format!(
                 "credits to add must be a number from 1 to {MAX_CREDITS}"
@@ -247,8 +259,8 @@ impl Store {
                     )));
                 }
                 tx.execute(
-                "INSERT INTO credit_grants (account_id, credits, created_at) VALUES (?1, ?2, ?3)",
-                params![account, amount, now],
+                "INSERT INTO credit_grants (account_id, credits, created_at, reason) VALUES (?1, ?2, ?3, ?4)",
+                params![account, amount, now, reason],
             )?;
                 let balance = tx.query_row(
                     "SELECT balance FROM accounts WHERE id = ?1",
@@ -258,7 +270,7 @@ impl Store {
                 tx.commit()?;
                 Ok(balance)
             },
-            |p| p.add_credits(account, amount, now)
+            |p| p.add_credits(account, amount, reason, now)
         )
     }
 

@@ -126,6 +126,10 @@ const MIGRATIONS: &[&str] = &[
         count BIGINT NOT NULL,
         PRIMARY KEY (bucket, minute)
      );",
+    // 8 (issue 17): the operator's reason for a grant or set of credits,
+    // and an index for an account's grants log, newest first.
+    "ALTER TABLE credit_grants ADD COLUMN reason TEXT;
+     CREATE INDEX credit_grants_by_account ON credit_grants (account_id, id);",
 ];
 
 /// The schema version this binary writes and understands.

@@ -27,7 +27,9 @@ fn seed(db: &std::path::Path) -> anyhow::Result<String> {
     let platforms = ["tiktok", "youtube", "instagram", "twitter"];
     for i in 0..LEDGER_ROWS {
         let t = now - (i as i64 * 30 * 86_400 / LEDGER_ROWS as i64);
-        store.charge(
+        // As the service charges: the ledger row and its daily aggregate
+        // (`Store::charge` writes the ledger row only).
+        store.charge_once(
             "bench",
             &format!("key_{}", i % 3),
             platforms[i % 4],

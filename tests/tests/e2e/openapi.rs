@@ -167,3 +167,137 @@ async fn schemathesis_finds_nothing_against_the_demo_service() {
         "every operation was tested:\n{summary}"
     );
 }
+
+/// Every answer of the console's users API (`/api/v1/admin/users`) is one
+/// `docs/openapi-admin.json` documents: its status listed for the
+/// operation, its body valid under that response's schema.
+#[tokio::test]
+async fn admin_users_answers_are_the_admin_documents() {
+    const OPERATOR: &str = "operator-token-for-the-admin-document";
+    let doc: Value = serde_json::from_str(
+        &std::fs::read_to_string(paths::workspace_root().join("docs/openapi-admin.json")).unwrap(),
+    )
+    .unwrap();
+    let check = |method: &str, status: u16, body: &Value| {
+        let responses = &doc["paths"]["/api/v1/admin/users"][method]["responses"];
+        let documented = &responses[status.to_string()];
+        assert!(
+            documented.is_object(),
+            "{method} {status} is not documented: {responses}"
+        );
+        let mut root = documented["content"]["application/json"]["schema"]
+            .as_object()
+            .cloned()
+            .unwrap();
+        root.insert("components".into(), doc["components"].clone());
+        let validator = jsonschema::options()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .should_validate_formats(true)
+            .build(&Value::Object(root))
+            .unwrap();
+        let errors: Vec<String> = validator.iter_errors(body).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{method} {status} {body}: {errors:?}");
+    };
+    let (_upstream, off) = plain_service().await;
+    let upstream = FakeUpstream::with_routes(vec![]).await.unwrap();
+    let on = Service::start(ServiceOptions {
+        upstream: Some(upstream.base_url()),
+        admin_token: Some(OPERATOR.into()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    let client = reqwest::Client::new();
+    let mut seen = Vec::new();
+    /// Service, method, path, bearer token, JSON body, expected status.
+    type Call<'a> = (
+        &'a Service,
+        &'a str,
+        &'a str,
+        Option<&'a str>,
+        Option<Value>,
+        u16,
+    );
+    let calls: Vec<Call> = vec![
+        (
+            &on,
+            "post",
+            "/api/v1/admin/users",
+            Some(OPERATOR),
+            Some(serde_json::json!({"account": "acme", "email": "ann@example.com"})),
+            201,
+        ),
+        (
+            &on,
+            "post",
+            "/api/v1/admin/users",
+            Some(OPERATOR),
+            Some(serde_json::json!({"account": "acme", "email": "not an address"})),
+            400,
+        ),
+        (
+            &on,
+            "post",
+            "/api/v1/admin/users",
+            Some(OPERATOR),
+            Some(serde_json::json!({"account": "acme"})),
+            400,
+        ),
+        (
+            &on,
+            "post",
+            "/api/v1/admin/users",
+            Some("wrong"),
+            Some(serde_json::json!({"account": "acme", "email": "bob@example.com"})),
+            401,
+        ),
+        (&on, "get", "/api/v1/admin/users", Some(OPERATOR), None, 200),
+        (
+            &on,
+            "get",
+            "/api/v1/admin/users?account=acme",
+            Some(OPERATOR),
+            None,
+            200,
+        ),
+        (
+            &on,
+            "get",
+            "/api/v1/admin/users?bogus=1",
+            Some(OPERATOR),
+            None,
+            400,
+        ),
+        (&on, "get", "/api/v1/admin/users", None, None, 401),
+        (
+            &off,
+            "get",
+            "/api/v1/admin/users",
+            Some(OPERATOR),
+            None,
+            404,
+        ),
+    ];
+    for (service, method, path, token, body, expected) in calls {
+        let mut request = match method {
+            "post" => client.post(service.url(path)),
+            _ => client.get(service.url(path)),
+        };
+        if let Some(t) = token {
+            request = request.bearer_auth(t);
+        }
+        if let Some(b) = &body {
+            request = request.json(b);
+        }
+        let response = request.send().await.unwrap();
+        let status = response.status().as_u16();
+        let answer: Value = response.json().await.unwrap();
+        assert_eq!(status, expected, "{method} {path}: {answer}");
+        check(method, status, &answer);
+        if status == 200 && path.ends_with("=acme") {
+            assert_eq!(answer["data"][0]["email"], "ann@example.com");
+        }
+        seen.push((method, status));
+    }
+    assert_eq!(seen.len(), 9);
+}

@@ -22,6 +22,8 @@ use super::invite_api::invite;
 use super::layout::{Flash, Nav, csrf_field, page, refusal, respond, shown_once, time};
 use super::session::{Operator, csrf_ok};
 use crate::operator::{self, OperatorError};
+use crate::registry::Reload;
+use crate::store::MAX_REASON_CHARS;
 
 pub fn router() -> Router<Arc<AppState>> {
     Router::new()
@@ -30,8 +32,12 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/console/admin/accounts/{id}/credits", post(credits))
         .route("/console/admin/invite", post(invite_user))
         .route("/console/admin/extractors", get(extractors))
+        .route("/console/admin/extractors/recheck", post(recheck))
         .route("/console/admin/failures", get(failures))
 }
+
+/// Rows of the grants log shown on an account's page.
+const GRANTS_SHOWN: usize = 50;
 
 fn csrf_refused() -> Response {
     refusal(
@@ -112,10 +118,11 @@ async fn account_page(
         Ok((
             operator::account(s, &account, now)?,
             s.users(Some(&account))?,
+            s.grants(&account, GRANTS_SHOWN)?,
         ))
     })
     .await;
-    let (view, users) = match loaded {
+    let (view, users, grants) = match loaded {
         Ok(Ok(v)) => v,
         Ok(Err(OperatorError::NotFound(..))) => {
             return refusal(
@@ -140,10 +147,21 @@ async fn account_page(
             }
             label for="amount" { "Credits" }
             input #amount type="number" name="amount" min="0" required;
-            label for="reason" { "Reason (written to the service log with the change)" }
-            input #reason type="text" name="reason" required maxlength="200";
+            label for="reason" { "Reason (kept in the grants log below)" }
+            input #reason type="text" name="reason" required maxlength=(MAX_REASON_CHARS);
             div { button type="submit" { "Apply" } }
         }
+        h2 { "Grants log" }
+        p.muted { "Every change of the balance other than a charge, newest first (the last " (GRANTS_SHOWN) "). A set is recorded as the difference it made." }
+        div.scroll { table #grants {
+            thead { tr { th { "When" } th { "Kind" } th { "Credits" } th { "Reason" } } }
+            tbody {
+                @for g in &grants {
+                    tr { td { (time(g.created_at)) } td { (g.kind) } td { (format!("{:+}", g.credits)) } td { (g.reason.as_deref().unwrap_or("—")) } }
+                }
+                @if grants.is_empty() { tr { td colspan="4" { "No grants yet." } } }
+            }
+        } }
         h2 { "Users" }
         div.scroll { table {
             thead { tr { th { "E-mail" } th { "State" } th { "Created" } } }
@@ -194,7 +212,7 @@ async fn credits(
     if !csrf_ok(&o.session, &form) {
         return csrf_refused();
     }
-    let reason = form.get("reason").to_string();
+    let reason = form.get("reason").trim().to_string();
     let Ok(amount) = form.get("amount").parse::<i64>() else {
         return account_page(
             &state,
@@ -219,15 +237,15 @@ async fn credits(
     let account = id.clone();
     let changed = blocking(&state, move |s, now| {
         if set {
-            operator::set_credits(s, &account, amount, now)
+            operator::set_credits(s, &account, amount, Some(&reason), now)
         } else {
-            operator::add_credits(s, &account, amount, now)
+            operator::add_credits(s, &account, amount, Some(&reason), now)
         }
     })
     .await;
     match changed {
         Ok(Ok(change)) => {
-            tracing::info!(account = %change.account, change = change.change, balance = change.balance, reason = %reason, "console: credits changed by the operator");
+            tracing::info!(account = %change.account, change = change.change, balance = change.balance, "console: credits changed by the operator");
             let flash = Flash::Ok(format!(
                 "Balance {} → {} ({:+}).",
                 change.previous, change.balance, change.change
@@ -278,14 +296,89 @@ fn text(v: &Value, f: &str) -> String {
 }
 
 async fn extractors(State(state): State<Arc<AppState>>, o: Operator) -> Response {
-    let listing = super::super::admin_extractors::listing(&state);
+    extractors_page(&state, &o, Flash::None, None)
+}
+
+/// Re-scan the extractors folder now, through the registry's own reload
+/// (the watcher's), and show what each platform file did.
+async fn recheck(State(state): State<Arc<AppState>>, o: Operator, body: Bytes) -> Response {
+    if !csrf_ok(&o.session, &Form::parse(&body)) {
+        return csrf_refused();
+    }
+    let registry = state.services.registry.clone();
+    let outcomes = match tokio::task::spawn_blocking(move || registry.rescan()).await {
+        Ok(Some(Ok(outcomes))) => outcomes,
+        Ok(Some(Err(e))) => {
+            let flash = Flash::Error(format!("Cannot read the extractors folder: {e}"));
+            return extractors_page(&state, &o, flash, None);
+        }
+        Ok(None) => {
+            let flash = Flash::Error("This service loaded no extractors folder.".into());
+            return extractors_page(&state, &o, flash, None);
+        }
+        Err(e) => return internal(e).into_response(),
+    };
+    let failed = outcomes
+        .iter()
+        .filter(|(_, r)| matches!(r, Reload::Failed { .. }))
+        .count();
+    tracing::info!(
+        files = outcomes.len(),
+        failed,
+        "console: extractors re-checked by the operator"
+    );
+    let report = html! {
+        h2 { "Re-check" }
+        div.scroll { table #recheck {
+            thead { tr { th { "Platform file" } th { "Result" } } }
+            tbody {
+                @for (stem, outcome) in &outcomes {
+                    tr {
+                        td { (stem) }
+                        td {
+                            @match outcome {
+                                Reload::Loaded { version, .. } => { "loaded (version " (version) ")" },
+                                Reload::Unchanged => "unchanged",
+                                Reload::Failed { message, .. } => span.expired { "error: " (message) },
+                                Reload::Removed { .. } => "not served (no component file)",
+                            }
+                        }
+                    }
+                }
+                @if outcomes.is_empty() { tr { td colspan="2" { "The folder holds no platform files." } } }
+            }
+        } }
+    };
+    let flash = if failed == 0 {
+        Flash::Ok(format!("Re-checked {} platform files.", outcomes.len()))
+    } else {
+        Flash::Error(format!(
+            "Re-checked {} platform files: {failed} refused (the previous component, if any, keeps serving).",
+            outcomes.len()
+        ))
+    };
+    extractors_page(&state, &o, flash, Some(report))
+}
+
+fn extractors_page(
+    state: &AppState,
+    o: &Operator,
+    flash: Flash,
+    report: Option<Markup>,
+) -> Response {
+    let listing = super::super::admin_extractors::listing(state);
     let list = listing
         .get("extractors")
         .and_then(Value::as_array)
         .cloned()
         .unwrap_or_default();
     let body = html! {
-        p.muted { "As " code { "GET /api/v1/admin/extractors" } " reports it. Reloads happen by themselves when a file changes; this page shows the state now." }
+        p.muted { "As " code { "GET /api/v1/admin/extractors" } " reports it. Reloads happen by themselves when a file changes; re-check scans the folder now, the same way." }
+        form method="post" action="/console/admin/extractors/recheck" {
+            (csrf_field(&o.session.csrf))
+            button type="submit" { "Re-check the extractors folder" }
+        }
+        @if let Some(report) = report { (report) }
         div.scroll { table {
             thead { tr { th { "Platform" } th { "Status" } th { "Version" } th { "WIT" } th { "Loaded at" } th { "Last error" } th { "Egress" } } }
             tbody {
@@ -307,13 +400,7 @@ async fn extractors(State(state): State<Arc<AppState>>, o: Operator) -> Response
     };
     respond(
         StatusCode::OK,
-        page(
-            "Extractors",
-            Nav::Operator,
-            &o.session.csrf,
-            &Flash::None,
-            body,
-        ),
+        page("Extractors", Nav::Operator, &o.session.csrf, &flash, body),
     )
 }
 

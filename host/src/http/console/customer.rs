@@ -233,8 +233,11 @@ async fn keys_page(
     status: StatusCode,
 ) -> Response {
     let account = c.user.account_id.clone();
-    let keys = match blocking(state, move |s, now| {
-        operator::list_keys(s, Some(&account), now)
+    let (keys, last_used) = match blocking(state, move |s, now| {
+        Ok((
+            operator::list_keys(s, Some(&account), now)?,
+            s.last_charged_use(&account)?,
+        ))
     })
     .await
     {
@@ -245,8 +248,8 @@ async fn keys_page(
     let known = known_platforms(state);
     let body = html! {
         @if let Some(issued) = issued { (issued) }
-        div.scroll { table {
-            thead { tr { th { "Name" } th { "Token" } th { "Platforms" } th { "Expires" } th { "Created" } th { "Rotated" } th { span.muted { "Actions" } } } }
+        div.scroll { table #keys {
+            thead { tr { th { "Name" } th { "Token" } th { "Platforms" } th { "Expires" } th { "Created" } th { "Rotated" } th { "Last used*" } th { span.muted { "Actions" } } } }
             tbody {
                 @for k in &keys {
                     tr {
@@ -262,13 +265,14 @@ async fn keys_page(
                         }
                         td { (k.created_at.get(..10).unwrap_or("")) }
                         td { (k.rotated_at.as_deref().and_then(|r| r.get(..10)).unwrap_or("—")) }
+                        td.last-used { @match last_used.get(&k.id) { Some(t) => (time(*t)), None => "never" } }
                         td { a href=(format!("/console/keys/{}", k.id)) aria-label=(format!("Edit key {}", k.name)) { "Edit" } }
                     }
                 }
-                @if keys.is_empty() { tr { td colspan="7" { "No keys yet: create one below." } } }
+                @if keys.is_empty() { tr { td colspan="8" { "No keys yet: create one below." } } }
             }
         } }
-        p.muted { "Expired keys stop working; edit the expiry or create a new key. Last-used times are not recorded yet." }
+        p.muted { "* Last used is the last charged parse (UTC), read from the ledger: parses that cost nothing (failures, no media) do not count. Expired keys stop working; edit the expiry or create a new key." }
         h2 { "Create a key" }
         form method="post" action="/console/keys" {
             (csrf_field(&c.session.csrf))

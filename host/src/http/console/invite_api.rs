@@ -14,7 +14,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 use super::super::envelope::{ApiError, internal};
 use super::super::extract::{JsonBody, OperatorToken, serde_body};
@@ -87,6 +87,131 @@ pub async fn invite(
         Err(StoreError::Invalid(m)) => Err(m),
         Err(e) => Err(format!("cannot invite: {e}")),
     })
+}
+
+/// The admin document's part for these two operations: `(paths, schemas)`,
+/// merged into `docs/openapi-admin.json` by `http::openapi::admin_document`.
+pub fn openapi() -> (Map<String, Value>, Map<String, Value>) {
+    let errors = |invalid: &str| {
+        let mut r = Map::new();
+        for (status, text) in [
+            ("400", invalid),
+            (
+                "401",
+                "`invalid_token`: the operator token is missing or wrong.",
+            ),
+            (
+                "404",
+                "`not_found`: the admin API is off (no operator token configured).",
+            ),
+        ] {
+            r.insert(
+                status.into(),
+                json!({
+                    "description": text,
+                    "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}},
+                }),
+            );
+        }
+        r
+    };
+    let success = |status: u16, description: &str, data: Value| {
+        json!({
+            "description": description,
+            "content": {"application/json": {"schema": {
+                "type": "object",
+                "required": ["status", "data", "msg"],
+                "properties": {
+                    "status": {"type": "integer", "enum": [status]},
+                    "data": data,
+                    "msg": {"type": "string", "enum": ["success"]},
+                },
+                "additionalProperties": false,
+            }}},
+        })
+    };
+    let mut post_responses = errors(
+        "`invalid_request`: the body is not `{account, email}`, the account id or the e-mail address is not valid, or the e-mail belongs to another account's user.",
+    );
+    post_responses.insert(
+        "201".into(),
+        success(
+            201,
+            "Invited: the user and the one-time link, shown only here.",
+            json!({"$ref": "#/components/schemas/Invitation"}),
+        ),
+    );
+    let mut get_responses = errors("`invalid_request`: an unknown query parameter.");
+    get_responses.insert(
+        "200".into(),
+        success(
+            200,
+            "The users, oldest first.",
+            json!({"type": "array", "items": {"$ref": "#/components/schemas/ConsoleUser"}}),
+        ),
+    );
+    let mut paths = Map::new();
+    paths.insert(
+        "/api/v1/admin/users".into(),
+        json!({
+            "post": {
+                "tags": ["admin"],
+                "operationId": "inviteUser",
+                "summary": "Invite a console user",
+                "description": "Creates the user in the account (the account too, if missing) and answers a one-time link to set a password, valid 7 days. Inviting a known user again issues a new link and voids the old one: the way to reset a password (accepting it ends every session of the user).",
+                "security": [{"operatorToken": []}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {
+                    "type": "object",
+                    "required": ["account", "email"],
+                    "properties": {
+                        "account": {"type": "string", "description": "Account id (created if missing)."},
+                        "email": {"type": "string", "description": "The user's e-mail address, the sign-in name."},
+                    },
+                    "additionalProperties": false,
+                }}}},
+                "responses": post_responses,
+            },
+            "get": {
+                "tags": ["admin"],
+                "operationId": "listUsers",
+                "summary": "List console users",
+                "description": "Every user, or those of one account. Never a secret: no password hash, no link.",
+                "security": [{"operatorToken": []}],
+                "parameters": [{"name": "account", "in": "query", "required": false, "schema": {"type": "string"}, "description": "Only this account's users."}],
+                "responses": get_responses,
+            },
+        }),
+    );
+    let mut schemas = Map::new();
+    schemas.insert(
+        "ConsoleUser".into(),
+        json!({
+            "type": "object",
+            "required": ["id", "accountId", "email", "active", "createdAt"],
+            "properties": {
+                "id": {"type": "string"},
+                "accountId": {"type": "string"},
+                "email": {"type": "string"},
+                "active": {"type": "boolean", "description": "A password was set (`false`: invited, not yet accepted)."},
+                "createdAt": {"type": "integer", "description": "Unix seconds."},
+            },
+            "additionalProperties": false,
+        }),
+    );
+    schemas.insert(
+        "Invitation".into(),
+        json!({
+            "type": "object",
+            "required": ["user", "link", "expiresAt"],
+            "properties": {
+                "user": {"$ref": "#/components/schemas/ConsoleUser"},
+                "link": {"type": "string", "format": "uri", "description": "One-time link to set the password (under the service's public base URL)."},
+                "expiresAt": {"type": "string", "format": "date-time"},
+            },
+            "additionalProperties": false,
+        }),
+    );
+    (paths, schemas)
 }
 
 #[derive(Deserialize)]

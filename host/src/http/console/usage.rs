@@ -2,6 +2,7 @@
 //! latest charges; the same rows as CSV. Reads through `operator::usage`,
 //! the admin API's and `GET /api/v1/account`'s function.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::sync::Arc;
 
@@ -10,7 +11,7 @@ use axum::extract::{Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use maud::html;
+use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::super::admin_keys::UsageQuery;
@@ -19,7 +20,8 @@ use super::super::state::AppState;
 use super::customer::{blocking, known_platforms};
 use super::layout::{Flash, Nav, page, respond, time};
 use super::session::Customer;
-use crate::operator::{self, OperatorError, UsageView};
+use crate::operator::{self, KeyView, OperatorError, UsageView};
+use crate::store::{Store, UsageFilter};
 
 pub fn router() -> Router<Arc<AppState>> {
     Router::new()
@@ -58,13 +60,9 @@ fn some(v: &str) -> Option<String> {
     Some(v.trim().to_string()).filter(|v| !v.is_empty())
 }
 
-async fn read(
-    state: &AppState,
-    c: &Customer,
-    f: &Filter,
-    entries: usize,
-) -> Result<Result<UsageView, String>, Response> {
-    let filter = UsageQuery {
+/// The account's usage filter from the page's form (an error: the message to show).
+fn filter_of(c: &Customer, f: &Filter, entries: usize) -> Result<UsageFilter, String> {
+    let mut filter = UsageQuery {
         account: Some(c.user.account_id.clone()),
         key: some(&f.key),
         platform: some(&f.platform),
@@ -72,18 +70,52 @@ async fn read(
         to: some(&f.to),
         entries: None,
     }
-    .filter();
-    let mut filter = match filter {
-        Ok(f) => f,
-        Err(e) => return Ok(Err(e.msg)),
-    };
+    .filter()
+    .map_err(|e| e.msg)?;
     filter.entries = entries;
+    Ok(filter)
+}
+
+async fn read(
+    state: &AppState,
+    c: &Customer,
+    f: &Filter,
+    entries: usize,
+) -> Result<Result<UsageView, String>, Response> {
+    let filter = match filter_of(c, f, entries) {
+        Ok(f) => f,
+        Err(m) => return Ok(Err(m)),
+    };
     let known = known_platforms(state);
     match blocking(state, move |s, _| operator::usage(s, &filter, &known)).await? {
         Ok(v) => Ok(Ok(v)),
         Err(OperatorError::Invalid(m)) => Ok(Err(m)),
         Err(e) => Err(internal(e).into_response()),
     }
+}
+
+/// What the page shows: the account's keys (for the filter and names) and
+/// the usage of the filter, or why the filter was refused. One blocking
+/// call, one store read after the other.
+struct PageData {
+    keys: Vec<KeyView>,
+    view: Result<UsageView, String>,
+}
+
+fn page_data(
+    store: &Store,
+    account: &str,
+    filter: Result<UsageFilter, String>,
+    known: &[String],
+    now: i64,
+) -> Result<PageData, OperatorError> {
+    let keys = operator::list_keys(store, Some(account), now)?;
+    let view = match filter.map(|f| operator::usage(store, &f, known)) {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(OperatorError::Invalid(m))) | Err(m) => Err(m),
+        Ok(Err(e)) => return Err(e),
+    };
+    Ok(PageData { keys, view })
 }
 
 async fn usage(
@@ -93,37 +125,53 @@ async fn usage(
 ) -> Response {
     let f = q.map(|Query(f)| f).unwrap_or_default();
     let account = c.user.account_id.clone();
-    let keys = match blocking(&state, move |s, now| {
-        operator::list_keys(s, Some(&account), now)
-    })
-    .await
-    {
-        Ok(Ok(k)) => k,
+    let filter = filter_of(&c, &f, PAGE_ROWS);
+    let known = known_platforms(&state);
+    let data = {
+        let known = known.clone();
+        blocking(&state, move |s, now| {
+            page_data(s, &account, filter, &known, now)
+        })
+        .await
+    };
+    let data = match data {
+        Ok(Ok(d)) => d,
         Ok(Err(e)) => return internal(e).into_response(),
         Err(r) => return r,
     };
-    let (view, flash, status) = match read(&state, &c, &f, PAGE_ROWS).await {
-        Ok(Ok(v)) => (Some(v), Flash::None, StatusCode::OK),
-        Ok(Err(m)) => (None, Flash::Error(m), StatusCode::BAD_REQUEST),
-        Err(r) => return r,
+    let (flash, status) = match &data.view {
+        Ok(_) => (Flash::None, StatusCode::OK),
+        Err(m) => (Flash::Error(m.clone()), StatusCode::BAD_REQUEST),
     };
-    let known = known_platforms(&state);
+    let body = usage_body(&f, &data, &known);
+    respond(
+        status,
+        page("Usage", Nav::Customer, &c.session.csrf, &flash, body),
+    )
+}
+
+fn usage_body(f: &Filter, data: &PageData, known: &[String]) -> Markup {
+    let keys = &data.keys;
+    let names: HashMap<&str, &str> = keys
+        .iter()
+        .map(|k| (k.id.as_str(), k.name.as_str()))
+        .collect();
     let key_name = |id: &str| {
-        keys.iter()
-            .find(|k| k.id == id)
-            .map_or_else(|| format!("{id} (deleted)"), |k| k.name.clone())
+        names
+            .get(id)
+            .map_or_else(|| format!("{id} (deleted)"), |n| n.to_string())
     };
-    let body = html! {
+    html! {
         form method="get" action="/console/usage" {
             label for="f-key" { "Key" }
             select #f-key name="key" {
                 option value="" { "All keys" }
-                @for k in &keys { option value=(k.id) selected[f.key == k.id] { (k.name) } }
+                @for k in keys { option value=(k.id) selected[f.key == k.id] { (k.name) } }
             }
             label for="f-platform" { "Platform" }
             select #f-platform name="platform" {
                 option value="" { "All platforms" }
-                @for p in &known { option value=(p) selected[&f.platform == p] { (p) } }
+                @for p in known { option value=(p) selected[&f.platform == p] { (p) } }
             }
             label for="f-from" { "From (UTC day)" }
             input #f-from type="date" name="from" value=(f.from);
@@ -134,7 +182,7 @@ async fn usage(
                 a href=(format!("/console/usage.csv?{}", f.query_string())) download="usage.csv" { "Download CSV" }
             }
         }
-        @if let Some(v) = &view {
+        @if let Ok(v) = &data.view {
             h2 { "Totals" }
             p { strong { (v.usage.requests) } " charged parses · " strong { (v.usage.credits) } " credits" }
             @if !v.usage.by_platform.is_empty() {
@@ -155,11 +203,7 @@ async fn usage(
                 }
             } }
         }
-    };
-    respond(
-        status,
-        page("Usage", Nav::Customer, &c.session.csrf, &flash, body),
-    )
+    }
 }
 
 /// A CSV field, quoted when it must be.
@@ -207,4 +251,130 @@ async fn csv(
         out,
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+    use crate::store::KeyRecord;
+
+    const ROWS: i64 = 10_000;
+    const DAY: i64 = 86_400;
+
+    /// The bench's account: 10,000 charges over 30 days, 3 keys, 4 platforms
+    /// (ledger and its daily aggregates written in one transaction).
+    fn seeded(now: i64) -> (tempfile::TempDir, Store) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let store = Store::open(&path).unwrap();
+        for k in 0..3 {
+            let key = KeyRecord {
+                id: format!("key_{k}"),
+                account_id: "bench".into(),
+                name: format!("key {k}"),
+                token_prefix: "mp_live_x".into(),
+                expires_on: None,
+                platforms: None,
+                created_at: now - 40 * DAY,
+                rotated_at: None,
+                rate_limit_per_minute: None,
+            };
+            store.insert_key(&key, format!("t{k}").as_bytes()).unwrap();
+        }
+        let mut conn = rusqlite::Connection::open(&path).unwrap();
+        let tx = conn.transaction().unwrap();
+        let platforms = ["tiktok", "youtube", "instagram", "twitter"];
+        for i in 0..ROWS {
+            tx.execute(
+                "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
+                 VALUES ('bench', ?1, ?2, 1, ?3, ?4)",
+                rusqlite::params![
+                    format!("key_{}", i % 3),
+                    platforms[(i % 4) as usize],
+                    format!("req_{i}"),
+                    now - i * 30 * DAY / ROWS
+                ],
+            )
+            .unwrap();
+        }
+        tx.execute_batch(
+            "INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
+             SELECT account_id, created_at / 86400, key_id, platform, COUNT(*), SUM(credits)
+             FROM ledger GROUP BY account_id, created_at / 86400, key_id, platform;",
+        )
+        .unwrap();
+        tx.commit().unwrap();
+        (dir, store)
+    }
+
+    fn percentiles(mut samples: Vec<Duration>) -> (f64, f64) {
+        samples.sort();
+        let at = |q: f64| samples[((samples.len() - 1) as f64 * q) as usize].as_secs_f64() * 1e3;
+        (at(0.5), at(0.95))
+    }
+
+    /// Where the usage page's server time goes with 10,000 ledger rows:
+    /// printed, not asserted (speed targets are the bench's). Run with
+    /// `cargo test -p mediaparse --lib usage_page_cost -- --nocapture`.
+    #[test]
+    fn usage_page_cost_with_ten_thousand_ledger_rows() {
+        let now = 1_790_000_000;
+        let (_dir, store) = seeded(now);
+        let known: Vec<String> = ["instagram", "tiktok", "twitter", "youtube"]
+            .map(String::from)
+            .to_vec();
+        let filters = [
+            ("no filter", Filter::default()),
+            (
+                "key + platform + days",
+                Filter {
+                    key: "key_1".into(),
+                    platform: "tiktok".into(),
+                    from: "2026-08-01".into(),
+                    to: "2026-09-20".into(),
+                },
+            ),
+        ];
+        for (what, f) in filters {
+            let filter = |entries| {
+                let mut q = UsageQuery {
+                    account: Some("bench".into()),
+                    key: some(&f.key),
+                    platform: some(&f.platform),
+                    from: some(&f.from),
+                    to: some(&f.to),
+                    entries: None,
+                }
+                .filter()
+                .map_err(|e| e.msg);
+                if let Ok(q) = &mut q {
+                    q.entries = entries;
+                }
+                q
+            };
+            let (mut reads, mut renders) = (Vec::new(), Vec::new());
+            let mut html_len = 0;
+            for _ in 0..100 {
+                let started = Instant::now();
+                let data = page_data(&store, "bench", filter(PAGE_ROWS), &known, now).unwrap();
+                reads.push(started.elapsed());
+                let started = Instant::now();
+                html_len = usage_body(&f, &data, &known).into_string().len();
+                renders.push(started.elapsed());
+                let usage = &data.view.as_ref().unwrap().usage;
+                assert_eq!(usage.entries.len(), PAGE_ROWS.min(usage.requests as usize));
+                if what == "no filter" {
+                    assert_eq!((usage.requests, usage.credits), (ROWS, ROWS));
+                }
+            }
+            let (r50, r95) = percentiles(reads);
+            let (h50, h95) = percentiles(renders);
+            eprintln!(
+                "usage page, {what}: store reads p50 {r50:.2} ms p95 {r95:.2} ms; \
+                 render p50 {h50:.2} ms p95 {h95:.2} ms ({html_len} bytes)"
+            );
+        }
+    }
 }

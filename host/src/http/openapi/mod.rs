@@ -59,9 +59,10 @@ pub const API_VERSION: &str = "1.0.0";
 )]
 struct PublicApi;
 
-/// The admin API's own document. Admin handlers are annotated with
-/// `#[utoipa::path(..., tag = "admin", security(("operatorToken" = [])))]`;
-/// documenting one more is one line in `paths(...)` below.
+/// The admin API's own document. Admin handlers may be annotated with
+/// `#[utoipa::path(..., tag = "admin", security(("operatorToken" = [])))]`
+/// and listed in `paths(...)` below, or describe themselves as JSON beside
+/// their code, merged in by [`admin_document`] (the console's users API).
 #[derive(utoipa::OpenApi)]
 #[openapi(
     info(
@@ -221,6 +222,10 @@ pub fn admin_document() -> OpenApi {
                 .build(),
         ),
     );
+    let (users_paths, users_schemas) = super::console::invite_api::openapi();
+    for (name, schema) in users_schemas {
+        components.schemas.insert(name, schema_from(schema));
+    }
     components.schemas.insert(
         "ErrorEnvelope".into(),
         schema_from(json!({
@@ -234,6 +239,8 @@ pub fn admin_document() -> OpenApi {
             },
         })),
     );
+    doc.paths = serde_json::from_value(Value::Object(users_paths))
+        .unwrap_or_else(|e| panic!("generated admin paths are not valid OpenAPI: {e}"));
     doc
 }
 

@@ -10,7 +10,7 @@ use postgres::types::{ToSql, Type};
 use postgres::{GenericClient, Row};
 
 use super::{Pg, reports};
-use crate::store::accounts::{AccountSummary, CreditChange, MAX_CREDITS};
+use crate::store::accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS};
 use crate::store::backup::BackupSummary;
 use crate::store::keys::KeyEdit;
 use crate::store::usage::{Usage, UsageFilter, UsageParam};
@@ -83,7 +83,13 @@ impl Pg {
             .ok_or_else(|| StoreError::NotFound("account", account.into()))
     }
 
-    pub fn add_credits(&self, account: &str, amount: i64, now: i64) -> StoreResult<i64> {
+    pub fn add_credits(
+        &self,
+        account: &str,
+        amount: i64,
+        reason: Option<&str>,
+        now: i64,
+    ) -> StoreResult<i64> {
         let mut client = self.client()?;
         let mut tx = client.transaction()?;
         tx.execute(ENSURE_ACCOUNT, &[&account, &now])?;
@@ -98,14 +104,20 @@ impl Pg {
             )));
         };
         tx.execute(
-            "INSERT INTO credit_grants (account_id, credits, created_at) VALUES ($1, $2, $3)",
-            &[&account, &amount, &now],
+            "INSERT INTO credit_grants (account_id, credits, created_at, reason) VALUES ($1, $2, $3, $4)",
+            &[&account, &amount, &now, &reason],
         )?;
         tx.commit()?;
         Ok(row.get(0))
     }
 
-    pub fn set_credits(&self, account: &str, amount: i64, now: i64) -> StoreResult<CreditChange> {
+    pub fn set_credits(
+        &self,
+        account: &str,
+        amount: i64,
+        reason: Option<&str>,
+        now: i64,
+    ) -> StoreResult<CreditChange> {
         let mut client = self.client()?;
         let mut tx = client.transaction()?;
         tx.execute(ENSURE_ACCOUNT, &[&account, &now])?;
@@ -123,8 +135,8 @@ impl Pg {
                 &[&account, &amount],
             )?;
             tx.execute(
-                "INSERT INTO credit_grants (account_id, credits, created_at, kind) VALUES ($1, $2, $3, 'set')",
-                &[&account, &change, &now],
+                "INSERT INTO credit_grants (account_id, credits, created_at, kind, reason) VALUES ($1, $2, $3, 'set', $4)",
+                &[&account, &change, &now, &reason],
             )?;
         }
         tx.commit()?;
@@ -134,6 +146,24 @@ impl Pg {
             balance: amount,
             change,
         })
+    }
+
+    pub fn grants(&self, account: &str, limit: usize) -> StoreResult<Vec<GrantRecord>> {
+        let rows = self.client()?.query(
+            "SELECT id, kind, credits, reason, created_at FROM credit_grants
+             WHERE account_id = $1 ORDER BY id DESC LIMIT $2",
+            &[&account, &(limit as i64)],
+        )?;
+        Ok(rows
+            .iter()
+            .map(|r| GrantRecord {
+                id: r.get(0),
+                kind: r.get(1),
+                credits: r.get(2),
+                reason: r.get(3),
+                created_at: r.get(4),
+            })
+            .collect())
     }
 
     pub fn account(&self, id: &str) -> StoreResult<AccountSummary> {

@@ -1,10 +1,12 @@
 //! Issue 17's console data on PostgreSQL: users, their sessions, and the
 //! overview's credits by day. The same statements as the SQLite side.
 
+use std::collections::BTreeMap;
+
 use postgres::Row;
 
 use super::Pg;
-use crate::store::daily::DailyCredits;
+use crate::store::daily::{DailyCredits, LAST_CHARGED_USE};
 use crate::store::sessions::SessionRecord;
 use crate::store::users::{SignInRecord, UserRecord};
 use crate::store::{StoreError, StoreResult, UsageEntry};
@@ -297,26 +299,32 @@ impl Pg {
         Ok(usize::try_from(n).unwrap_or(usize::MAX))
     }
 
+    /// `sql` is one of `store::daily`'s two statements, with its bounds.
     pub fn daily_credits(
         &self,
+        sql: &str,
         account: &str,
         from: i64,
         until: i64,
     ) -> StoreResult<Vec<DailyCredits>> {
         Ok(self
             .client()?
-            .query(
-                "SELECT created_at / 86400 AS day, platform, CAST(SUM(credits) AS BIGINT) FROM ledger
-                 WHERE account_id = $1 AND created_at >= $2 AND created_at < $3
-                 GROUP BY created_at / 86400, platform ORDER BY day, platform",
-                &[&account, &from.max(0), &until],
-            )?
+            .query(sql, &[&account, &from, &until])?
             .iter()
             .map(|r| DailyCredits {
                 day: r.get(0),
                 platform: r.get(1),
                 credits: r.get(2),
             })
+            .collect())
+    }
+
+    pub fn last_charged_use(&self, account: &str) -> StoreResult<BTreeMap<String, i64>> {
+        Ok(self
+            .client()?
+            .query(LAST_CHARGED_USE, &[&account])?
+            .iter()
+            .filter_map(|r| Some((r.get(0), r.get::<_, Option<i64>>(1)?)))
             .collect())
     }
 

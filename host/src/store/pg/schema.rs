@@ -125,6 +125,9 @@ pub const PG_MIGRATIONS: &[&str] = &[
         count BIGINT NOT NULL,
         PRIMARY KEY (bucket, minute)
      );",
+    // 8 (issue 17): grant reasons; an index for an account's grants log.
+    "ALTER TABLE credit_grants ADD COLUMN reason TEXT;
+     CREATE INDEX credit_grants_by_account ON credit_grants (account_id, id);",
 ];
 
 /// Any fixed number; every host takes the same lock while migrating.

@@ -39,6 +39,8 @@ async fn customer_flow_keys_playground_usage_and_rotation() {
     let token = token_in(&created.1);
     assert!(created.1.contains("tiktok, youtube"));
     let key_id = between(&created.1, "href=\"/console/keys/", "\"");
+    let last_used = |page: &str| between(page, "<td class=\"last-used\">", "<");
+    assert_eq!(last_used(&created.1), "never");
 
     // The API takes it; the platform list holds.
     let url = &support::tiktok_urls()[0];
@@ -67,6 +69,14 @@ async fn customer_flow_keys_playground_usage_and_rotation() {
     assert!(played.1.contains("1 credit charged"), "{}", played.1);
     let overview = ann.get("/console").await.1;
     assert!(overview.contains("8 credits"), "two charges: {overview}");
+    // The keys page shows the last charged parse (UTC minutes) from the ledger.
+    let keys = ann.get("/console/keys").await.1;
+    let shown = last_used(&keys);
+    let now = chrono::Utc::now();
+    let near =
+        [now, now - chrono::Duration::minutes(1)].map(|t| t.format("%Y-%m-%d %H:%M").to_string());
+    assert!(near.contains(&shown), "last used {shown:?}, now {near:?}");
+    assert!(keys.contains("last charged parse"), "said so on the page");
 
     // Edit keeps the token.
     let edited = ann
@@ -327,6 +337,25 @@ async fn session_cookie_attributes_and_operator_pages() {
     let mut dee = Browser::new(service);
     dee.set_password(&dee_link, "dee's long password").await;
     assert!(dee.get("/console").await.1.contains("25 credits"));
+    // The admin API takes a reason too; both land in the grants log the
+    // account's page shows, newest first.
+    let by_api = reqwest::Client::new()
+        .post(service.url("/api/v1/admin/accounts/beta/credits"))
+        .bearer_auth(ADMIN)
+        .json(&json!({"set": 20, "reason": "goodwill <correction>"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(by_api.status(), StatusCode::OK);
+    let beta = op.get("/console/admin/accounts/beta").await.1;
+    let log = between(&beta, "id=\"grants\"", "</table>");
+    let (set_at, add_at) = (
+        log.find("goodwill &lt;correction&gt;")
+            .expect("API reason, escaped"),
+        log.find("trial").expect("page reason"),
+    );
+    assert!(set_at < add_at, "newest first: {log}");
+    assert!(log.contains("-5") && log.contains("+25"), "{log}");
     for page in [
         "/console/admin/extractors",
         "/console/admin/failures",

@@ -4,5 +4,6 @@
 
 mod browser;
 mod http;
+mod recheck;
 mod support;
 mod webdriver;
