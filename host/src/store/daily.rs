@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::params;
 
-use super::{Backend, Store, StoreResult, UsageEntry, dispatch};
+use super::{Backend, Store, StoreResult, UsageEntry, dispatch, report};
 
 /// Credits one platform took on one UTC day.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,21 +58,12 @@ impl Store {
         dispatch!(
             self,
             |c| {
-                let mut stmt = c.prepare(
-                    "SELECT id, created_at, account_id, key_id, platform, credits, request_id
-                 FROM ledger WHERE account_id = ?1 ORDER BY created_at DESC, id DESC LIMIT ?2",
-                )?;
-                let rows = stmt.query_map(params![account, n as i64], |r| {
-                    Ok(UsageEntry {
-                        id: r.get(0)?,
-                        time: r.get(1)?,
-                        account: r.get(2)?,
-                        key: r.get(3)?,
-                        platform: r.get(4)?,
-                        credits: r.get(5)?,
-                        request_id: r.get(6)?,
-                    })
-                })?;
+                let mut stmt = c.prepare(&format!(
+                    "SELECT {} FROM ledger WHERE account_id = ?1
+                     ORDER BY created_at DESC, id DESC LIMIT ?2",
+                    report::ENTRY_COLUMNS
+                ))?;
+                let rows = stmt.query_map(params![account, n as i64], report::ledger_entry)?;
                 Ok(rows.collect::<Result<_, _>>()?)
             },
             |p| p.recent_charges(account, n)

@@ -27,6 +27,7 @@ mod pg;
 #[cfg(test)]
 mod pg_tls_tests;
 mod rate_buckets;
+mod report;
 mod schema;
 #[cfg(test)]
 mod schema_tests;

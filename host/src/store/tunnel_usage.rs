@@ -3,10 +3,9 @@
 //! counted here for the per-key daily byte limit and for usage views.
 //! Portable SQL (an upsert, plain integer columns).
 
-use rusqlite::params_from_iter;
 use rusqlite::types::Value;
 
-use super::{Backend, Store, StoreResult, UsageFilter, dispatch};
+use super::{Backend, Store, StoreResult, UsageFilter, dispatch, report};
 
 /// Seconds in a UTC day; days are `unix_seconds / DAY`.
 pub const DAY: i64 = 86_400;
@@ -126,27 +125,21 @@ impl Store {
             self,
             |c| {
                 // One read transaction, so totals and groups agree.
+                const SUMS: [&str; 2] = ["SUM(bytes)", "SUM(streams)"];
                 let tx = c.transaction()?;
-                let (bytes, streams) = tx.query_row(
-                &format!(
-                    "SELECT COALESCE(SUM(bytes), 0), COALESCE(SUM(streams), 0) FROM tunnel_usage{clause}"
-                ),
-                params_from_iter(params.iter()),
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
+                let (bytes, streams) = report::totals(&tx, "tunnel_usage", SUMS, &clause, &params)?;
                 let group = |column: &str| -> rusqlite::Result<Vec<TunnelUsageGroup>> {
-                    let mut stmt = tx.prepare(&format!(
-                        "SELECT {column}, SUM(bytes), SUM(streams) FROM tunnel_usage{clause}
-                     GROUP BY {column} ORDER BY SUM(bytes) DESC, {column}"
-                    ))?;
-                    let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
-                        Ok(TunnelUsageGroup {
-                            name: r.get(0)?,
-                            bytes: r.get(1)?,
-                            streams: r.get(2)?,
+                    let filter = (clause.as_str(), params.as_slice());
+                    let rows =
+                        report::grouped(&tx, "tunnel_usage", SUMS, "SUM(bytes)", filter, column)?;
+                    Ok(rows
+                        .into_iter()
+                        .map(|(name, bytes, streams)| TunnelUsageGroup {
+                            name,
+                            bytes,
+                            streams,
                         })
-                    })?;
-                    rows.collect()
+                        .collect())
                 };
                 let by_platform = group("platform")?;
                 let by_key = group("key_id")?;

@@ -1,10 +1,9 @@
 //! Usage: ledger queries by account, key, platform and time range, with
 //! totals, breakdowns and the most recent entries.
 
-use rusqlite::params_from_iter;
 use rusqlite::types::Value;
 
-use super::{Backend, Store, StoreResult, dispatch};
+use super::{Backend, Store, StoreResult, dispatch, report};
 
 /// Which ledger rows to read; every `None` matches all.
 #[derive(Clone, Debug, Default)]
@@ -115,47 +114,17 @@ impl Store {
             self,
             |c| {
                 // One read transaction, so totals, groups and entries agree.
+                const SUMS: [&str; 2] = ["COUNT(*)", "SUM(credits)"];
                 let tx = c.transaction()?;
-                let (requests, credits) = tx.query_row(
-                    &format!("SELECT COUNT(*), COALESCE(SUM(credits), 0) FROM ledger{clause}"),
-                    params_from_iter(params.iter()),
-                    |r| Ok((r.get(0)?, r.get(1)?)),
-                )?;
-                let group = |column: &str| -> rusqlite::Result<Vec<UsageGroup>> {
-                    let mut stmt = tx.prepare(&format!(
-                        "SELECT {column}, COUNT(*), SUM(credits) FROM ledger{clause}
-                     GROUP BY {column} ORDER BY SUM(credits) DESC, {column}"
-                    ))?;
-                    let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
-                        Ok(UsageGroup {
-                            name: r.get(0)?,
-                            requests: r.get(1)?,
-                            credits: r.get(2)?,
-                        })
-                    })?;
-                    rows.collect()
+                let (requests, credits) = report::totals(&tx, "ledger", SUMS, &clause, &params)?;
+                let group = |column: &str| {
+                    let filter = (clause.as_str(), params.as_slice());
+                    report::grouped(&tx, "ledger", SUMS, "SUM(credits)", filter, column)
+                        .map(report::usage_groups)
                 };
                 let by_platform = group("platform")?;
                 let by_key = group("key_id")?;
-                let entries = {
-                    let mut stmt = tx.prepare(&format!(
-                        "SELECT id, created_at, account_id, key_id, platform, credits, request_id
-                     FROM ledger{clause} ORDER BY created_at DESC, id DESC LIMIT {}",
-                        filter.entries
-                    ))?;
-                    let rows = stmt.query_map(params_from_iter(params.iter()), |r| {
-                        Ok(UsageEntry {
-                            id: r.get(0)?,
-                            time: r.get(1)?,
-                            account: r.get(2)?,
-                            key: r.get(3)?,
-                            platform: r.get(4)?,
-                            credits: r.get(5)?,
-                            request_id: r.get(6)?,
-                        })
-                    })?;
-                    rows.collect::<Result<Vec<_>, _>>()?
-                };
+                let entries = report::recent_entries(&tx, &clause, &params, filter.entries)?;
                 Ok(Usage {
                     requests,
                     credits,

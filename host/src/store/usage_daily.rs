@@ -7,9 +7,9 @@
 //! ledger ([`Store::usage`]).
 
 use rusqlite::types::Value;
-use rusqlite::{Transaction, params, params_from_iter};
+use rusqlite::{Transaction, params};
 
-use super::{Backend, Store, StoreResult, Usage, UsageEntry, UsageFilter, UsageGroup, dispatch};
+use super::{Backend, Store, StoreResult, Usage, UsageFilter, dispatch, report};
 
 const DAY_S: i64 = 86_400;
 
@@ -75,49 +75,18 @@ impl Store {
             self,
             |c| {
                 // One read transaction, so totals, groups and entries agree.
+                const SUMS: [&str; 2] = ["SUM(requests)", "SUM(credits)"];
                 let tx = c.transaction()?;
-                let (requests, credits) = tx.query_row(
-                &format!(
-                    "SELECT COALESCE(SUM(requests), 0), COALESCE(SUM(credits), 0) FROM ledger_daily{daily}"
-                ),
-                params_from_iter(daily_params.iter()),
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )?;
-                let group = |column: &str| -> rusqlite::Result<Vec<UsageGroup>> {
-                    let mut stmt = tx.prepare(&format!(
-                        "SELECT {column}, SUM(requests), SUM(credits) FROM ledger_daily{daily}
-                     GROUP BY {column} ORDER BY SUM(credits) DESC, {column}"
-                    ))?;
-                    let rows = stmt.query_map(params_from_iter(daily_params.iter()), |r| {
-                        Ok(UsageGroup {
-                            name: r.get(0)?,
-                            requests: r.get(1)?,
-                            credits: r.get(2)?,
-                        })
-                    })?;
-                    rows.collect()
+                let (requests, credits) =
+                    report::totals(&tx, "ledger_daily", SUMS, &daily, &daily_params)?;
+                let group = |column: &str| {
+                    let filter = (daily.as_str(), daily_params.as_slice());
+                    report::grouped(&tx, "ledger_daily", SUMS, "SUM(credits)", filter, column)
+                        .map(report::usage_groups)
                 };
                 let by_platform = group("platform")?;
                 let by_key = group("key_id")?;
-                let entries = {
-                    let mut stmt = tx.prepare(&format!(
-                        "SELECT id, created_at, account_id, key_id, platform, credits, request_id
-                     FROM ledger{ledger} ORDER BY created_at DESC, id DESC LIMIT {}",
-                        filter.entries
-                    ))?;
-                    let rows = stmt.query_map(params_from_iter(ledger_params.iter()), |r| {
-                        Ok(UsageEntry {
-                            id: r.get(0)?,
-                            time: r.get(1)?,
-                            account: r.get(2)?,
-                            key: r.get(3)?,
-                            platform: r.get(4)?,
-                            credits: r.get(5)?,
-                            request_id: r.get(6)?,
-                        })
-                    })?;
-                    rows.collect::<Result<Vec<_>, _>>()?
-                };
+                let entries = report::recent_entries(&tx, &ledger, &ledger_params, filter.entries)?;
                 Ok(Usage {
                     requests,
                     credits,
@@ -138,6 +107,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rusqlite::params_from_iter;
 
     const ROWS: i64 = 1_000_000;
     const START: i64 = 1_700_006_400; // a UTC midnight
