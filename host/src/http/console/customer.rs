@@ -340,6 +340,42 @@ async fn own_key(state: &AppState, c: &Customer, id: String) -> Result<KeyView, 
     }
 }
 
+/// A form posted about one of the customer's keys: its CSRF token checked
+/// and the key theirs; else the answer that says why.
+async fn posted_on_own_key(
+    state: &AppState,
+    c: &Customer,
+    id: String,
+    body: &Bytes,
+) -> Result<(Form, KeyView), Response> {
+    let form = Form::parse(body);
+    if !csrf_ok(&c.session, &form) {
+        return Err(csrf_refused());
+    }
+    Ok((form, own_key(state, c, id).await?))
+}
+
+/// A destructive change needs its confirmation box ticked.
+fn confirmed(
+    state: &AppState,
+    c: &Customer,
+    key: &KeyView,
+    form: &Form,
+    what: &str,
+) -> Result<(), Response> {
+    if form.get("confirm") == "yes" {
+        return Ok(());
+    }
+    Err(key_detail(
+        state,
+        c,
+        key,
+        Flash::Error(format!("Tick the confirmation to {what}.")),
+        None,
+        StatusCode::BAD_REQUEST,
+    ))
+}
+
 fn key_detail(
     state: &AppState,
     c: &Customer,
@@ -403,12 +439,8 @@ async fn edit_key(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = Form::parse(&body);
-    if !csrf_ok(&c.session, &form) {
-        return csrf_refused();
-    }
-    let key = match own_key(&state, &c, id).await {
-        Ok(k) => k,
+    let (form, key) = match posted_on_own_key(&state, &c, id, &body).await {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
     let known = known_platforms(&state);
@@ -462,23 +494,12 @@ async fn reset_key(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = Form::parse(&body);
-    if !csrf_ok(&c.session, &form) {
-        return csrf_refused();
-    }
-    let key = match own_key(&state, &c, id).await {
-        Ok(k) => k,
+    let (form, key) = match posted_on_own_key(&state, &c, id, &body).await {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
-    if form.get("confirm") != "yes" {
-        return key_detail(
-            &state,
-            &c,
-            &key,
-            Flash::Error("Tick the confirmation to reset the token.".into()),
-            None,
-            StatusCode::BAD_REQUEST,
-        );
+    if let Err(r) = confirmed(&state, &c, &key, &form, "reset the token") {
+        return r;
     }
     let id = key.id.clone();
     match blocking(&state, move |s, now| operator::reset_key(s, &id, now)).await {
@@ -504,23 +525,12 @@ async fn delete_key(
     Path(id): Path<String>,
     body: Bytes,
 ) -> Response {
-    let form = Form::parse(&body);
-    if !csrf_ok(&c.session, &form) {
-        return csrf_refused();
-    }
-    let key = match own_key(&state, &c, id).await {
-        Ok(k) => k,
+    let (form, key) = match posted_on_own_key(&state, &c, id, &body).await {
+        Ok(posted) => posted,
         Err(r) => return r,
     };
-    if form.get("confirm") != "yes" {
-        return key_detail(
-            &state,
-            &c,
-            &key,
-            Flash::Error("Tick the confirmation to delete the key.".into()),
-            None,
-            StatusCode::BAD_REQUEST,
-        );
+    if let Err(r) = confirmed(&state, &c, &key, &form, "delete the key") {
+        return r;
     }
     let id = key.id.clone();
     match blocking(&state, move |s, now| operator::delete_key(s, &id, now)).await {
