@@ -355,18 +355,19 @@ async fn posted_on_own_key(
     Ok((form, own_key(state, c, id).await?))
 }
 
-/// A destructive change needs its confirmation box ticked.
-fn confirmed(
+/// A destructive change needs its confirmation box ticked: the page saying
+/// so when it is not.
+fn unconfirmed(
     state: &AppState,
     c: &Customer,
     key: &KeyView,
     form: &Form,
     what: &str,
-) -> Result<(), Response> {
+) -> Option<Response> {
     if form.get("confirm") == "yes" {
-        return Ok(());
+        return None;
     }
-    Err(key_detail(
+    Some(key_detail(
         state,
         c,
         key,
@@ -498,8 +499,8 @@ async fn reset_key(
         Ok(posted) => posted,
         Err(r) => return r,
     };
-    if let Err(r) = confirmed(&state, &c, &key, &form, "reset the token") {
-        return r;
+    if let Some(refused) = unconfirmed(&state, &c, &key, &form, "reset the token") {
+        return refused;
     }
     let id = key.id.clone();
     match blocking(&state, move |s, now| operator::reset_key(s, &id, now)).await {
@@ -529,8 +530,8 @@ async fn delete_key(
         Ok(posted) => posted,
         Err(r) => return r,
     };
-    if let Err(r) = confirmed(&state, &c, &key, &form, "delete the key") {
-        return r;
+    if let Some(refused) = unconfirmed(&state, &c, &key, &form, "delete the key") {
+        return refused;
     }
     let id = key.id.clone();
     match blocking(&state, move |s, now| operator::delete_key(s, &id, now)).await {
