@@ -24,16 +24,15 @@ impl Store {
             self,
             |c| {
                 if let Some(delivery) = set {
-                    c.execute(
+                    c.prepare_cached(
                         "UPDATE api_keys SET delivery = ?2, updated_at = ?3 WHERE id = ?1",
-                        params![id, delivery, now],
-                    )?;
+                    )?
+                    .execute(params![id, delivery, now])?;
                 }
-                c.query_row("SELECT delivery FROM api_keys WHERE id = ?1", [id], |r| {
-                    r.get::<_, Option<String>>(0)
-                })
-                .optional()?
-                .ok_or_else(|| StoreError::NotFound("key", id.into()))
+                c.prepare_cached("SELECT delivery FROM api_keys WHERE id = ?1")?
+                    .query_row([id], |r| r.get::<_, Option<String>>(0))
+                    .optional()?
+                    .ok_or_else(|| StoreError::NotFound("key", id.into()))
             },
             |p| p.key_delivery(id, set, now)
         )

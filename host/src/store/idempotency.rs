@@ -61,11 +61,8 @@ impl Store {
             |c| {
                 let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 let balance = tx
-                    .query_row(
-                        "SELECT balance FROM accounts WHERE id = ?1",
-                        [account],
-                        |r| r.get(0),
-                    )
+                    .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
+                    .query_row([account], |r| r.get(0))
                     .optional()?
                     .ok_or_else(|| super::StoreError::NotFound("account", account.into()))?;
                 tx.commit()?;
@@ -204,7 +201,9 @@ impl Store {
 
     /// [`Store::charge`], at most once per `request_id`: a request id that
     /// already has its ledger row is answered `Charged` without a new debit
-    /// (the retry of a first attempt whose answer was lost).
+    /// (the retry of a first attempt whose answer was lost). Like every
+    /// statement on the parse path, its statements are prepared once per
+    /// connection (`prepare_cached`), not parsed per call.
     pub fn charge_once(
         &self,
         account: &str,
@@ -219,46 +218,34 @@ impl Store {
             |c| {
                 let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 let already: Option<i64> = tx
-                    .query_row(
-                        "SELECT id FROM ledger WHERE request_id = ?1",
-                        [request_id],
-                        |r| r.get(0),
-                    )
+                    .prepare_cached("SELECT id FROM ledger WHERE request_id = ?1")?
+                    .query_row([request_id], |r| r.get(0))
                     .optional()?;
                 if already.is_some() {
-                    let balance_after = tx.query_row(
-                        "SELECT balance FROM accounts WHERE id = ?1",
-                        [account],
-                        |r| r.get(0),
-                    )?;
+                    let balance_after = tx
+                        .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
+                        .query_row([account], |r| r.get(0))?;
                     return Ok(Charge::Charged { balance_after });
                 }
-                let updated = tx.execute(
-                    "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
+                let updated = tx.prepare_cached("UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2")?.execute(
                     params![account, credits],
                 )?;
                 if updated != 1 {
                     let balance = tx
-                        .query_row(
-                            "SELECT balance FROM accounts WHERE id = ?1",
-                            [account],
-                            |r| r.get(0),
-                        )
+                        .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
+                        .query_row([account], |r| r.get(0))
                         .optional()?
                         .unwrap_or(0);
                     return Ok(Charge::InsufficientCredits { balance });
                 }
-                tx.execute(
-                "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                tx.prepare_cached("INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?.execute(
                 params![account, key_id, platform, credits, request_id, now],
             )?;
                 super::usage_daily::count_charge(&tx, account, key_id, platform, credits, now)?;
-                let balance_after = tx.query_row(
-                    "SELECT balance FROM accounts WHERE id = ?1",
-                    [account],
-                    |r| r.get(0),
-                )?;
+                let balance_after = tx
+                    .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
+                    .query_row([account], |r| r.get(0))?;
                 tx.commit()?;
                 Ok(Charge::Charged { balance_after })
             },

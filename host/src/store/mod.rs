@@ -315,7 +315,8 @@ impl Store {
             Backend::Sqlite(_) => {
                 // Another connection's commit (the CLI) changes data_version.
                 let version = self.with(|c| {
-                    Ok(c.query_row("PRAGMA data_version", [], |r| r.get::<_, i64>(0))?)
+                    Ok(c.prepare_cached("PRAGMA data_version")?
+                        .query_row([], |r| r.get::<_, i64>(0))?)
                 })?;
                 self.keys.observe_data_version(version);
                 true
@@ -332,11 +333,10 @@ impl Store {
         let key = dispatch!(
             self,
             |c| {
-                Ok(c.query_row(
-                    &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE token_hash = ?1"),
-                    [token_hash],
-                    key_from_row,
-                )
+                Ok(c.prepare_cached(&format!(
+                    "SELECT {KEY_COLUMNS} FROM api_keys WHERE token_hash = ?1"
+                ))?
+                .query_row([token_hash], key_from_row)
                 .optional()?)
             },
             |p| p.key_by_token_hash(token_hash)

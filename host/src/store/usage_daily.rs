@@ -22,13 +22,19 @@ pub(super) fn count_charge(
     credits: i64,
     now: i64,
 ) -> rusqlite::Result<()> {
-    tx.execute(
+    tx.prepare_cached(
         "INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
          VALUES (?1, ?2, ?3, ?4, 1, ?5)
          ON CONFLICT (account_id, day, key_id, platform)
          DO UPDATE SET requests = ledger_daily.requests + 1, credits = ledger_daily.credits + ?5",
-        params![account, now.div_euclid(DAY_S), key_id, platform, credits],
-    )?;
+    )?
+    .execute(params![
+        account,
+        now.div_euclid(DAY_S),
+        key_id,
+        platform,
+        credits
+    ])?;
     Ok(())
 }
 

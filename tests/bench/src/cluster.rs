@@ -72,6 +72,8 @@ async fn row(
             let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             c.post(format!("{}/api/v1/parse", bases[i % bases.len()]))
                 .bearer_auth(&token)
+                // Each parse extracts and charges: the database's share is the point.
+                .header("cache-control", "no-cache")
                 .json(&json!({ "url": input }))
         });
     let client = reqwest::Client::new();
