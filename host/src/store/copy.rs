@@ -33,7 +33,7 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
     }
     let source = Store::open(from)?;
     let target = Store::connect(&DbLocation::Postgres(to.to_owned()))?;
-    let (super::Backend::Sqlite(conn), super::Backend::Postgres(pg)) =
+    let (super::Backend::Sqlite(db), super::Backend::Postgres(pg)) =
         (&source.backend, &target.backend)
     else {
         return Err(StoreError::Invalid(
@@ -46,7 +46,7 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
             "the PostgreSQL database already holds books; copy into an empty database".into(),
         ));
     }
-    let conn = conn.lock().unwrap_or_else(|p| p.into_inner());
+    let conn = super::lock(&db.writer);
     let mut client = pg.client()?;
     let mut tx = client.transaction()?;
     copy_table(

@@ -4,7 +4,7 @@ use std::collections::BTreeMap;
 
 use rusqlite::params;
 
-use super::{Backend, Store, StoreResult, UsageEntry, dispatch, report};
+use super::{Backend, Store, StoreResult, UsageEntry, dispatch_read, report};
 
 /// Credits one platform took on one UTC day.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -35,7 +35,7 @@ impl Store {
         } else {
             (DAILY_FROM_LEDGER, from, until)
         };
-        dispatch!(
+        dispatch_read!(
             self,
             |c| {
                 let mut stmt = c.prepare(sql)?;
@@ -55,7 +55,7 @@ impl Store {
     /// The account's latest `n` charges, newest first (the overview's list:
     /// read through the `(account_id, created_at)` index, no totals).
     pub fn recent_charges(&self, account: &str, n: usize) -> StoreResult<Vec<UsageEntry>> {
-        dispatch!(
+        dispatch_read!(
             self,
             |c| {
                 let mut stmt = c.prepare(&format!(
@@ -75,7 +75,7 @@ impl Store {
     /// parse: one `MAX` per key, each read from the end of the
     /// `(key_id, created_at)` index.
     pub fn last_charged_use(&self, account: &str) -> StoreResult<BTreeMap<String, i64>> {
-        dispatch!(
+        dispatch_read!(
             self,
             |c| {
                 let mut stmt = c.prepare(LAST_CHARGED_USE)?;

@@ -27,6 +27,8 @@ mod pg;
 #[cfg(test)]
 mod pg_tls_tests;
 mod rate_buckets;
+#[cfg(test)]
+mod reader_tests;
 mod report;
 mod schema;
 #[cfg(test)]
@@ -120,12 +122,25 @@ pub struct Store {
 /// Where the books are kept.
 #[derive(Clone)]
 enum Backend {
-    /// One connection behind a mutex (SQLite serializes writers anyway).
-    Sqlite(Arc<Mutex<Connection>>),
+    Sqlite(Arc<Sqlite>),
     Postgres(pg::Pg),
 }
 
-/// Dispatch one call: `$sqlite` runs with the SQLite connection `$c`,
+/// Read-only connections for reports beside the one writer.
+const SQLITE_READERS: usize = 2;
+
+/// One writer behind a mutex (SQLite serializes writers anyway; the parse
+/// path's few reads go there too), and read-only connections for reports
+/// (usage, the console's pages, tunnel traffic): in WAL mode they read the
+/// last committed state without waiting for the writer, so a long report
+/// never holds up a charge.
+struct Sqlite {
+    writer: Mutex<Connection>,
+    readers: Vec<Mutex<Connection>>,
+    next_reader: std::sync::atomic::AtomicUsize,
+}
+
+/// Dispatch one call: `$sqlite` runs with the SQLite writer `$c`,
 /// `$pg` with the PostgreSQL pool `$p`.
 macro_rules! dispatch {
     ($self:ident, |$c:ident| $sqlite:expr, |$p:ident| $pg:expr) => {
@@ -136,6 +151,18 @@ macro_rules! dispatch {
     };
 }
 pub(crate) use dispatch;
+
+/// [`dispatch!`] for a report that only reads: on SQLite `$c` is one of the
+/// read-only connections.
+macro_rules! dispatch_read {
+    ($self:ident, |$c:ident| $sqlite:expr, |$p:ident| $pg:expr) => {
+        match &$self.backend {
+            Backend::Sqlite(_) => $self.read(|$c| $sqlite),
+            Backend::Postgres($p) => $pg,
+        }
+    };
+}
+pub(crate) use dispatch_read;
 
 impl Store {
     /// Open the database `--db` names, applying missing migrations.
@@ -153,8 +180,21 @@ impl Store {
     pub fn open(path: &Path) -> StoreResult<Store> {
         let conn = open_sqlite(path)?;
         schema::migrate(&conn)?;
+        // An in-memory database is private to its connection: no readers.
+        let in_memory = path.as_os_str().is_empty() || path == Path::new(":memory:");
+        let readers = if in_memory {
+            Vec::new()
+        } else {
+            (0..SQLITE_READERS)
+                .map(|_| open_sqlite_reader(path).map(Mutex::new))
+                .collect::<StoreResult<_>>()?
+        };
         Ok(Store {
-            backend: Backend::Sqlite(Arc::new(Mutex::new(conn))),
+            backend: Backend::Sqlite(Arc::new(Sqlite {
+                writer: Mutex::new(conn),
+                readers,
+                next_reader: Default::default(),
+            })),
             keys: Default::default(),
         })
     }
@@ -180,15 +220,29 @@ impl Store {
     /// Run `f` on the SQLite connection. On PostgreSQL this is `Unsupported`:
     /// the caller's query has no PostgreSQL body yet.
     fn with<T>(&self, f: impl FnOnce(&mut Connection) -> StoreResult<T>) -> StoreResult<T> {
-        let Backend::Sqlite(conn) = &self.backend else {
+        let Backend::Sqlite(db) = &self.backend else {
             return Err(StoreError::Unsupported(
                 "this operation is not available on PostgreSQL yet".into(),
             ));
         };
-        // A poisoned lock only means another thread panicked mid-call; SQLite
-        // rolled its transaction back, so the connection is still sound.
-        let mut conn = conn.lock().unwrap_or_else(|p| p.into_inner());
-        f(&mut conn)
+        f(&mut lock(&db.writer))
+    }
+
+    /// Run a read-only `f` on one of the SQLite readers (the writer when
+    /// there are none).
+    fn read<T>(&self, f: impl FnOnce(&mut Connection) -> StoreResult<T>) -> StoreResult<T> {
+        let Backend::Sqlite(db) = &self.backend else {
+            return Err(StoreError::Unsupported(
+                "this operation is not available on PostgreSQL yet".into(),
+            ));
+        };
+        if db.readers.is_empty() {
+            return f(&mut lock(&db.writer));
+        }
+        let i = db
+            .next_reader
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        f(&mut lock(&db.readers[i % db.readers.len()]))
     }
 
     /// Create the account if it does not exist.
@@ -452,6 +506,22 @@ fn open_sqlite(path: &Path) -> StoreResult<Connection> {
     conn.pragma_update(None, "synchronous", "FULL")?;
     conn.pragma_update(None, "foreign_keys", "ON")?;
     Ok(conn)
+}
+
+/// A read-only connection to a migrated file (WAL mode is the file's).
+fn open_sqlite_reader(path: &Path) -> StoreResult<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )?;
+    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    Ok(conn)
+}
+
+/// A connection's lock. A poisoned lock only means another thread panicked
+/// mid-call; SQLite rolled its transaction back, so the connection is sound.
+fn lock(conn: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
+    conn.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 /// The schema version of an existing SQLite file, read without changing it.

@@ -5,7 +5,7 @@
 
 use rusqlite::types::Value;
 
-use super::{Backend, Store, StoreResult, UsageFilter, dispatch, report};
+use super::{Backend, Store, StoreResult, UsageFilter, dispatch, dispatch_read, report};
 
 /// Seconds in a UTC day; days are `unix_seconds / DAY`.
 pub const DAY: i64 = 86_400;
@@ -105,7 +105,7 @@ impl Store {
 
     /// Bytes served to `key` on the UTC day holding `at`, every platform.
     pub fn tunnel_bytes_on_day(&self, key: &str, at: i64) -> StoreResult<i64> {
-        dispatch!(
+        dispatch_read!(
             self,
             |c| {
                 Ok(c.query_row(
@@ -121,7 +121,7 @@ impl Store {
     /// Tunnel traffic by `filter` (its `entries` is ignored).
     pub fn tunnel_usage(&self, filter: &UsageFilter) -> StoreResult<TunnelUsage> {
         let (clause, params) = filter.tunnel_where();
-        dispatch!(
+        dispatch_read!(
             self,
             |c| {
                 // One read transaction, so totals and groups agree.

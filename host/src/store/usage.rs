@@ -3,7 +3,7 @@
 
 use rusqlite::types::Value;
 
-use super::{Backend, Store, StoreResult, dispatch, report};
+use super::{Backend, Store, StoreResult, dispatch_read, report};
 
 /// Which ledger rows to read; every `None` matches all.
 #[derive(Clone, Debug, Default)]
@@ -110,7 +110,7 @@ impl Store {
                 UsageParam::Int(i) => Value::Integer(i),
             })
             .collect();
-        dispatch!(
+        dispatch_read!(
             self,
             |c| {
                 // One read transaction, so totals, groups and entries agree.

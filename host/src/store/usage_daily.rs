@@ -9,7 +9,7 @@
 use rusqlite::types::Value;
 use rusqlite::{Transaction, params};
 
-use super::{Backend, Store, StoreResult, Usage, UsageFilter, dispatch, report};
+use super::{Backend, Store, StoreResult, Usage, UsageFilter, dispatch_read, report};
 
 const DAY_S: i64 = 86_400;
 
@@ -77,7 +77,7 @@ impl Store {
         }
         let (daily, daily_params) = where_clause(filter, "day", DAY_S);
         let (ledger, ledger_params) = where_clause(filter, "created_at", 1);
-        dispatch!(
+        dispatch_read!(
             self,
             |c| {
                 // One read transaction, so totals, groups and entries agree.
