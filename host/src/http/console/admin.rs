@@ -412,7 +412,8 @@ fn egress(exits: Option<&Value>) -> Markup {
     html! {
         @for x in list {
             div {
-                (text(x, "label")) ": " (text(x, "requests")) " requests"
+                (text(x, "label")) ": " (text(x, "requests"))
+                (if x.get("requests").and_then(Value::as_u64) == Some(1) { " request" } else { " requests" })
                 @if x.get("cooling").and_then(Value::as_bool) == Some(true) { " · " span.expired { "cooling until " (text(x, "coolingUntil")) } }
             }
         }
