@@ -435,10 +435,9 @@ impl Fetcher {
         let mut url = parse_logical(&request.url)?;
         let mut method = request.method.to_ascii_uppercase();
         let mut body = request.body.clone();
+        let to_helper = call.limits.is_helper(&url);
         for hop in 0..=call.limits.max_redirects {
-            if !call.limits.is_helper(&url) {
-                self.check_destination(api_hosts, &url)?;
-            }
+            self.admit(call.limits, api_hosts, to_helper, &url)?;
             if call.proxied
                 && self.upstream.is_none()
                 && let Some(url::Host::Domain(name)) = url.host()
@@ -539,6 +538,24 @@ impl Fetcher {
             return Err(FetchError::InvalidUrl(location.into()));
         }
         Ok(next)
+    }
+
+    /// May this hop go to `url`? A request the extractor sent to one of the
+    /// operator's helper hosts stays exempt from the platform rules while it
+    /// stays on helper hosts; a platform's answer redirecting to a helper
+    /// host is checked like any other hop (and refused: not the platform's,
+    /// and usually private), so a platform cannot steer a parse into them.
+    fn admit(
+        &self,
+        limits: &FetchLimits,
+        api_hosts: &[String],
+        to_helper: bool,
+        url: &url::Url,
+    ) -> Result<(), FetchError> {
+        if to_helper && limits.is_helper(url) {
+            return Ok(());
+        }
+        self.check_destination(api_hosts, url)
     }
 
     fn check_destination(&self, api_hosts: &[String], url: &url::Url) -> Result<(), FetchError> {
@@ -748,6 +765,37 @@ mod tests {
         .unwrap();
         let next = replay.next_hop(&from, "http://127.0.0.1/").unwrap();
         assert!(matches!(replay.check_destination(&hosts, &next), Ok(())));
+    }
+
+    /// Helper hosts are exempt only for requests the extractor sent to them:
+    /// a platform's redirect to one is refused like any private address.
+    #[test]
+    fn a_platform_cannot_redirect_into_a_helper_host() {
+        let fetcher = production();
+        let limits = FetchLimits {
+            helper_hosts: vec!["127.0.0.1".into()],
+            ..FetchLimits::default()
+        };
+        let hosts = vec!["www.tiktok.com".to_string()];
+        let from = url::Url::parse("https://www.tiktok.com/@a/video/1").unwrap();
+        let next = fetcher
+            .next_hop(&from, "http://127.0.0.1:4416/get_pot")
+            .unwrap();
+        match fetcher.admit(&limits, &hosts, false, &next) {
+            Err(FetchError::PrivateDestination(_)) => {}
+            other => panic!("{other:?}"),
+        }
+        // The extractor's own request to the helper (and its hops on helper hosts) pass.
+        assert!(matches!(
+            fetcher.admit(&limits, &hosts, true, &next),
+            Ok(())
+        ));
+        // A helper's redirect to a platform host is checked as a platform hop.
+        let elsewhere = url::Url::parse("https://evil.example/x").unwrap();
+        assert!(matches!(
+            fetcher.admit(&limits, &hosts, true, &elsewhere),
+            Err(FetchError::HostNotAllowed(_))
+        ));
     }
 
     /// The whole fetch, against a real listener on loopback: refused, and
