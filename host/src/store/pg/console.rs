@@ -329,23 +329,11 @@ impl Pg {
     }
 
     pub fn recent_charges(&self, account: &str, n: usize) -> StoreResult<Vec<UsageEntry>> {
-        Ok(self
-            .client()?
-            .query(
-                "SELECT id, created_at, account_id, key_id, platform, credits, request_id
-                 FROM ledger WHERE account_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2",
-                &[&account, &i64::try_from(n).unwrap_or(i64::MAX)],
-            )?
-            .iter()
-            .map(|r| UsageEntry {
-                id: r.get(0),
-                time: r.get(1),
-                account: r.get(2),
-                key: r.get(3),
-                platform: r.get(4),
-                credits: r.get(5),
-                request_id: r.get(6),
-            })
-            .collect())
+        super::reports::recent_entries(
+            &mut *self.client()?,
+            " WHERE account_id = $1",
+            &[&account],
+            n,
+        )
     }
 }

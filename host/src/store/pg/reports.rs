@@ -200,32 +200,32 @@ pub(super) fn grouped(
         .collect())
 }
 
-/// The newest `limit` ledger entries under `clause`.
+/// The newest `limit` ledger entries under `clause` (in a report's
+/// snapshot, or straight from a pooled connection).
 pub(super) fn recent_entries(
-    tx: &mut postgres::Transaction<'_>,
+    c: &mut impl postgres::GenericClient,
     clause: &str,
     params: &[&(dyn ToSql + Sync)],
     limit: usize,
 ) -> StoreResult<Vec<UsageEntry>> {
-    Ok(tx
-        .query(
-            &format!(
-                "SELECT id, created_at, account_id, key_id, platform, credits, request_id
+    Ok(c.query(
+        &format!(
+            "SELECT id, created_at, account_id, key_id, platform, credits, request_id
                  FROM ledger{clause} ORDER BY created_at DESC, id DESC LIMIT {limit}"
-            ),
-            params,
-        )?
-        .iter()
-        .map(|r| UsageEntry {
-            id: r.get(0),
-            time: r.get(1),
-            account: r.get(2),
-            key: r.get(3),
-            platform: r.get(4),
-            credits: r.get(5),
-            request_id: r.get(6),
-        })
-        .collect())
+        ),
+        params,
+    )?
+    .iter()
+    .map(|r| UsageEntry {
+        id: r.get(0),
+        time: r.get(1),
+        account: r.get(2),
+        key: r.get(3),
+        platform: r.get(4),
+        credits: r.get(5),
+        request_id: r.get(6),
+    })
+    .collect())
 }
 
 /// Credit groups as the usage report shows them.
