@@ -3,6 +3,19 @@
 use crate::Extractor;
 use crate::urls::{InputUrl, host_matches};
 
+/// A parse context at time 0 with these operator settings and nothing
+/// remembered, for tests of how an extractor reads its configuration.
+pub fn context(config: &[(&str, &str)]) -> crate::Context {
+    crate::Context {
+        now_unix_ms: 0,
+        config: config
+            .iter()
+            .map(|(n, v)| crate::Header::new(*n, *v))
+            .collect(),
+        remembered: Vec::new(),
+    }
+}
+
 /// The host routes an input to an extractor by the host of its first URL
 /// (DESIGN.md §2): assert that every input would reach extractor `E`, so a
 /// shape `detect` accepts is never unreachable in the service.

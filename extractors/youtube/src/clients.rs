@@ -380,15 +380,8 @@ fn client(ctx: &Context, id: &str) -> Result<ClientDef> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mediaparse_sdk::Header;
 
-    fn ctx(pairs: &[(&str, &str)]) -> Context {
-        Context {
-            now_unix_ms: 0,
-            config: pairs.iter().map(|(n, v)| Header::new(*n, *v)).collect(),
-            remembered: Vec::new(),
-        }
-    }
+    use mediaparse_sdk::testing::context as ctx;
 
     fn ids(ctx: &Context) -> Result<Vec<String>> {
         configured(ctx).map(|c| c.into_iter().map(|d| d.id).collect())

@@ -267,14 +267,10 @@ mod tests {
     fn skipped_po_token_clients_are_named_in_the_failure() {
         let target =
             YouTube::detect("https://youtu.be/M4gD1WSo5mA").unwrap_or_else(|f| panic!("{f}"));
-        let ctx = Context {
-            now_unix_ms: 0,
-            config: vec![
-                mediaparse_sdk::Header::new("clients", "visionos,web"),
-                mediaparse_sdk::Header::new("web_po_token", "true"),
-            ],
-            remembered: Vec::new(),
-        };
+        let ctx = mediaparse_sdk::testing::context(&[
+            ("clients", "visionos,web"),
+            ("web_po_token", "true"),
+        ]);
         let Ok(Plan::Fetch(first)) = YouTube::plan(&target, &ctx, &[]) else {
             panic!("expected round 1");
         };

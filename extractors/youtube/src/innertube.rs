@@ -196,11 +196,7 @@ mod tests {
 
     #[test]
     fn versions_follow_operator_config() {
-        let ctx = Context {
-            now_unix_ms: 0,
-            config: vec![mediaparse_sdk::Header::new("android_version", "21.26.364")],
-            remembered: Vec::new(),
-        };
+        let ctx = mediaparse_sdk::testing::context(&[("android_version", "21.26.364")]);
         let defs = crate::clients::configured(&ctx).unwrap_or_else(|f| panic!("{f}"));
         let android = &defs[1];
         assert!(android.user_agent().contains("/21.26.364 "));

@@ -135,16 +135,9 @@ pub fn with_skipped(failure: Failure, skipped: &[String]) -> Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mediaparse_sdk::Header;
     use mediaparse_sdk::testing::exchange;
 
-    fn ctx(pairs: &[(&str, &str)]) -> Context {
-        Context {
-            now_unix_ms: 0,
-            config: pairs.iter().map(|(n, v)| Header::new(*n, *v)).collect(),
-            remembered: Vec::new(),
-        }
-    }
+    use mediaparse_sdk::testing::context as ctx;
 
     #[test]
     fn provider_setting_is_checked() {
