@@ -76,6 +76,17 @@ impl UsageFilter {
     }
 }
 
+/// Byte groups as the tunnel report shows them (both backends).
+pub(super) fn tunnel_groups(rows: Vec<(String, i64, i64)>) -> Vec<TunnelUsageGroup> {
+    rows.into_iter()
+        .map(|(name, bytes, streams)| TunnelUsageGroup {
+            name,
+            bytes,
+            streams,
+        })
+        .collect()
+}
+
 impl Store {
     /// Add `traffic` to its day's row.
     pub fn record_tunnel_traffic(&self, traffic: &TunnelTraffic<'_>) -> StoreResult<()> {
@@ -128,18 +139,10 @@ impl Store {
                 const SUMS: [&str; 2] = ["SUM(bytes)", "SUM(streams)"];
                 let tx = c.transaction()?;
                 let (bytes, streams) = report::totals(&tx, "tunnel_usage", SUMS, &clause, &params)?;
-                let group = |column: &str| -> rusqlite::Result<Vec<TunnelUsageGroup>> {
+                let group = |column: &str| {
                     let filter = (clause.as_str(), params.as_slice());
-                    let rows =
-                        report::grouped(&tx, "tunnel_usage", SUMS, "SUM(bytes)", filter, column)?;
-                    Ok(rows
-                        .into_iter()
-                        .map(|(name, bytes, streams)| TunnelUsageGroup {
-                            name,
-                            bytes,
-                            streams,
-                        })
-                        .collect())
+                    report::grouped(&tx, "tunnel_usage", SUMS, "SUM(bytes)", filter, column)
+                        .map(tunnel_groups)
                 };
                 let by_platform = group("platform")?;
                 let by_key = group("key_id")?;

@@ -428,7 +428,7 @@ impl Pg {
                 &params,
                 column,
             )
-            .map(reports::usage_groups)
+            .map(crate::store::report::usage_groups)
         };
         let by_platform = group("platform")?;
         let by_key = group("key_id")?;

@@ -5,8 +5,9 @@
 use postgres::types::ToSql;
 
 use super::Pg;
-use crate::store::tunnel_usage::{DAY, TunnelTraffic, TunnelUsage, TunnelUsageGroup};
-use crate::store::{StoreError, StoreResult, Usage, UsageEntry, UsageGroup};
+use crate::store::report::usage_groups;
+use crate::store::tunnel_usage::{DAY, TunnelTraffic, TunnelUsage, tunnel_groups};
+use crate::store::{StoreError, StoreResult, Usage, UsageEntry};
 
 /// A `WHERE` clause with `?n` placeholders and its values, as PostgreSQL
 /// takes them: `$n` placeholders and typed parameters.
@@ -79,8 +80,8 @@ impl Pg {
         let mut client = self.client()?;
         let mut tx = snapshot(&mut client)?;
         let (bytes, streams) = totals(&mut tx, "tunnel_usage", SUMS, clause, &params)?;
-        let mut group = |column: &str| -> StoreResult<Vec<TunnelUsageGroup>> {
-            let rows = grouped(
+        let mut group = |column: &str| {
+            grouped(
                 &mut tx,
                 "tunnel_usage",
                 SUMS,
@@ -88,15 +89,8 @@ impl Pg {
                 clause,
                 &params,
                 column,
-            )?;
-            Ok(rows
-                .into_iter()
-                .map(|(name, bytes, streams)| TunnelUsageGroup {
-                    name,
-                    bytes,
-                    streams,
-                })
-                .collect())
+            )
+            .map(tunnel_groups)
         };
         let by_platform = group("platform")?;
         let by_key = group("key_id")?;
@@ -226,15 +220,4 @@ pub(super) fn recent_entries(
         request_id: r.get(6),
     })
     .collect())
-}
-
-/// Credit groups as the usage report shows them.
-pub(super) fn usage_groups(rows: Vec<(String, i64, i64)>) -> Vec<UsageGroup> {
-    rows.into_iter()
-        .map(|(name, requests, credits)| UsageGroup {
-            name,
-            requests,
-            credits,
-        })
-        .collect()
 }
