@@ -150,6 +150,7 @@ fn ensure_wasm_target() -> Result {
 
 fn build_extractors() -> Result<Vec<PathBuf>> {
     ensure_wasm_target()?;
+    native::ensure_guest_build_tools()?;
     let platforms = platforms()?;
     let mut c = cargo();
     c.args(["build", "--target", WASM_TARGET, "--profile", GUEST_PROFILE]);

@@ -1,25 +1,41 @@
-//! The native tools the host's build needs besides Rust: the browser fetch
-//! backend vendors BoringSSL (wreq → btls-sys), built with `cmake`, a C/C++
-//! compiler and `bindgen` (which loads `libclang`). Installed with apt when
-//! missing and we run as root (saying so), otherwise we stop with the command.
+//! The native tools the builds need besides Rust, installed with apt when
+//! missing and we run as root (saying so), otherwise we stop with the command:
+//! - the host: the browser fetch backend vendors BoringSSL (wreq → btls-sys),
+//!   built with `cmake`, a C/C++ compiler and `bindgen` (which loads `libclang`);
+//! - the youtube component: QuickJS (rquickjs-sys) is C, compiled for
+//!   wasm32-wasip2 with clang-19 and llvm-ar-19 against Debian's wasi-libc
+//!   headers (see `.cargo/config.toml`).
 
 use std::path::Path;
 use std::process::Command;
 
 use crate::Result;
 
-/// Debian packages, and what each provides.
-const PACKAGES: &[(&str, &str)] = &[
-    ("cmake", "cmake"),
-    ("g++", "a C/C++ compiler"),
-    ("libclang-dev", "libclang for bindgen"),
-];
+/// Debian packages the host's build needs.
+const HOST_PACKAGES: &[&str] = &["cmake", "g++", "libclang-dev"];
+
+/// Debian packages the extractors' build needs.
+const GUEST_PACKAGES: &[&str] = &["clang-19", "llvm-19", "wasi-libc"];
 
 pub fn ensure_native_build_tools() -> Result {
-    let missing: Vec<&str> = PACKAGES
+    ensure(
+        HOST_PACKAGES,
+        "to build BoringSSL for the browser fetch backend",
+    )
+}
+
+pub fn ensure_guest_build_tools() -> Result {
+    ensure(
+        GUEST_PACKAGES,
+        "to compile QuickJS into the youtube component for wasm32-wasip2",
+    )
+}
+
+fn ensure(packages: &[&'static str], purpose: &str) -> Result {
+    let missing: Vec<&str> = packages
         .iter()
-        .filter(|(package, _)| !present(package))
-        .map(|(package, _)| *package)
+        .copied()
+        .filter(|package| !present(package))
         .collect();
     if missing.is_empty() {
         return Ok(());
@@ -34,12 +50,12 @@ pub fn ensure_native_build_tools() -> Result {
         .is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "0");
     if !is_root || !has("apt-get") {
         return Err(format!(
-            "building BoringSSL (the browser fetch backend) needs {}: run `sudo {command}` (Debian/Ubuntu), then again",
+            "the build needs {} ({purpose}): run `sudo {command}` (Debian/Ubuntu), then again",
             missing.join(", ")
         ));
     }
     eprintln!(
-        "xtask: installing {} (needed to build BoringSSL for the browser fetch backend): apt-get update && {command}",
+        "xtask: installing {} ({purpose}): apt-get update && {command}",
         missing.join(" ")
     );
     let apt = |args: &[&str]| {
@@ -62,6 +78,9 @@ fn present(package: &str) -> bool {
         "cmake" => has("cmake"),
         "g++" => has("c++") || has("g++") || has("clang++"),
         "libclang-dev" => libclang_present(),
+        "clang-19" => has("clang-19"),
+        "llvm-19" => has("llvm-ar-19"),
+        "wasi-libc" => Path::new("/usr/include/wasm32-wasi/stdlib.h").is_file(),
         _ => false,
     }
 }

@@ -2,8 +2,10 @@
 //! - first parse with an unseen player: the last round of the fixture cases
 //!   `web_challenges_unseen_player_*` (script tokenized, functions located and
 //!   lifted, program loaded into the engine, every format solved);
-//! - a known player: the last round of `web_challenges_known_player` (program
-//!   remembered) against the same round of `watch_visionos_primary`;
+//! - a known player: the last round of `web_challenges_known_player` (2025
+//!   player, program remembered) and `web_challenges_known_player_2026`
+//!   (2026 player, pruned program with lazy definitions) against the same
+//!   round of `watch_visionos_primary`;
 //! - memory: the smallest sandbox memory cap (of a ladder) under which the
 //!   unseen 2026 player is still solved — an upper bound of the peak.
 
@@ -69,6 +71,7 @@ pub fn challenges(quick: bool) -> anyhow::Result<Value> {
     let unseen_2025 = last_round(&reg, "web_challenges_unseen_player_2025", runs)?;
     let unseen_2026 = last_round(&reg, "web_challenges_unseen_player_2026", runs)?;
     let known = last_round(&reg, "web_challenges_known_player", runs)?;
+    let known_2026 = last_round(&reg, "web_challenges_known_player_2026", runs)?;
     let visionos = last_round(&reg, "watch_visionos_primary", runs)?;
     let mut peak_bound_mib = None;
     for &mib in CAP_LADDER_MIB {
@@ -85,11 +88,13 @@ pub fn challenges(quick: bool) -> anyhow::Result<Value> {
     }
     let ms = |d: Duration| d.as_secs_f64() * 1000.0;
     let added = ms(known) - ms(visionos);
+    let added_2026 = ms(known_2026) - ms(visionos);
     eprintln!(
-        "  youtube challenges: unseen player 2025 {:.1} ms, 2026 {:.1} ms (target ≤ 1000); known player {:.2} ms vs VISIONOS {:.2} ms: {added:+.2} ms (target ≤ 5); solves under a {} MiB cap (target ≤ 64)",
+        "  youtube challenges: unseen player 2025 {:.1} ms, 2026 {:.1} ms (target ≤ 1000); known player 2025 {:.2} ms, 2026 {:.2} ms vs VISIONOS {:.2} ms: {added:+.2} ms, {added_2026:+.2} ms (target ≤ 5); solves under a {} MiB cap (target ≤ 64)",
         ms(unseen_2025),
         ms(unseen_2026),
         ms(known),
+        ms(known_2026),
         ms(visionos),
         peak_bound_mib.map_or("—".to_string(), |m| m.to_string()),
     );
@@ -99,6 +104,8 @@ pub fn challenges(quick: bool) -> anyhow::Result<Value> {
         "known_player_ms": ms(known),
         "visionos_ms": ms(visionos),
         "known_player_added_ms": added,
+        "known_player_2026_ms": ms(known_2026),
+        "known_player_2026_added_ms": added_2026,
         "smallest_memory_cap_mib": peak_bound_mib,
     }))
 }

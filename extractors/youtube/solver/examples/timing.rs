@@ -1,12 +1,11 @@
-//! Where a known player's time goes, natively: creating the boa context,
-//! loading (evaluating) the lifted program, and answering `n` challenges.
+//! Where a known player's time goes, natively: creating the engine and
+//! loading (evaluating) the lifted program, and answering challenges.
 //! `cargo run --release -p mediaparse-youtube-solver --example timing -- PLAYER.js [ROUNDS]`
 //! (players: `shared/payloads/youtube/players/*.js`). Prints the median of
 //! each phase over ROUNDS (default 20) and the program's size.
 
 use std::time::{Duration, Instant};
 
-use boa_engine::{Context, Source};
 use mediaparse_youtube_solver::{Solver, prepare};
 
 fn median(mut v: Vec<Duration>) -> Duration {
@@ -42,19 +41,9 @@ fn main() -> std::process::ExitCode {
     };
     let prepare_time = started.elapsed();
 
-    let (mut context, mut parse, mut load, mut first_n, mut second_n) =
-        (vec![], vec![], vec![], vec![], vec![]);
+    let (mut load, mut first_n, mut second_n, mut sig) = (vec![], vec![], vec![], vec![]);
     for _ in 0..rounds {
-        // The bare context: realm and built-ins.
-        let t = Instant::now();
-        let mut ctx = Context::default();
-        context.push(t.elapsed());
-        // Parsing and compiling the program without running it.
-        let t = Instant::now();
-        let wrapped = format!("(function(){{{}}})", program.source);
-        let _ = ctx.eval(Source::from_bytes(wrapped.as_bytes()));
-        parse.push(t.elapsed());
-        // What a known-player parse pays: context + program evaluation.
+        // What a known-player parse pays first: runtime, context, program.
         let t = Instant::now();
         let solver = Solver::new(&program);
         load.push(t.elapsed());
@@ -68,6 +57,9 @@ fn main() -> std::process::ExitCode {
         let t = Instant::now();
         let _ = solver.n("4qdU2oQ0zXtf8W9Bq");
         second_n.push(t.elapsed());
+        let t = Instant::now();
+        let _ = solver.sig("AOq0QJ8wRAIgXmPlOPSBkkUs1bYFYlJCfe29xx8j7v1pDL0QwbdV96sCIEzpWqMGkFR20CFOg51Tp-7vj_EMu-m37KtXJ2OySqa0q");
+        sig.push(t.elapsed());
     }
     println!(
         "{path}: program {} bytes; prepare {:.1} ms (once per player)",
@@ -75,11 +67,10 @@ fn main() -> std::process::ExitCode {
         prepare_time.as_secs_f64() * 1e3
     );
     for (name, v) in [
-        ("Context::default()", context),
-        ("parse+compile program (not run)", parse),
-        ("Solver::new (context + evaluate program)", load),
+        ("Solver::new (engine + evaluate program)", load),
         ("first n call", first_n),
         ("second n call (another value)", second_n),
+        ("signature call", sig),
     ] {
         println!(
             "  {name:<42} median {:>8.2} ms",

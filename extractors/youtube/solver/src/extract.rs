@@ -82,13 +82,34 @@ fn local_names<'a>(ix: &Index<'a>, a: usize, b: usize) -> HashSet<&'a str> {
     out
 }
 
-/// Writes the definitions `roots` need, dependencies first, as `var` statements
-/// (members of the closure parameter as `g.name=…`).
-pub fn lift(ix: &Index<'_>, roots: &[String]) -> Result<String, usize> {
+/// One lifted definition: `key` is `name` or `param.name`, `rhs` its
+/// right-hand side as written in the player.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lifted {
+    pub key: String,
+    pub rhs: String,
+}
+
+impl Lifted {
+    /// The definition as a statement of the lifted program.
+    pub fn statement(&self) -> String {
+        if self.key.contains('.') {
+            format!("{}={};\n", self.key, self.rhs)
+        } else {
+            format!("var {}={};\n", self.key, self.rhs)
+        }
+    }
+}
+
+/// The definitions `roots` need, in an order that runs: a table or object
+/// after what it reads, a function before or after (it reads when called).
+/// `Err(bytes)` when they outgrow [`MAX_PROGRAM_BYTES`].
+pub fn lift(ix: &Index<'_>, roots: &[String]) -> Result<Vec<Lifted>, usize> {
     let mut done = HashSet::new();
-    let mut out = String::new();
+    let mut out = Vec::new();
+    let mut bytes = 0;
     for r in roots {
-        visit(ix, r, &mut done, &mut out)?;
+        visit(ix, r, &mut done, &mut out, &mut bytes)?;
     }
     Ok(out)
 }
@@ -97,7 +118,8 @@ fn visit(
     ix: &Index<'_>,
     name: &str,
     done: &mut HashSet<String>,
-    out: &mut String,
+    out: &mut Vec<Lifted>,
+    bytes: &mut usize,
 ) -> Result<(), usize> {
     if done.contains(name) {
         return Ok(());
@@ -113,20 +135,20 @@ fn visit(
     let deps = free_names(ix, def.rhs.0, def.rhs.1);
     if !is_function {
         for d in &deps {
-            visit(ix, d, done, out)?;
+            visit(ix, d, done, out, bytes)?;
         }
     }
-    if name.contains('.') {
-        out.push_str(&format!("{name}={text};\n"));
-    } else {
-        out.push_str(&format!("var {name}={text};\n"));
+    *bytes += name.len() + text.len() + 7;
+    if *bytes > MAX_PROGRAM_BYTES {
+        return Err(*bytes);
     }
-    if out.len() > MAX_PROGRAM_BYTES {
-        return Err(out.len());
-    }
+    out.push(Lifted {
+        key: name.to_string(),
+        rhs: text.to_string(),
+    });
     if is_function {
         for d in &deps {
-            visit(ix, d, done, out)?;
+            visit(ix, d, done, out, bytes)?;
         }
     }
     Ok(())

@@ -1,9 +1,10 @@
 //! Solves a YouTube player's challenges: finds the `n` (throttling) function
 //! and the signature function in `base.js` by the shape of the code, lifts
 //! them with the globals they read into a small self-contained program, and
-//! evaluates that program in an embedded JavaScript engine (boa) with no host
-//! bindings at all: no I/O, a loop-iteration and recursion limit here, and the
-//! component's memory cap and deadline around it.
+//! evaluates that program in an embedded JavaScript engine (QuickJS, compiled
+//! into the component) with no host bindings at all: no I/O, a step budget,
+//! heap and stack limits here, and the component's memory cap and deadline
+//! around it.
 //!
 //! `prepare` (tokenize + locate + lift, the expensive part) runs once per
 //! player; its `Program` is small text the extractor remembers by player id.
@@ -12,14 +13,15 @@ mod extract;
 mod index;
 mod lex;
 mod locate;
+mod program;
+mod prune;
 
-use boa_engine::{Context, Source};
+use std::collections::HashMap;
+use std::rc::Rc;
 
-/// The lifted program. `source` defines `__n(x)` and `__sig(x)`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Program {
-    pub source: String,
-}
+pub use program::Program;
+
+use rquickjs::{Context, Ctx, Function, Runtime, context::EvalOptions};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SolveError {
@@ -46,35 +48,66 @@ pub fn prepare(player: &str) -> Result<Program, SolveError> {
     let defs = extract::lift(&ix, &roots)
         .map_err(|_| SolveError::TooLarge("n and signature functions"))?;
     let param = ix.param.as_deref().unwrap_or("g");
-    let source = format!(
-        "var window=globalThis,self=globalThis,{param}={{}};\n{defs}\
-         var __n=function(a){{return {arr}[{k}](a)}};\n\
+    let header = format!("var window=globalThis,self=globalThis,{param}={{}};\n");
+    let glue = format!(
+        "var __n=function(a){{return {arr}[{k}](a)}};\n\
          var __sig=function({p}){{{body}}};\n",
         p = sig.param,
         body = sig.body,
     );
-    Ok(Program { source })
+    let frame = program::Frame {
+        header: &header,
+        param,
+        glue: &glue,
+    };
+    Ok(prune::program(&frame, &defs))
 }
 
 /// Bounds inside the engine (the sandbox bounds memory and wall time around it).
-const LOOP_LIMIT: u64 = 10_000_000;
-const RECURSION_LIMIT: usize = 512;
+/// QuickJS calls the interrupt handler about every 10,000 bytecode steps, so
+/// this allows ~10⁸ steps: far beyond a real `n` function (< 10⁶), and it
+/// stops a program that loops forever before the component's deadline does.
+const INTERRUPT_BUDGET: u32 = 10_000;
+const MEMORY_LIMIT: usize = 32 << 20;
+const STACK_LIMIT: usize = 256 << 10;
+
+/// Engine adjustments evaluated before each program (see the file).
+const PRELUDE: &str = include_str!("js/prelude.js");
+/// The loader of lazy definitions (see the file).
+const LAZY: &str = include_str!("js/lazy.js");
 
 /// An engine with a program loaded, answering challenges.
 pub struct Solver {
+    // Field order: the context must be dropped before its runtime.
     ctx: Context,
+    _rt: Runtime,
 }
 
 impl Solver {
     pub fn new(program: &Program) -> Result<Self, SolveError> {
-        let mut ctx = Context::default();
-        ctx.runtime_limits_mut()
-            .set_loop_iteration_limit(LOOP_LIMIT);
-        ctx.runtime_limits_mut()
-            .set_recursion_limit(RECURSION_LIMIT);
-        ctx.eval(Source::from_bytes(program.source.as_bytes()))
-            .map_err(|e| SolveError::Eval("lifted program", e.to_string()))?;
-        Ok(Solver { ctx })
+        let engine = |e: rquickjs::Error| SolveError::Eval("lifted program", e.to_string());
+        let rt = Runtime::new().map_err(engine)?;
+        rt.set_memory_limit(MEMORY_LIMIT);
+        rt.set_max_stack_size(STACK_LIMIT);
+        let mut ticks = 0u32;
+        rt.set_interrupt_handler(Some(Box::new(move || {
+            ticks += 1;
+            ticks > INTERRUPT_BUDGET
+        })));
+        let ctx = Context::full(&rt).map_err(engine)?;
+        let (js, lazy) = program.parts().ok_or(SolveError::Eval(
+            "lifted program",
+            "its lazy definitions are malformed".into(),
+        ))?;
+        ctx.with(|ctx| {
+            eval::<()>(&ctx, PRELUDE.as_bytes().to_vec())?;
+            if !lazy.is_empty() {
+                install_lazy(&ctx, &lazy)?;
+            }
+            eval::<()>(&ctx, js.as_bytes().to_vec())
+        })
+        .map_err(|e| SolveError::Eval("lifted program", e))?;
+        Ok(Solver { ctx, _rt: rt })
     }
 
     /// The transformed `n` value.
@@ -87,16 +120,26 @@ impl Solver {
         self.call("__sig", "signature function", challenge)
     }
 
-    fn call(&mut self, f: &str, what: &'static str, arg: &str) -> Result<String, SolveError> {
-        let code = format!("{f}({})", js_string(arg));
-        let v = self
+    /// Keys of the lazy definitions compiled so far (`None` without any).
+    pub fn materialized(&mut self) -> Option<Vec<String>> {
+        let keys: String = self
             .ctx
-            .eval(Source::from_bytes(code.as_bytes()))
-            .map_err(|e| SolveError::Eval(what, e.to_string()))?;
-        let s = v
-            .as_string()
-            .ok_or_else(|| SolveError::Eval(what, "did not return a string".into()))?;
-        let out = s.to_std_string_escaped();
+            .with(|ctx| eval(&ctx, b"__lazy_seen.join('\\n')".to_vec()))
+            .ok()?;
+        Some(keys.lines().map(str::to_string).collect())
+    }
+
+    fn call(&mut self, f: &str, what: &'static str, arg: &str) -> Result<String, SolveError> {
+        let out: String = self
+            .ctx
+            .with(|ctx| {
+                let result = ctx
+                    .globals()
+                    .get::<_, Function>(f)
+                    .and_then(|func| func.call((arg,)));
+                thrown(&ctx, result)
+            })
+            .map_err(|e| SolveError::Eval(what, e))?;
         // The n function answers errors with its input behind a fixed prefix.
         if what == "n function" && ((out.ends_with(arg) && out.len() > arg.len()) || out == arg) {
             return Err(SolveError::Eval(
@@ -108,22 +151,97 @@ impl Solver {
     }
 }
 
-/// `s` as a JavaScript string literal.
-fn js_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' | '\\' => {
-                out.push('\\');
-                out.push(c);
+/// Gives the program its lazy definitions: two native lookups into a table
+/// owned here, and the proxies of `js/lazy.js` that use them.
+fn install_lazy(ctx: &Ctx<'_>, lazy: &[(&str, &str)]) -> Result<(), String> {
+    let table: Rc<HashMap<String, String>> = Rc::new(
+        lazy.iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect(),
+    );
+    let native = |e: rquickjs::Error| e.to_string();
+    let has = Rc::clone(&table);
+    let globals = ctx.globals();
+    globals
+        .set(
+            "__lazy_has",
+            Function::new(ctx.clone(), move |key: String| has.contains_key(&key))
+                .map_err(native)?,
+        )
+        .map_err(native)?;
+    globals
+        .set(
+            "__lazy_src",
+            Function::new(ctx.clone(), move |key: String| table.get(&key).cloned())
+                .map_err(native)?,
+        )
+        .map_err(native)?;
+    eval::<()>(ctx, LAZY.as_bytes().to_vec())
+}
+
+/// Evaluates `source` as sloppy-mode global code (player code is not strict)
+/// and converts the result.
+fn eval<'js, V: rquickjs::FromJs<'js>>(ctx: &Ctx<'js>, source: Vec<u8>) -> Result<V, String> {
+    let mut options = EvalOptions::default();
+    options.global = true;
+    options.strict = false;
+    thrown(ctx, ctx.eval_with_options(source, options))
+}
+
+/// An engine result with a thrown value turned into its message.
+fn thrown<'js, V>(ctx: &Ctx<'js>, result: rquickjs::Result<V>) -> Result<V, String> {
+    result.map_err(|e| match e {
+        rquickjs::Error::Exception => {
+            let thrown = ctx.catch();
+            match thrown.as_exception() {
+                Some(ex) => ex.message().unwrap_or_else(|| "an exception".into()),
+                None => format!("threw {}", thrown.type_name()),
             }
-            c if (c as u32) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
-                out.push_str(&format!("\\u{:04x}", c as u32))
-            }
-            c => out.push(c),
         }
+        rquickjs::Error::FromJs { from, to, .. } => format!("returned {from}, not a {to}"),
+        other => other.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The prelude's splice answers like the engine's own on every shape of
+    /// call, holes included (the array, its own keys and the return value).
+    #[test]
+    fn prelude_splice_matches_the_native_one() {
+        let rt = Runtime::new().expect("runtime");
+        let ctx = Context::full(&rt).expect("context");
+        let report: String = ctx.with(|ctx| {
+            eval::<()>(&ctx, b"var nativeSplice = Array.prototype.splice;".to_vec())?;
+            eval::<()>(&ctx, PRELUDE.as_bytes().to_vec())?;
+            eval(
+                &ctx,
+                br#"
+                var calls = [[], [0], [2], [-2], [9], [-9], [1, 0], [1, 2], [1, 9], [0, 1, "x"],
+                  [1, 1, "x", "y", "z"], [2, 3, "x"], [-3, 2, "x", "y"], ["1", "2"], [NaN, 1],
+                  [1.7, 1.2], [undefined, undefined], [1, -1, "x"], [5, 0, "x", "y"]];
+                var shapes = [function () { return [1, 2, 3, 4, 5, 6]; },
+                  function () { return [1, , 3, , 5, 6]; },
+                  function () { var a = [1, 2, 3]; a.length = 6; return a; },
+                  function () { return []; }];
+                function show(a) { return JSON.stringify([a.length, Object.keys(a), a]); }
+                var bad = [];
+                shapes.forEach(function (shape, s) {
+                  calls.forEach(function (args) {
+                    var a = shape(), b = shape();
+                    var ra = nativeSplice.apply(a, args), rb = b.splice.apply(b, args);
+                    if (show(a) + show(ra) !== show(b) + show(rb))
+                      bad.push(s + ":" + JSON.stringify(args) + " native " + show(a) + show(ra) + " ours " + show(b) + show(rb));
+                  });
+                });
+                bad.join("\n")
+                "#
+                .to_vec(),
+            )
+        })
+        .expect("runs");
+        assert_eq!(report, "");
     }
-    out.push('"');
-    out
 }
