@@ -4,8 +4,8 @@
 //! solver (`solver/`), run in the embedded engine inside this component.
 //!
 //! What a player costs to learn (the lifted program) is remembered by player
-//! id (`player:<id>` → `"<sts>\n<program>"`), so a known player costs only
-//! the evaluation.
+//! id (`player:<id>` → the program's text, see `solver/src/program.rs`), so a
+//! known player costs only loading the program and evaluating challenges.
 
 use std::collections::HashMap;
 
