@@ -256,9 +256,13 @@ impl Context {
     }
 }
 
+/// Largest [`Memo::value`] a host keeps (bytes); a larger memo is dropped.
+pub const MAX_MEMO_VALUE_BYTES: usize = 256 << 10;
+
 /// A small value for the host to remember for this platform and hand back
 /// in later parses' [`Context::remembered`]. The host bounds them (value
-/// size, count per platform, TTL) and drops a memo over a bound.
+/// size: [`MAX_MEMO_VALUE_BYTES`], count per platform, TTL) and drops a memo
+/// over a bound.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Memo {

@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use mediaparse_sdk::{Context, Failure, Memo, Result};
+use mediaparse_sdk::{Context, Failure, MAX_MEMO_VALUE_BYTES, Memo, Result};
 use mediaparse_youtube_solver::{Program, SolveError, Solver, prepare};
 use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_decode_str, utf8_percent_encode};
 use serde_json::Value;
@@ -41,10 +41,19 @@ pub fn learn(script: &str) -> Result<Program> {
     prepare(script).map_err(failure)
 }
 
+/// The memo of a learned player. The bytecode only saves compiling, so a
+/// program that would outgrow the host's bound is remembered without it
+/// (over the bound the host would drop the memo, and every parse would
+/// fetch and learn the player again).
 pub fn memo(player_id: &str, program: &Program) -> Memo {
+    let value = if program.source.len() > MAX_MEMO_VALUE_BYTES {
+        program.without_bytecode().source
+    } else {
+        program.source.clone()
+    };
     Memo {
         key: memo_key(player_id),
-        value: program.source.clone(),
+        value,
         ttl_seconds: REMEMBER_SECONDS,
     }
 }
@@ -165,6 +174,24 @@ fn with_query_value(url: &str, name: &str, value: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_memo_over_the_hosts_bound_drops_the_bytecode_not_the_program() {
+        let js = "var __n=function(a){return a};var __sig=function(a){return a};";
+        let small = Program {
+            source: format!("{js}\n//@bytecode engine 0\nAAAA"),
+        };
+        assert_eq!(memo("p", &small).value, small.source);
+        let big = Program {
+            source: format!(
+                "{js}\n//@bytecode engine 0\n{}",
+                "A".repeat(MAX_MEMO_VALUE_BYTES)
+            ),
+        };
+        let kept = memo("p", &big).value;
+        assert_eq!(kept, js);
+        assert!(kept.len() <= MAX_MEMO_VALUE_BYTES);
+    }
 
     #[test]
     fn query_values_are_replaced_in_place() {

@@ -16,8 +16,8 @@ use serde::{Deserialize, Serialize};
 
 /// Longest key accepted.
 pub const MAX_KEY_BYTES: usize = 128;
-/// Largest value accepted.
-pub const MAX_VALUE_BYTES: usize = 256 << 10;
+/// Largest value accepted (the SDK's bound, which extractors see).
+pub const MAX_VALUE_BYTES: usize = sdk::MAX_MEMO_VALUE_BYTES;
 /// Keys kept per platform; a new key past it is dropped.
 pub const MAX_PER_PLATFORM: usize = 32;
 /// Longest TTL honoured; a longer one is cut to it.

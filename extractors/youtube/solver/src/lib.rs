@@ -9,6 +9,7 @@
 //! `prepare` (tokenize + locate + lift, the expensive part) runs once per
 //! player; its `Program` is small text the extractor remembers by player id.
 
+mod bytecode;
 mod extract;
 mod index;
 mod lex;
@@ -19,7 +20,7 @@ mod prune;
 use std::collections::HashMap;
 use std::rc::Rc;
 
-pub use program::Program;
+pub use program::{Parts, Program};
 
 use rquickjs::{Context, Ctx, Function, Runtime, context::EvalOptions};
 
@@ -84,7 +85,34 @@ pub struct Solver {
 }
 
 impl Solver {
+    /// Loads `program`: from its bytecode when it carries bytecode of this
+    /// engine that runs, else by compiling its JavaScript.
     pub fn new(program: &Program) -> Result<Self, SolveError> {
+        let parts = program.parts().ok_or(SolveError::Eval(
+            "lifted program",
+            "its lazy definitions are malformed".into(),
+        ))?;
+        if let Some(bytes) = parts.bytecode.and_then(bytecode::decode)
+            && let Ok(solver) = Solver::load(&parts, Some(&bytes))
+        {
+            return Ok(solver);
+        }
+        Solver::load(&parts, None)
+    }
+
+    /// Loads only from the program's bytecode (to check it before it is
+    /// remembered); an error when it has none or it does not run.
+    pub(crate) fn from_bytecode(program: &Program) -> Result<Self, SolveError> {
+        let missing = || SolveError::Eval("lifted program", "no usable bytecode".into());
+        let parts = program.parts().ok_or_else(missing)?;
+        let bytes = parts
+            .bytecode
+            .and_then(bytecode::decode)
+            .ok_or_else(missing)?;
+        Solver::load(&parts, Some(&bytes))
+    }
+
+    fn load(parts: &Parts<'_>, bytes: Option<&[u8]>) -> Result<Self, SolveError> {
         let engine = |e: rquickjs::Error| SolveError::Eval("lifted program", e.to_string());
         let rt = Runtime::new().map_err(engine)?;
         rt.set_memory_limit(MEMORY_LIMIT);
@@ -95,16 +123,14 @@ impl Solver {
             ticks > INTERRUPT_BUDGET
         })));
         let ctx = Context::full(&rt).map_err(engine)?;
-        let (js, lazy) = program.parts().ok_or(SolveError::Eval(
-            "lifted program",
-            "its lazy definitions are malformed".into(),
-        ))?;
         ctx.with(|ctx| {
-            eval::<()>(&ctx, PRELUDE.as_bytes().to_vec())?;
-            if !lazy.is_empty() {
-                install_lazy(&ctx, &lazy)?;
+            if !parts.lazy.is_empty() {
+                install_lazy(&ctx, &parts.lazy)?;
             }
-            eval::<()>(&ctx, js.as_bytes().to_vec())
+            match bytes {
+                Some(bytes) => bytecode::run(&ctx, bytes),
+                None => eval::<()>(&ctx, engine_source(parts).into_bytes()),
+            }
         })
         .map_err(|e| SolveError::Eval("lifted program", e))?;
         Ok(Solver { ctx, _rt: rt })
@@ -151,8 +177,26 @@ impl Solver {
     }
 }
 
+/// What the engine runs for a program: the prelude, the lazy loader when
+/// the program has lazy definitions, then the program's JavaScript.
+fn engine_source(parts: &Parts<'_>) -> String {
+    let lazy = if parts.lazy.is_empty() { "" } else { LAZY };
+    format!("{PRELUDE}\n{lazy}\n{}", parts.js)
+}
+
+/// Compiles what the engine runs for `program` (see [`engine_source`]).
+pub(crate) fn compile(program: &Program) -> Result<Vec<u8>, String> {
+    let parts = program
+        .parts()
+        .ok_or_else(|| "its lazy definitions are malformed".to_string())?;
+    let rt = Runtime::new().map_err(|e| e.to_string())?;
+    rt.set_memory_limit(MEMORY_LIMIT);
+    let ctx = Context::full(&rt).map_err(|e| e.to_string())?;
+    ctx.with(|ctx| bytecode::compile(&ctx, &engine_source(&parts)))
+}
+
 /// Gives the program its lazy definitions: two native lookups into a table
-/// owned here, and the proxies of `js/lazy.js` that use them.
+/// owned here, used by the proxies of `js/lazy.js`.
 fn install_lazy(ctx: &Ctx<'_>, lazy: &[(&str, &str)]) -> Result<(), String> {
     let table: Rc<HashMap<String, String>> = Rc::new(
         lazy.iter()
@@ -175,8 +219,7 @@ fn install_lazy(ctx: &Ctx<'_>, lazy: &[(&str, &str)]) -> Result<(), String> {
             Function::new(ctx.clone(), move |key: String| table.get(&key).cloned())
                 .map_err(native)?,
         )
-        .map_err(native)?;
-    eval::<()>(ctx, LAZY.as_bytes().to_vec())
+        .map_err(native)
 }
 
 /// Evaluates `source` as sloppy-mode global code (player code is not strict)

@@ -8,6 +8,7 @@
 //! it answers the samples exactly as the fully eager program does.
 
 use crate::Solver;
+use crate::bytecode;
 use crate::extract::Lifted;
 use crate::program::{Frame, Program};
 
@@ -44,15 +45,19 @@ fn answers(solver: &mut Solver) -> Option<Vec<String>> {
     Some(out)
 }
 
-/// The smallest program that answers like `defs` all eager; the all-eager
-/// one when pruning cannot be checked (a sample fails) or changes an answer.
+/// The smallest program that answers like `defs` all eager (the all-eager
+/// one when pruning cannot be checked or changes an answer), carrying its
+/// bytecode when the bytecode answers the same too.
 pub fn program(frame: &Frame<'_>, defs: &[Lifted]) -> Program {
     let full = Program::eager(frame, defs);
-    pruned(frame, defs, &full).unwrap_or(full)
+    let Some(reference) = Solver::new(&full).ok().and_then(|mut s| answers(&mut s)) else {
+        return full;
+    };
+    let program = pruned(frame, defs, &reference).unwrap_or(full);
+    with_bytecode(program, &reference)
 }
 
-fn pruned(frame: &Frame<'_>, defs: &[Lifted], full: &Program) -> Option<Program> {
-    let reference = answers(&mut Solver::new(full).ok()?)?;
+fn pruned(frame: &Frame<'_>, defs: &[Lifted], reference: &[String]) -> Option<Program> {
     let mut probe = Solver::new(&Program::with_lazy(frame, &[], defs)).ok()?;
     if answers(&mut probe)? != reference {
         return None;
@@ -62,6 +67,19 @@ fn pruned(frame: &Frame<'_>, defs: &[Lifted], full: &Program) -> Option<Program>
         defs.iter().cloned().partition(|d| touched.contains(&d.key));
     let program = Program::with_lazy(frame, &eager, &lazy);
     (answers(&mut Solver::new(&program).ok()?)? == reference).then_some(program)
+}
+
+/// `program` with its bytecode, if loading only from it answers `reference`.
+fn with_bytecode(program: Program, reference: &[String]) -> Program {
+    let Ok(bytes) = crate::compile(&program) else {
+        return program;
+    };
+    let candidate = program.with_bytecode(&bytecode::encode(&bytes));
+    let same = Solver::from_bytecode(&candidate)
+        .ok()
+        .and_then(|mut s| answers(&mut s))
+        .is_some_and(|a| a == reference);
+    if same { candidate } else { program }
 }
 
 #[cfg(test)]
@@ -106,7 +124,8 @@ mod tests {
     #[test]
     fn untouched_definitions_stay_lazy_and_a_missed_path_still_finds_them() {
         let program = program(&frame(GLUE), &defs());
-        let (js, lazy) = program.parts().expect("well formed");
+        let parts = program.parts().expect("well formed");
+        let (js, lazy) = (parts.js, parts.lazy);
         let lazy: Vec<&str> = lazy.iter().map(|(k, _)| *k).collect();
         assert_eq!(lazy, ["rare", "g.deep", "unused"]);
         assert!(js.contains("var common=") && js.contains("g.flip=") && js.contains("var table="));
@@ -127,19 +146,50 @@ mod tests {
         let glue = "var __n=function(a){throw new Error('no')};var __sig=function(a){return a};\n";
         let program = program(&frame(glue), &defs());
         assert_eq!(program, Program::eager(&frame(glue), &defs()));
-        assert!(program.parts().unwrap().1.is_empty());
+        assert!(program.parts().unwrap().lazy.is_empty());
     }
 
     #[test]
     fn a_malformed_lazy_section_is_refused_by_name() {
         let program = program(&frame(GLUE), &defs());
+        let text = program.source.split("\n//@bytecode ").next().unwrap();
         let cut = Program {
-            source: program.source[..program.source.len() - 5].to_string(),
+            source: text[..text.len() - 5].to_string(),
         };
         assert_eq!(cut.parts(), None);
         match Solver::new(&cut) {
             Err(crate::SolveError::Eval(_, why)) => assert!(why.contains("malformed"), "{why}"),
             other => panic!("expected a refusal, got {:?}", other.map(|_| ())),
         }
+    }
+
+    #[test]
+    fn the_bytecode_is_checked_and_damaged_bytecode_falls_back_to_the_source() {
+        let program = program(&frame(GLUE), &defs());
+        assert!(program.parts().unwrap().bytecode.is_some());
+        let long = "abcdefghijklmnopqrstuvwxyz0123456789";
+        let mut from_bytecode = Solver::from_bytecode(&program).expect("bytecode runs");
+        assert_eq!(from_bytecode.n(long).unwrap().len(), long.len() + 1);
+        // One payload character changed: the checksum refuses the bytecode,
+        // the loader compiles the JavaScript and answers the same.
+        let (text, section) = program.source.rsplit_once('\n').unwrap();
+        let flipped: String = section
+            .chars()
+            .enumerate()
+            .map(|(i, c)| {
+                if i == 10 {
+                    if c == 'A' { 'B' } else { 'A' }
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let damaged = Program {
+            source: format!("{text}\n{flipped}"),
+        };
+        assert!(Solver::from_bytecode(&damaged).is_err());
+        let mut solver = Solver::new(&damaged).expect("falls back to the source");
+        assert_eq!(solver.n(long).unwrap(), from_bytecode.n(long).unwrap());
+        assert_eq!(solver.n("abc").unwrap(), "ABCx");
     }
 }
