@@ -73,10 +73,17 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
     };
     let (registry, ext) = component_for(&probe, &options.component)?;
     let platform = ext.platform().to_string();
-    let config = match &options.config {
-        Some(path) => OperatorConfig::load(path)?.extractor_config(&platform),
-        None => Vec::new(),
+    // The operator's file, when given, configures the live parse as the
+    // service would: the extractor's settings and the platform's limits
+    // (its helper hosts among them, which the case then carries).
+    let operator = match &options.config {
+        Some(path) => OperatorConfig::load(path)?,
+        None => OperatorConfig::default(),
     };
+    let config = operator.extractor_config(&platform);
+    let mut platform_limits = operator.limits_for(&platform);
+    platform_limits.fetch.profile =
+        operator.fetch_profile(&platform, ext.manifest.fetch_profile.as_deref());
     let upstream = options
         .upstream
         .as_deref()
@@ -101,10 +108,6 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
                 remembered: Vec::new(),
             };
             let limits = ParseLimits::default();
-            let operator = crate::config::OperatorConfig::default();
-            let mut platform_limits = operator.limits_for(ext.platform());
-            platform_limits.fetch.profile =
-                operator.fetch_profile(ext.platform(), ext.manifest.fetch_profile.as_deref());
             // Recording leaves direct: no operator pool.
             let exits = crate::fetch::ExitPools::new();
             let exit = exits
@@ -150,7 +153,19 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
 
     // Learn every secret first, then write everything through the scrubber.
     let mut scrub = Scrubber::new();
-    scrub.learn_config(&config);
+    // Settings the operator declared not secret (`public_config`) stay in
+    // the case, as they stay in the service's answers.
+    let public = operator
+        .platforms
+        .get(&platform)
+        .map(|p| p.public_config.clone())
+        .unwrap_or_default();
+    let secret_config: Vec<Header> = config
+        .iter()
+        .filter(|h| !public.contains(&h.name))
+        .cloned()
+        .collect();
+    scrub.learn_config(&secret_config);
     for hop in &hops {
         scrub.learn_request_headers(&hop.request_headers);
         scrub.learn_response_headers(&hop.response_headers);
@@ -201,7 +216,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
         now_unix_ms: None,
         config: scrub.headers(&config),
         remembered: Vec::new(),
-        helper_hosts: Vec::new(),
+        helper_hosts: platform_limits.fetch.helper_hosts.clone(),
         exchanges,
         expect,
         dir: options.out.clone(),

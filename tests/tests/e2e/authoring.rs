@@ -153,6 +153,100 @@ async fn recorded_cases_scrub_secrets_and_replay_to_the_same_result() {
     }
 }
 
+/// The PO-token case with its WEB answer's `signatureCipher` formats left
+/// out (the scrubber takes a value under a key named like a signature for a
+/// secret, so a recorded cipher could not be solved on replay).
+fn po_token_case_without_ciphers() -> Case {
+    let mut case = fixture("youtube", "po_token_provider_web");
+    for ex in &mut case.exchanges {
+        let Some(file) = ex.response.body_file.take() else {
+            continue;
+        };
+        let path = case.dir.join(&file);
+        if !file.ends_with("web_player.json") {
+            ex.response.body_file = Some(path.display().to_string());
+            continue;
+        }
+        let mut body: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+        for member in ["formats", "adaptiveFormats"] {
+            if let Some(list) = body["streamingData"][member].as_array_mut() {
+                list.retain(|f| f.get("signatureCipher").is_none());
+            }
+        }
+        ex.response.body = Some(body.to_string());
+    }
+    case
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_recorded_case_carries_the_helper_hosts_and_public_settings_it_used() {
+    let original = po_token_case_without_ciphers();
+    assert_eq!(original.helper_hosts, ["pot.internal"]);
+    let upstream = FakeUpstream::start(std::slice::from_ref(&original))
+        .await
+        .unwrap();
+    let work = tempfile::tempdir().unwrap();
+    let out = work
+        .path()
+        .join("extractors/youtube/fixtures/po_token_recorded");
+    // The operator allows the provider's host and declares the settings
+    // (client list, provider address) not secret.
+    let mut toml = String::from(
+        "[platforms.youtube]\nhelper_hosts = [\"pot.internal\"]\n\
+         public_config = [\"clients\", \"web_po_token\", \"po_token_provider\"]\n\
+         [platforms.youtube.config]\n",
+    );
+    for h in &original.config {
+        toml.push_str(&format!(
+            "{} = {}\n",
+            h.name,
+            Value::String(h.value.clone())
+        ));
+    }
+    let file = work.path().join("youtube.toml");
+    std::fs::write(&file, toml).unwrap();
+    let (code, output) = mediaparse(&[
+        "record",
+        &original.input,
+        "--out",
+        &out.display().to_string(),
+        "--upstream",
+        &upstream.base_url(),
+        "--now-ms",
+        &DEFAULT_NOW_MS.to_string(),
+        "--config",
+        &file.display().to_string(),
+    ])
+    .await;
+    assert_eq!(code, 0, "record failed:\n{output}");
+    assert!(upstream.misses().is_empty(), "{:?}", upstream.misses());
+    let recorded = Case::load(&out).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(recorded.helper_hosts, ["pot.internal"]);
+    assert!(
+        recorded
+            .exchanges
+            .iter()
+            .any(|e| e.request.url == "https://pot.internal:4416/get_pot"),
+        "the provider's exchange is recorded under its own address"
+    );
+    let sorted = |c: &Case| {
+        let mut v: Vec<(String, String)> = c
+            .config
+            .iter()
+            .map(|h| (h.name.clone(), h.value.clone()))
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        sorted(&recorded),
+        sorted(&original),
+        "public settings are kept as they are"
+    );
+    let (code, output) = mediaparse(&["replay", &out.display().to_string()]).await;
+    assert_eq!(code, 0, "replay:\n{output}");
+}
+
 #[tokio::test]
 async fn replay_prints_the_difference_and_fails() {
     let work = tempfile::tempdir().unwrap();
