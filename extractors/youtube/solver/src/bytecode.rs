@@ -13,6 +13,8 @@ use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
 use rquickjs::{Ctx, qjs};
 
+use crate::pending_exception;
+
 /// The engine build whose bytecode format this is: `Cargo.lock`'s
 /// rquickjs-sys (the test `engine_tag_matches_the_locked_engine` keeps
 /// them equal, so upgrading QuickJS retires remembered bytecode).
@@ -63,7 +65,7 @@ pub fn compile(ctx: &Ctx<'_>, source: &str) -> Result<Vec<u8>, String> {
     };
     // SAFETY: inspecting the tag of a value just returned.
     if unsafe { qjs::JS_IsException(function) } {
-        return Err(thrown(ctx));
+        return Err(pending_exception(ctx));
     }
     let mut size: qjs::size_t = 0;
     // SAFETY: `function` is an owned function value of this context; the
@@ -73,7 +75,7 @@ pub fn compile(ctx: &Ctx<'_>, source: &str) -> Result<Vec<u8>, String> {
             qjs::JS_WriteObject(raw, &mut size, function, qjs::JS_WRITE_OBJ_BYTECODE as i32);
         qjs::JS_FreeValue(raw, function);
         if buffer.is_null() {
-            return Err(thrown(ctx));
+            return Err(pending_exception(ctx));
         }
         let bytes = std::slice::from_raw_parts(buffer, size as usize).to_vec();
         qjs::js_free(raw, buffer.cast());
@@ -96,24 +98,15 @@ pub fn run(ctx: &Ctx<'_>, bytes: &[u8]) -> Result<(), String> {
             qjs::JS_READ_OBJ_BYTECODE as i32,
         );
         if qjs::JS_IsException(function) {
-            return Err(thrown(ctx));
+            return Err(pending_exception(ctx));
         }
         let result = qjs::JS_EvalFunction(raw, function);
         if qjs::JS_IsException(result) {
-            return Err(thrown(ctx));
+            return Err(pending_exception(ctx));
         }
         qjs::JS_FreeValue(raw, result);
     }
     Ok(())
-}
-
-/// The pending exception's message.
-fn thrown(ctx: &Ctx<'_>) -> String {
-    let value = ctx.catch();
-    match value.as_exception() {
-        Some(ex) => ex.message().unwrap_or_else(|| "an exception".into()),
-        None => format!("threw {}", value.type_name()),
-    }
 }
 
 #[cfg(test)]

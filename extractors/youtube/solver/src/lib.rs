@@ -113,16 +113,7 @@ impl Solver {
     }
 
     fn load(parts: &Parts<'_>, bytes: Option<&[u8]>) -> Result<Self, SolveError> {
-        let engine = |e: rquickjs::Error| SolveError::Eval("lifted program", e.to_string());
-        let rt = Runtime::new().map_err(engine)?;
-        rt.set_memory_limit(MEMORY_LIMIT);
-        rt.set_max_stack_size(STACK_LIMIT);
-        let mut ticks = 0u32;
-        rt.set_interrupt_handler(Some(Box::new(move || {
-            ticks += 1;
-            ticks > INTERRUPT_BUDGET
-        })));
-        let ctx = Context::full(&rt).map_err(engine)?;
+        let (rt, ctx) = engine().map_err(|e| SolveError::Eval("lifted program", e))?;
         ctx.with(|ctx| {
             if !parts.lazy.is_empty() {
                 install_lazy(&ctx, &parts.lazy)?;
@@ -189,10 +180,22 @@ pub(crate) fn compile(program: &Program) -> Result<Vec<u8>, String> {
     let parts = program
         .parts()
         .ok_or_else(|| "its lazy definitions are malformed".to_string())?;
+    let (_rt, ctx) = engine()?;
+    ctx.with(|ctx| bytecode::compile(&ctx, &engine_source(&parts)))
+}
+
+/// A fresh runtime and context under the engine's bounds.
+fn engine() -> Result<(Runtime, Context), String> {
     let rt = Runtime::new().map_err(|e| e.to_string())?;
     rt.set_memory_limit(MEMORY_LIMIT);
+    rt.set_max_stack_size(STACK_LIMIT);
+    let mut ticks = 0u32;
+    rt.set_interrupt_handler(Some(Box::new(move || {
+        ticks += 1;
+        ticks > INTERRUPT_BUDGET
+    })));
     let ctx = Context::full(&rt).map_err(|e| e.to_string())?;
-    ctx.with(|ctx| bytecode::compile(&ctx, &engine_source(&parts)))
+    Ok((rt, ctx))
 }
 
 /// Gives the program its lazy definitions: two native lookups into a table
@@ -234,16 +237,19 @@ fn eval<'js, V: rquickjs::FromJs<'js>>(ctx: &Ctx<'js>, source: Vec<u8>) -> Resul
 /// An engine result with a thrown value turned into its message.
 fn thrown<'js, V>(ctx: &Ctx<'js>, result: rquickjs::Result<V>) -> Result<V, String> {
     result.map_err(|e| match e {
-        rquickjs::Error::Exception => {
-            let thrown = ctx.catch();
-            match thrown.as_exception() {
-                Some(ex) => ex.message().unwrap_or_else(|| "an exception".into()),
-                None => format!("threw {}", thrown.type_name()),
-            }
-        }
+        rquickjs::Error::Exception => pending_exception(ctx),
         rquickjs::Error::FromJs { from, to, .. } => format!("returned {from}, not a {to}"),
         other => other.to_string(),
     })
+}
+
+/// The message of the exception the engine is holding (and clears it).
+fn pending_exception(ctx: &Ctx<'_>) -> String {
+    let value = ctx.catch();
+    match value.as_exception() {
+        Some(ex) => ex.message().unwrap_or_else(|| "an exception".into()),
+        None => format!("threw {}", value.type_name()),
+    }
 }
 
 #[cfg(test)]
