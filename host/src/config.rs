@@ -448,6 +448,21 @@ impl OperatorConfig {
         }
     }
 
+    /// `platform`'s extractor settings that are secrets: all but those its
+    /// `public_config` lists.
+    pub fn secret_settings(&self, platform: &str) -> Vec<Header> {
+        self.platforms
+            .get(platform)
+            .map(|p| {
+                p.config
+                    .iter()
+                    .filter(|(name, _)| !p.public_config.contains(name))
+                    .map(|(k, v)| Header::new(k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// Everything secret configured for `platform`.
     pub fn secrets(&self, platform: &str) -> Secrets {
         self.secrets_with(platform, Vec::new())
@@ -456,13 +471,8 @@ impl OperatorConfig {
     /// [`OperatorConfig::secrets`] plus `extra` (sessions' rotated cookies).
     pub fn secrets_with(&self, platform: &str, extra: Vec<String>) -> Secrets {
         let mut values = extra;
+        values.extend(self.secret_settings(platform).into_iter().map(|h| h.value));
         if let Some(p) = self.platforms.get(platform) {
-            values.extend(
-                p.config
-                    .iter()
-                    .filter(|(name, _)| !p.public_config.contains(name))
-                    .map(|(_, value)| value.clone()),
-            );
             for s in &p.sessions {
                 values.push(s.cookie.clone());
                 values.extend(s.config.values().cloned());

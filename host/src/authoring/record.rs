@@ -155,17 +155,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
     let mut scrub = Scrubber::new();
     // Settings the operator declared not secret (`public_config`) stay in
     // the case, as they stay in the service's answers.
-    let public = operator
-        .platforms
-        .get(&platform)
-        .map(|p| p.public_config.clone())
-        .unwrap_or_default();
-    let secret_config: Vec<Header> = config
-        .iter()
-        .filter(|h| !public.contains(&h.name))
-        .cloned()
-        .collect();
-    scrub.learn_config(&secret_config);
+    scrub.learn_config(&operator.secret_settings(&platform));
     for hop in &hops {
         scrub.learn_request_headers(&hop.request_headers);
         scrub.learn_response_headers(&hop.response_headers);
