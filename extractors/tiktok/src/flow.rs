@@ -277,9 +277,10 @@ impl SplitMix {
 /// Does a request carry junk headers (a name of 8+ letters, all of them
 /// from `JUNK_LETTERS`)?
 fn has_junk_headers(request: &HttpRequest) -> bool {
-    request.headers.iter().any(|h| {
-        h.name.len() >= 8 && h.name.bytes().all(|b| JUNK_LETTERS.contains(&b))
-    })
+    request
+        .headers
+        .iter()
+        .any(|h| h.name.len() >= 8 && h.name.bytes().all(|b| JUNK_LETTERS.contains(&b)))
 }
 
 fn with_headers(mut request: HttpRequest, headers: Vec<(String, String)>) -> HttpRequest {
@@ -303,13 +304,19 @@ mod tests {
         assert!((2..=8).contains(&a.len()));
         for (name, value) in &a {
             assert!((8..=24).contains(&name.len()) && (16..=32).contains(&value.len()));
-            assert!(name.bytes().chain(value.bytes()).all(|b| JUNK_LETTERS.contains(&b)));
+            assert!(
+                name.bytes()
+                    .chain(value.bytes())
+                    .all(|b| JUNK_LETTERS.contains(&b))
+            );
         }
         assert_eq!(a, junk_headers("7645865439725112598", 1_755_500_000_000));
         assert_ne!(a, junk_headers("7645865439725112598", 1_755_500_000_001));
         let request = with_headers(page_request("https://www.tiktok.com/@a/video/1", &[]), a);
         assert!(has_junk_headers(&request));
-        assert!(!has_junk_headers(&page_request("https://www.tiktok.com/@a/video/1", &[])));
+        assert!(!has_junk_headers(&page_request(
+            "https://www.tiktok.com/@a/video/1",
+            &[]
+        )));
     }
 }
-
