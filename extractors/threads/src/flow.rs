@@ -25,6 +25,9 @@ pub const APP_ID: &str = "238260118697367";
 /// `doc_id` config entry when Threads rotates it.
 pub const DOC_ID: &str = "25460088156920903";
 pub const FRIENDLY_NAME: &str = "BarcelonaPostPageContentQuery";
+/// The client hints of `CHROME_UA` (Chrome 140 on Windows).
+const CHROME_SEC_CH_UA: &str =
+    "\"Chromium\";v=\"140\", \"Not=A?Brand\";v=\"24\", \"Google Chrome\";v=\"140\"";
 
 const QUERY: Query<'static> = Query {
     endpoint: GRAPHQL,
@@ -63,9 +66,28 @@ fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<V
     let pk = shortcode::post_pk(&code)?;
     // Strategy A: the server-rendered post page (Googlebot UA; a legacy
     // `/t/` URL is followed to the post).
+    let page_answer = |user_agent: &str| {
+        done.last_where(|e| {
+            e.request.url == post_url
+                && e.request.follow_redirects
+                && e.request.header_value("User-Agent") == Some(user_agent)
+        })
+    };
     let ssr = || {
-        let answer = done.last_where(|e| e.request.url == post_url && e.request.follow_redirects);
-        strategy(answer, || ssr_request(&post_url), |ex| eval_ssr(ex, &code))
+        strategy(
+            page_answer(GOOGLEBOT_UA),
+            || ssr_request(&post_url),
+            |ex| eval_ssr(ex, &code),
+        )
+    };
+    // Strategy A2: the same page as a browser navigation (Threads serves a
+    // logged-out gating shell to requests without the full header set).
+    let browser = || {
+        strategy(
+            page_answer(CHROME_UA),
+            || browser_page_request(&post_url),
+            |ex| eval_ssr(ex, &code),
+        )
     };
     // Strategy B: homepage session + Barcelona GraphQL.
     let graphql = || {
@@ -79,6 +101,7 @@ fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<V
     };
     Cascade::new()
         .attempt(ssr)
+        .attempt(browser)
         .attempt(graphql)
         .finish_ranked(rank)
 }
@@ -112,6 +135,28 @@ fn ssr_request(url: &str) -> HttpRequest {
         .header("User-Agent", GOOGLEBOT_UA)
         .header("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
         .header("Accept-Language", "en-US,en;q=0.9")
+}
+
+/// The post page with the headers a desktop Chrome sends for a typed-in
+/// navigation, in Chrome's order.
+fn browser_page_request(url: &str) -> HttpRequest {
+    HttpRequest::get(url)
+        .header("Cache-Control", "max-age=0")
+        .header("Sec-Ch-Ua", CHROME_SEC_CH_UA)
+        .header("Sec-Ch-Ua-Mobile", "?0")
+        .header("Sec-Ch-Ua-Platform", "\"Windows\"")
+        .header("Upgrade-Insecure-Requests", "1")
+        .header("User-Agent", CHROME_UA)
+        .header(
+            "Accept",
+            "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,image/apng,*/*;q=0.8,application/signed-exchange;v=b3;q=0.7",
+        )
+        .header("Sec-Fetch-Site", "none")
+        .header("Sec-Fetch-Mode", "navigate")
+        .header("Sec-Fetch-User", "?1")
+        .header("Sec-Fetch-Dest", "document")
+        .header("Accept-Language", "en-US,en;q=0.9")
+        .header("Priority", "u=0, i")
 }
 
 fn eval_ssr(ex: &Exchange, code: &str) -> Judged<Value> {

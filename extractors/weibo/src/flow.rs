@@ -41,8 +41,25 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
         Link::Video { oid, mid } => {
             let url = component_url(&oid);
             let Some(exchange) = done.last_at(&url) else {
-                return Ok(Step::one(component_request(&oid)));
+                return Ok(Step::one(component_request(&oid, None)));
             };
+            // weibo.com sends a cookie-less visitor to the Sina Visitor
+            // System: ask once more with a cookie (the operator's, else a
+            // visitor cookie minted for it).
+            if is_visitor_redirect(&exchange.response)
+                && exchange.request.header_value("Cookie").is_none()
+            {
+                let cookie = match ctx.config("cookie") {
+                    Some(configured) => Some(configured.trim().to_string()),
+                    None => match done.last_at(VISITOR_URL) {
+                        None => return Ok(Step::one(visitor_request())),
+                        Some(visitor) => visitor_cookie(&visitor.response),
+                    },
+                };
+                if let Some(cookie) = cookie {
+                    return Ok(Step::one(component_request(&oid, Some(&cookie))));
+                }
+            }
             let play = component_play(&exchange.response);
             let mut mid = mid;
             if let Some(play) = play {
@@ -54,6 +71,10 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
             }
             match mid {
                 Some(mid) => post(&mid, ctx, done),
+                None if is_visitor_redirect(&exchange.response) => Err(Failure::RateLimited(
+                    "weibo.com sent the video request to its visitor system even with a cookie"
+                        .into(),
+                )),
                 None => Err(Failure::unavailable(
                     "the video has no playable media and names no post",
                 )),
@@ -195,9 +216,18 @@ fn m_url(mid: &str) -> String {
 
 fn component_url(oid: &str) -> String {
     format!(
-        "https://h5.video.weibo.com/api/component?page={}",
-        strict(&format!("/show/{oid}"))
+        "https://weibo.com/tv/api/component?page={}",
+        strict(&format!("/tv/show/{oid}"))
     )
+}
+
+/// A redirect to `passport.weibo.com` (the Sina Visitor System): the
+/// request lacked an accepted cookie.
+fn is_visitor_redirect(response: &HttpResponse) -> bool {
+    response.is_redirect()
+        && response
+            .location()
+            .is_some_and(|l| l.starts_with("https://passport.weibo.com/"))
 }
 
 fn visitor_request() -> HttpRequest {
@@ -233,13 +263,18 @@ fn m_request(url: &str, mid: &str, visitor: Option<&str>) -> HttpRequest {
     }
 }
 
-fn component_request(oid: &str) -> HttpRequest {
+fn component_request(oid: &str, cookie: Option<&str>) -> HttpRequest {
     let data = format!("{{\"Component_Play_Playinfo\":{{\"oid\":\"{oid}\"}}}}");
-    HttpRequest::post(component_url(oid), format!("data={}", strict(&data)))
+    let request = HttpRequest::post(component_url(oid), format!("data={}", strict(&data)))
         .header("Content-Type", "application/x-www-form-urlencoded")
-        .header("Referer", format!("https://h5.video.weibo.com/show/{oid}"))
+        .header("Referer", format!("https://weibo.com/tv/show/{oid}"))
+        .header("Origin", "https://weibo.com")
         .header("User-Agent", DESKTOP_UA)
-        .no_redirects()
+        .no_redirects();
+    match cookie {
+        Some(cookie) => request.header("Cookie", cookie),
+        None => request,
+    }
 }
 
 /// `SUB=…; SUBP=…` from the visitor answer (JSONP `data.sub`/`data.subp`,
@@ -302,6 +337,12 @@ fn read_pc(response: &HttpResponse) -> Result<Option<Value>> {
         }
         return Ok(None);
     }
+    // `{"ok":-100,"url":"https://weibo.com/login.php?…"}`: the cookie
+    // (visitor or operator) is not, or no longer, accepted; the mobile API
+    // still answers anonymous readers.
+    if ok_code(&body).is_some_and(|code| code < 0) {
+        return Ok(None);
+    }
     Err(refusal(&body))
 }
 
@@ -331,6 +372,15 @@ fn read_m(response: &HttpResponse) -> Result<Value> {
         return Ok(data.clone());
     }
     Err(refusal(&body))
+}
+
+/// `ok` as a number (`-100`, `"-100"`), when it is one.
+fn ok_code(body: &Value) -> Option<i64> {
+    match body.get("ok")? {
+        Value::Number(n) => n.as_i64(),
+        Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    }
 }
 
 fn is_ok(body: &Value) -> bool {
@@ -425,10 +475,10 @@ mod tests {
 
     #[test]
     fn component_url_and_body_are_encoded() {
-        let r = component_request("1034:4857848069554290");
+        let r = component_request("1034:4857848069554290", None);
         assert_eq!(
             r.url,
-            "https://h5.video.weibo.com/api/component?page=%2Fshow%2F1034%3A4857848069554290"
+            "https://weibo.com/tv/api/component?page=%2Ftv%2Fshow%2F1034%3A4857848069554290"
         );
         assert_eq!(
             String::from_utf8(r.body.unwrap()).unwrap(),
@@ -448,6 +498,14 @@ mod tests {
             Some("4857881961438732")
         );
         assert_eq!(id_in_page("nothing"), None);
+    }
+
+    #[test]
+    fn a_refused_cookie_falls_back_to_the_mobile_api() {
+        // gallery-dl #9279: what weibo.com/ajax answered a visitor in 2026-03.
+        let body = r#"{"ok":-100,"url":"https://weibo.com/login.php?url=https%3A%2F%2Fweibo.com%2Fu%2F7117031969"}"#;
+        let answer = response(200, &[("Content-Type", "application/json")], body);
+        assert!(matches!(read_pc(&answer), Ok(None)));
     }
 
     #[test]

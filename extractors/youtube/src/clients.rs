@@ -107,22 +107,22 @@ pub fn builtin(id: &str) -> Option<ClientDef> {
             "VISIONOS",
             None,
             "1.02",
-            "com.google.visionos.youtube/{version}(RealityDevice14,1; U; CPU visionOS 25_6_0 like Mac OS X; US)",
+            "Mozilla/5.0 (Macintosh; Intel Mac OS X 15_7_3) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/26.0 Safari/605.1.15",
             API_HOST,
             Endpoint::Player,
             json!({
                 "clientScreen": "WATCH",
                 "platform": "MOBILE",
                 "deviceMake": "Apple",
-                "deviceModel": "RealityDevice14,1",
+                "deviceModel": "RealityDevice17,1",
                 "osName": "visionOS",
-                "osVersion": "25.6.0.23O471"
+                "osVersion": "26.5.23O471"
             }),
         ),
         "android" => def(
             "ANDROID",
             None,
-            "21.03.36",
+            "21.26.364",
             "com.google.android.youtube/{version} (Linux; U; Android 15; US) gzip",
             API_HOST,
             Endpoint::Reel,
@@ -139,7 +139,7 @@ pub fn builtin(id: &str) -> Option<ClientDef> {
             ..def(
                 "WEB",
                 Some(1),
-                "2.20260603.05.00",
+                "2.20260708.00.00",
                 WEB_USER_AGENT,
                 WEB_HOST,
                 Endpoint::Player,
@@ -152,7 +152,7 @@ pub fn builtin(id: &str) -> Option<ClientDef> {
             ..def(
                 "TVHTML5",
                 Some(7),
-                "7.20250312.16.00",
+                "7.20260707.07.00",
                 "Mozilla/5.0 (ChromiumStylePlatform) Cobalt/Version",
                 WEB_HOST,
                 Endpoint::Player,
@@ -166,7 +166,7 @@ pub fn builtin(id: &str) -> Option<ClientDef> {
             ..def(
                 "WEB_EMBEDDED_PLAYER",
                 Some(56),
-                "1.20250310.01.00",
+                "2.20260708.00.00",
                 WEB_USER_AGENT,
                 WEB_HOST,
                 Endpoint::Player,
@@ -409,7 +409,7 @@ mod tests {
         assert_eq!(defs[0].version, "7.20260101.00.00");
         assert!(defs[1].po_token && defs[1].embed_url && defs[1].challenges);
         assert_eq!(defs[2].context.get("osVersion"), Some(&json!("16")));
-        assert!(defs[2].user_agent().contains("/21.03.36 "));
+        assert!(defs[2].user_agent().contains("/21.26.364 "));
     }
 
     #[test]

@@ -11,7 +11,7 @@ pub use crate::clients::{API_HOST, WEB_HOST, WEB_USER_AGENT};
 
 pub const WEB_FIELDS_URL: &str = "https://www.youtube.com/youtubei/v1/player?prettyPrint=false&$fields=microformat,videoDetails.thumbnail.thumbnails,videoDetails.videoId";
 /// The `$fields` call's WEB version (the `web` client's, overridable as `web_version`).
-const WEB_FIELDS_VERSION: &str = "2.20260603.05.00";
+const WEB_FIELDS_VERSION: &str = "2.20260708.00.00";
 
 const HL: &str = "en";
 const GL: &str = "US";
@@ -196,14 +196,14 @@ mod tests {
 
     #[test]
     fn versions_follow_operator_config() {
-        let ctx = mediaparse_sdk::testing::context(&[("android_version", "21.26.364")]);
+        let ctx = mediaparse_sdk::testing::context(&[("android_version", "21.30.100")]);
         let defs = crate::clients::configured(&ctx).unwrap_or_else(|f| panic!("{f}"));
         let android = &defs[1];
-        assert!(android.user_agent().contains("/21.26.364 "));
+        assert!(android.user_agent().contains("/21.30.100 "));
         let req = player(android, "M4gD1WSo5mA", &ctx, Extras::default());
         assert!(req.url.contains("/reel/reel_item_watch?"));
         let body = String::from_utf8(req.body.unwrap_or_default()).unwrap_or_default();
-        assert!(body.contains("\"clientVersion\":\"21.26.364\""));
+        assert!(body.contains("\"clientVersion\":\"21.30.100\""));
         assert!(body.contains("\"playerRequest\":{\"videoId\":\"M4gD1WSo5mA\""));
     }
 
