@@ -56,18 +56,17 @@ fn resolve_short<'d>(code: &str, done: &'d [Exchange]) -> Result<Followed<'d, (S
     )
 }
 
+/// The anonymous slidesinfo lookup: only `aweme_ids` (and `request_source=200`
+/// for notes). Since 2026-08 a request carrying an unverifiable `a_bogus` (and
+/// the device ids that came with it) gets an empty body, while the bare form
+/// answers (parse-video-py 1519a91/dab1270, PR #95, 2026-08-19).
 pub fn slidesinfo_url(id: &str, request_source: bool) -> String {
-    let web_id = derived_digits(id, "web_id");
-    let device_id = derived_digits(id, "device_id");
-    let a_bogus = derived_token(id, "a_bogus", 64);
     let source = if request_source {
         "&request_source=200"
     } else {
         ""
     };
-    format!(
-        "https://www.iesdouyin.com/web/api/v2/aweme/slidesinfo/?reflow_source=reflow_page&web_id={web_id}&device_id={device_id}&aweme_ids=%5B{id}%5D{source}&a_bogus={a_bogus}"
-    )
+    format!("https://www.iesdouyin.com/web/api/v2/aweme/slidesinfo/?aweme_ids=%5B{id}%5D{source}")
 }
 
 pub fn share_page_url(id: &str, note: bool) -> String {
@@ -107,9 +106,11 @@ fn slidesinfo(id: &str, note: bool, done: &[Exchange]) -> Result<Attempt<Step>> 
         };
         match map::read_slidesinfo(&exchange.response)? {
             Attempt::Got(aweme) => return found(Attempt::Got(aweme)),
-            // Only an empty answer (no post for this id) is worth the retry.
+            // An empty list or an empty body is worth the retry with
+            // `request_source=200` (notes answer only with it).
             Attempt::Missed(miss) => {
-                let retry = matches!(miss, Failure::Unavailable(_));
+                let retry = matches!(miss, Failure::Unavailable(_))
+                    || map::is_empty_frame(&exchange.response);
                 misses.push(miss);
                 if !retry {
                     break;
@@ -147,55 +148,4 @@ fn web_api(id: &str, cookie: &str, done: &[Exchange]) -> Result<Attempt<Step>> {
         return Ok(Attempt::Got(Step::one(request)));
     };
     found(map::read_web_api(&exchange.response)?)
-}
-
-/// FNV-1a, then splitmix64: deterministic stand-ins for the random device
-/// values other clients send (the endpoint does not verify them).
-fn stream(id: &str, salt: &str) -> impl Iterator<Item = u64> {
-    let mut state = 0xcbf2_9ce4_8422_2325u64;
-    for b in salt.bytes().chain([b':']).chain(id.bytes()) {
-        state ^= u64::from(b);
-        state = state.wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    std::iter::repeat_with(move || {
-        state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    })
-}
-
-/// "75" followed by 15 digits, like the app's device ids.
-fn derived_digits(id: &str, salt: &str) -> String {
-    let digits: String = stream(id, salt)
-        .take(15)
-        .map(|n| char::from(b'0' + (n % 10) as u8))
-        .collect();
-    format!("75{digits}")
-}
-
-fn derived_token(id: &str, salt: &str, len: usize) -> String {
-    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
-    stream(id, salt)
-        .take(len)
-        .map(|n| char::from(ALPHABET[(n % ALPHABET.len() as u64) as usize]))
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn derived_values_are_stable_and_well_formed() {
-        let a = derived_digits("6961737553342991651", "device_id");
-        assert_eq!(a, derived_digits("6961737553342991651", "device_id"));
-        assert_eq!(a.len(), 17);
-        assert!(a.starts_with("75") && a.bytes().all(|b| b.is_ascii_digit()));
-        assert_ne!(a, derived_digits("6961737553342991651", "web_id"));
-        let t = derived_token("1", "a_bogus", 64);
-        assert_eq!(t.len(), 64);
-        assert!(t.bytes().all(|b| b.is_ascii_alphanumeric()));
-    }
 }

@@ -21,7 +21,8 @@ fn no_post() -> Failure {
     Failure::unavailable("Douyin returned no post for this id (deleted or hidden)")
 }
 
-/// A 2xx share page with nothing in it: the page is worth one retry.
+/// A 2xx answer with nothing in it: a share page worth one retry, or a
+/// slidesinfo lookup the endpoint refused (worth the other form).
 pub fn is_empty_frame(response: &HttpResponse) -> bool {
     response.is_success() && response.text().trim().is_empty()
 }
@@ -60,6 +61,11 @@ fn http_miss(response: &HttpResponse) -> Option<Failure> {
 pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Value>> {
     if let Some(miss) = http_miss(response) {
         return Ok(Attempt::Missed(miss));
+    }
+    if is_empty_frame(response) {
+        return Ok(Attempt::Missed(Failure::upstream(
+            "slidesinfo answered an empty body (the lookup was refused)",
+        )));
     }
     let text = response.text();
     if is_anti_bot(&text) {

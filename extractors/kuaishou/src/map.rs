@@ -284,6 +284,17 @@ fn result_code(v: &Value) -> Option<i64> {
         .or_else(|| r.as_str().and_then(|s| s.parse().ok()))
 }
 
+/// A page answered by a bare JSON reply instead of HTML: a blocked request
+/// (`{"result":2,…}`, 29–63 bytes) or the antispam captcha (`result` 2001);
+/// `None` when the body is not JSON.
+fn bare_reply(text: &str, page: &str) -> Option<Failure> {
+    let bare = serde_json::from_str::<Value>(text.trim()).ok()?;
+    Some(match result_code(&bare) {
+        Some(2) | Some(2001) => anti_bot(),
+        _ => Failure::changed(format!("the {page} answered JSON without a photo")),
+    })
+}
+
 /// The mobile share page's photo; `Missed` moves on to the desktop page,
 /// `Err` is final (deleted, under review).
 pub fn read_mobile(response: &HttpResponse) -> Result<Attempt<Value>> {
@@ -291,12 +302,8 @@ pub fn read_mobile(response: &HttpResponse) -> Result<Attempt<Value>> {
         Ok(text) => text,
         Err(miss) => return Ok(Attempt::Missed(miss)),
     };
-    // A blocked request gets a bare `{"result":2}` (63-byte replies).
-    if let Ok(bare) = serde_json::from_str::<Value>(text.trim()) {
-        return Ok(Attempt::Missed(match result_code(&bare) {
-            Some(2) | Some(2001) => anti_bot(),
-            _ => Failure::changed("the share page answered JSON without a photo"),
-        }));
+    if let Some(miss) = bare_reply(&text, "share page") {
+        return Ok(Attempt::Missed(miss));
     }
     let Some(raw) = assigned_value(&text, "window.INIT_STATE") else {
         return Ok(Attempt::Missed(Failure::changed(
@@ -391,6 +398,10 @@ pub fn read_desktop(response: &HttpResponse, id: &str) -> Result<Attempt<Value>>
         Ok(text) => text,
         Err(miss) => return Ok(Attempt::Missed(miss)),
     };
+    // Desktop User-Agents are often answered `{"result":2,"error_msg":null}`.
+    if let Some(miss) = bare_reply(&text, "desktop page") {
+        return Ok(Attempt::Missed(miss));
+    }
     let Some(raw) = assigned_value(&text, "window.__APOLLO_STATE__") else {
         return Ok(Attempt::Missed(Failure::changed(
             "the desktop page has no __APOLLO_STATE__",

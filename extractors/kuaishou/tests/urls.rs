@@ -65,6 +65,11 @@ const ACCEPTED: &[(&str, &str, &str)] = &[
         "https://www.kuaishou.com/short-video/3xr4rd4rxfsh6jc",
     ),
     (
+        "HTTP://Z7X2QWPA.M.CHENZHONGTECH.COM/fw/photo/3xr4rd4rxfsh6jc/?photoId=3xr4rd4rxfsh6jc",
+        "3xr4rd4rxfsh6jc",
+        "https://www.kuaishou.com/short-video/3xr4rd4rxfsh6jc",
+    ),
+    (
         "https://v.m.chenzhongtech.com/fw/long-video/3xr4rd4rxfsh6jc",
         "3xr4rd4rxfsh6jc",
         "https://www.kuaishou.com/short-video/3xr4rd4rxfsh6jc",

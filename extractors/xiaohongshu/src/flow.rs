@@ -32,13 +32,14 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
     let Some(desktop) = page_exchange(done, &note, DESKTOP_UA) else {
         return Ok(Step::one(page_request(&note, DESKTOP_UA, ctx)));
     };
-    let page = if page::screen(&desktop.response, &note)? == Screen::State {
+    let with_cookie = ctx.config("cookie").is_some();
+    let page = if page::screen(&desktop.response, &note, with_cookie)? == Screen::State {
         desktop
     } else {
         let Some(mobile) = page_exchange(done, &note, MOBILE_UA) else {
             return Ok(Step::one(page_request(&note, MOBILE_UA, ctx)));
         };
-        match page::screen(&mobile.response, &note)? {
+        match page::screen(&mobile.response, &note, with_cookie)? {
             Screen::State => mobile,
             Screen::NoState => {
                 return Err(Failure::changed(
@@ -47,8 +48,9 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
             }
         }
     };
-    let found = page::find_note(&page.response.text(), &note.id)?
-        .ok_or_else(|| page::unavailable(&note))?;
+    let text = page.response.text();
+    let found = page::find_note(&text, &note.id)?
+        .ok_or_else(|| page::withheld(&note, with_cookie && !page::signed_out(&text)))?;
     map::extract(found).map(Step::Done)
 }
 

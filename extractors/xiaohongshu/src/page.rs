@@ -19,11 +19,13 @@ pub const DESKTOP_STATE: &str = "window.__INITIAL_STATE__";
 pub const MOBILE_SETUP_STATE: &str = "window.__SETUP_SERVER_STATE__";
 
 /// Classify a note page answer; failures are the guide's error signals.
-pub fn screen(response: &HttpResponse, note: &NoteRef) -> Result<Screen> {
+/// `with_cookie`: the request carried the operator's session cookie.
+pub fn screen(response: &HttpResponse, note: &NoteRef, with_cookie: bool) -> Result<Screen> {
     if response.is_redirect() {
         return Err(redirect_failure(
             response.location().as_deref().unwrap_or(""),
             note,
+            with_cookie,
         ));
     }
     match response.status {
@@ -55,8 +57,9 @@ fn captcha() -> Failure {
     Failure::RateLimited("Xiaohongshu asked for a captcha (risk control)".into())
 }
 
-/// A redirect away from the note: captcha, login, or the 404/home page.
-pub fn redirect_failure(location: &str, note: &NoteRef) -> Failure {
+/// A redirect away from the note: captcha, login, the 404 page (gone), or
+/// the home page (gone, or shown only to signed-in users).
+pub fn redirect_failure(location: &str, note: &NoteRef, with_cookie: bool) -> Failure {
     let lower = location.to_ascii_lowercase();
     let path = lower
         .split_once("://")
@@ -69,9 +72,35 @@ pub fn redirect_failure(location: &str, note: &NoteRef) -> Failure {
         Failure::LoginRequired(
             "Xiaohongshu shows this note only to a signed-in session (configure `cookie`)".into(),
         )
+    } else if path.starts_with("404") {
+        unavailable(note)
+    } else {
+        withheld(note, with_cookie)
+    }
+}
+
+/// A page that shows no note although the link carried its token. Some
+/// notes are shown only to signed-in users: an anonymous request (no
+/// operator cookie) gets the home page or an empty note map for them, so
+/// that is a login wall; with a signed-in cookie the note is gone.
+pub fn withheld(note: &NoteRef, signed_in: bool) -> Failure {
+    if note.xsec_token.is_some() && !signed_in {
+        Failure::LoginRequired(
+            "Xiaohongshu shows this note only to a signed-in session, or it is gone (configure `cookie` to tell)"
+                .into(),
+        )
     } else {
         unavailable(note)
     }
+}
+
+/// Whether the page's state says its session is not signed in
+/// (`user.loggedIn: false`): an operator cookie that no longer signs in.
+pub fn signed_out(page: &str) -> bool {
+    matches!(
+        last_state(page, DESKTOP_STATE),
+        Some(Ok(state)) if state.pointer("/user/loggedIn") == Some(&Value::Bool(false))
+    )
 }
 
 /// The note is gone, private, or its token is missing or expired.
@@ -176,26 +205,48 @@ mod tests {
     fn redirects_map_to_the_guides_signals() {
         let captcha = "https://www.xiaohongshu.com/website-login/captcha?redirectPath=https%3A%2F%2Fwww.xiaohongshu.com%2Fexplore%2F6422c2750000000027000d88&verifyUuid=4a1c&verifyType=102&verifyBiz=461";
         assert_eq!(
-            redirect_failure(captcha, &note(true)).code(),
+            redirect_failure(captcha, &note(true), false).code(),
             "upstream_rate_limited"
         );
         assert_eq!(
-            redirect_failure("/404/sec_abc?error_code=300031", &note(true)).code(),
+            redirect_failure("/404/sec_abc?error_code=300031", &note(true), false).code(),
             "content_unavailable"
         );
         assert_eq!(
             redirect_failure(
                 "https://www.xiaohongshu.com/login?redirectPath=x",
-                &note(true)
+                &note(true),
+                true
             )
             .code(),
             "login_required"
         );
         assert!(
-            redirect_failure("https://www.xiaohongshu.com/explore", &note(false))
+            redirect_failure("https://www.xiaohongshu.com/explore", &note(false), false)
                 .message()
                 .contains("xsec_token")
         );
+        // The home page: a login wall for an anonymous request, gone for a
+        // signed-in one.
+        let home = "https://www.xiaohongshu.com/explore";
+        assert_eq!(
+            redirect_failure(home, &note(true), false).code(),
+            "login_required"
+        );
+        assert_eq!(
+            redirect_failure(home, &note(true), true).code(),
+            "content_unavailable"
+        );
+    }
+
+    #[test]
+    fn signed_out_reads_the_state_user() {
+        let state = |v: &str| {
+            format!("<script>window.__INITIAL_STATE__={{\"user\":{{\"loggedIn\":{v}}}}}</script>")
+        };
+        assert!(signed_out(&state("false")));
+        assert!(!signed_out(&state("true")));
+        assert!(!signed_out("<html></html>"));
     }
 
     #[test]

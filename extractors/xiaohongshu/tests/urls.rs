@@ -91,6 +91,16 @@ const ACCEPTED: &[(&str, &str, &str)] = &[
         "AbC123",
         "https://xhslink.cn/a/AbC123",
     ),
+    (
+        "HTTP://XHSLINK.CN/o/5HXq7pL2Ab/",
+        "5HXq7pL2Ab",
+        "https://xhslink.cn/o/5HXq7pL2Ab",
+    ),
+    (
+        "73 仙崽666发布了一篇小红书笔记，快来看吧！ 😆 5HXq7pL2Ab 😆 http://xhslink.cn/o/5HXq7pL2Ab，复制本条信息，打开【小红书】App查看精彩内容！",
+        "5HXq7pL2Ab",
+        "https://xhslink.cn/o/5HXq7pL2Ab",
+    ),
     // share text
     (
         "64 仙崽666发布了一篇小红书笔记，快来看吧！ 😆 8Dy7lYQ3Zm1 😆 http://xhslink.com/a/8Dy7lYQ3Zm1，复制本条信息，打开【小红书】App查看精彩内容！",
