@@ -4,7 +4,7 @@ use mediaparse_sdk::serde_json::{Map, Value};
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
 use serde::Deserialize;
 
-use crate::wbi;
+use crate::{fingerprint, wbi};
 
 pub const VIEW: &str = "https://api.bilibili.com/x/web-interface/view?";
 pub const NAV: &str = "https://api.bilibili.com/x/web-interface/nav";
@@ -32,12 +32,6 @@ pub const NAV_CACHE_SECONDS: u32 = 1800;
 /// `fnval` asking for every DASH option (HDR, 4K, Dolby, 8K, AV1).
 pub const FNVAL_DASH: &str = "4048";
 
-/// Fixed stand-ins for the browser fingerprint parameters other clients
-/// randomise (`dm_img_str`/`dm_cover_img_str` are base64 of a WebGL version
-/// and renderer string without the last two characters).
-const DM_IMG_STR: &str = "V2ViR0wgMS4wIChPcGVuR0wgRVMgMi4wIENocm9taXVtKQ";
-const DM_COVER_IMG_STR: &str = "QU5HTEUgKEludGVsLCBJbnRlbChSKSBVSEQgR3JhcGhpY3MgNjIwIERpcmVjdDNEMTEgdnNfNV8wIHBzXzVfMCwgRDNEMTEpR29vZ2xlIEluYy4gKEludGVsKQ";
-const DM_IMG_INTER: &str = r#"{"ds":[],"wh":[0,0,0],"of":[0,0,0]}"#;
 const WEB_LOCATION: &str = "1315873";
 
 /// An API request with the headers every Bilibili API call wants.
@@ -73,12 +67,9 @@ pub fn wbi_playurl_request(bvid: &str, cid: &str, keys: &wbi::Keys, ctx: &Contex
         ("fnver", "0".into()),
         ("fourk", "1".into()),
         ("otype", "json".into()),
-        ("dm_img_list", "[]".into()),
-        ("dm_img_str", DM_IMG_STR.into()),
-        ("dm_cover_img_str", DM_COVER_IMG_STR.into()),
-        ("dm_img_inter", DM_IMG_INTER.into()),
         ("web_location", WEB_LOCATION.into()),
     ];
+    params.extend(fingerprint::dm_params(bvid, cid, ctx.now_unix_ms));
     if ctx.config("cookie").is_none() {
         // Guests get 720P/1080P with it (yt-dlp #10554).
         params.push(("try_look", "1".into()));
@@ -355,4 +346,36 @@ pub fn judge_page(exchange: &Exchange, ctx: &Context) -> Outcome {
 /// A JSON number or string id as a string (`85440373`, `"85440373"`).
 pub fn id_string(value: Option<&Value>) -> Option<String> {
     mediaparse_sdk::ids::id_text(value?).filter(|s| !s.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fingerprint::tests::{assert_b64_shape, assert_inter_shape};
+
+    #[test]
+    fn signed_playurl_carries_browser_shaped_dm_params() {
+        let keys = wbi::Keys::from_urls(
+            "https://i0.hdslb.com/bfs/wbi/7cd084941338484aae1ad9425b84077c.png",
+            "https://i0.hdslb.com/bfs/wbi/4932caff0ff746eab6f01bf08b70ac45.png",
+        )
+        .unwrap_or_else(|| panic!("keys"));
+        let ctx = Context {
+            now_unix_ms: 1_700_000_000_000,
+            ..Context::default()
+        };
+        let request = wbi_playurl_request("BV1rp4y1e745", "244954665", &keys, &ctx);
+        let url = url::Url::parse(&request.url).unwrap_or_else(|e| panic!("{e}"));
+        let param = |name: &str| {
+            url.query_pairs()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.into_owned())
+                .unwrap_or_else(|| panic!("{name} missing from {url}"))
+        };
+        assert_eq!(param("dm_img_list"), "[]");
+        assert_b64_shape(&param("dm_img_str"), 16, 64);
+        assert_b64_shape(&param("dm_cover_img_str"), 32, 128);
+        assert_inter_shape(&param("dm_img_inter")).unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(param("wts"), "1700000000");
+    }
 }

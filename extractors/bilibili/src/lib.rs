@@ -10,6 +10,7 @@
 
 mod api;
 pub mod bvid;
+mod fingerprint;
 mod flow;
 mod map;
 mod meta;

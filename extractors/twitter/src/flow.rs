@@ -1,6 +1,7 @@
 //! The rounds (guide sections 3 and 6), re-derived from `done` on every
 //! call: activate a guest token → GraphQL → (a fresh token → GraphQL) →
-//! syndication; sensitive posts → the operator's session, when configured.
+//! syndication → `TweetDetail` with the guest token; sensitive posts → the
+//! operator's session, when configured.
 
 use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::{Context, Exchange, Failure, HttpResponse, Result, Step, Target, ids};
@@ -15,6 +16,11 @@ fn is_activation(e: &Exchange) -> bool {
 
 fn is_graphql(e: &Exchange) -> bool {
     e.request.url.starts_with(requests::GRAPHQL_BASE)
+        && e.request.url.contains("/TweetResultByRestId?")
+}
+
+fn is_detail(e: &Exchange) -> bool {
+    e.request.url.starts_with(requests::GRAPHQL_BASE) && e.request.url.contains("/TweetDetail?")
 }
 
 fn is_session(e: &Exchange) -> bool {
@@ -30,47 +36,90 @@ fn guest_token(response: &HttpResponse) -> Option<String> {
     (!token.is_empty() && token.bytes().all(|b| b.is_ascii_alphanumeric())).then_some(token)
 }
 
-/// The syndication step: fetch it, or judge its answer. `why` is what the
-/// GraphQL path failed with, used when syndication cannot say better.
-fn syndication_step(target: &Target, done: &[Exchange], why: Failure) -> Result<Step> {
-    let Some(exchange) = done.last_to(requests::SYNDICATION_URL) else {
-        return Ok(Step::one(requests::syndication(&target.id)));
-    };
-    let response = &exchange.response;
-    match response.status {
-        200..=299 => {}
-        404 => {
-            return Err(match why {
-                Failure::LoginRequired(_) => why,
-                _ => Failure::unavailable("the post does not exist or was deleted"),
-            });
+/// What the fallbacks after GraphQL may use: the guest token X accepted
+/// (`None` when activation failed or X refused the token twice).
+struct Fallbacks<'a> {
+    target: &'a Target,
+    ctx: &'a Context,
+    done: &'a [Exchange],
+    token: Option<&'a str>,
+}
+
+impl Fallbacks<'_> {
+    /// The syndication step: fetch it, or judge its answer. `why` is what
+    /// the GraphQL path failed with, used when nothing after it says better.
+    /// A 404 or a tombstone is final; a failed or unreadable answer moves on
+    /// to `TweetDetail`.
+    fn syndication(&self, why: Failure) -> Result<Step> {
+        let Some(exchange) = self.done.last_to(requests::SYNDICATION_URL) else {
+            return Ok(Step::one(requests::syndication(&self.target.id)));
+        };
+        let response = &exchange.response;
+        match response.status {
+            200..=299 => {}
+            404 => {
+                return Err(match why {
+                    Failure::LoginRequired(_) => why,
+                    _ => Failure::unavailable("the post does not exist or was deleted"),
+                });
+            }
+            429 => {
+                return self.tweet_detail(Failure::RateLimited(
+                    "X rate-limits both GraphQL and syndication".into(),
+                ));
+            }
+            _ => return self.tweet_detail(why),
         }
-        429 => {
-            return Err(Failure::RateLimited(
-                "X rate-limits both GraphQL and syndication".into(),
-            ));
+        let Ok(post) = response.json::<Value>() else {
+            return self.tweet_detail(why);
+        };
+        match post.get("__typename").and_then(Value::as_str) {
+            Some("TweetTombstone") => Err(match why {
+                Failure::Unavailable(_) | Failure::LoginRequired(_) => why,
+                // The syndication answer for sensitive posts is a bare tombstone.
+                _ => Failure::LoginRequired(
+                    "the post is hidden from guests (sensitive media)".into(),
+                ),
+            }),
+            _ if post.get("id_str").and_then(Value::as_str).is_some() => {
+                Ok(Step::Done(map::extraction(&Source::Syndication(post))?))
+            }
+            _ => self.tweet_detail(why),
         }
-        _ => return Err(why),
     }
-    let Ok(post) = response.json::<Value>() else {
-        return Err(why);
-    };
-    match post.get("__typename").and_then(Value::as_str) {
-        Some("TweetTombstone") => Err(match why {
-            Failure::Unavailable(_) | Failure::LoginRequired(_) => why,
-            // The syndication answer for sensitive posts is a bare tombstone.
-            _ => Failure::LoginRequired("the post is hidden from guests (sensitive media)".into()),
-        }),
-        _ if post.get("id_str").and_then(Value::as_str).is_some() => {
-            Ok(Step::Done(map::extraction(&Source::Syndication(post))?))
+
+    /// The last guest fallback: the post's conversation (`TweetDetail`),
+    /// another GraphQL operation with its own rate limit, as cobalt asks it.
+    /// Without an accepted guest token there is nothing to ask with.
+    fn tweet_detail(&self, why: Failure) -> Result<Step> {
+        let Some(token) = self.token else {
+            return Err(why);
+        };
+        let Some(exchange) = self.done.last_where(is_detail) else {
+            return Ok(Step::one(requests::tweet_detail_guest(
+                &self.target.id,
+                token,
+                self.ctx,
+            )));
+        };
+        match map::read_tweet_detail(&exchange.response, &self.target.id) {
+            GqlAnswer::Result(Outcome::Post(post)) => {
+                Ok(Step::Done(map::extraction(&Source::GraphQl(post))?))
+            }
+            GqlAnswer::Result(Outcome::Gone(gone)) => Err(Failure::unavailable(gone)),
+            GqlAnswer::Result(Outcome::Sensitive(sensitive)) => {
+                session_step(self.target, self.ctx, self.done, sensitive)
+            }
+            GqlAnswer::Result(Outcome::Missing) | GqlAnswer::BadToken | GqlAnswer::Fallback(_) => {
+                Err(why)
+            }
         }
-        _ => Err(why),
     }
 }
 
 /// The whole strategy (guide section 3 and 6):
-/// activate → GraphQL → (fresh token → GraphQL) → syndication;
-/// sensitive posts → the operator's session, when configured.
+/// activate → GraphQL → (fresh token → GraphQL) → syndication →
+/// `TweetDetail`; sensitive posts → the operator's session, when configured.
 pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
     if !urls::is_post_id(&target.id) {
         return Err(Failure::unsupported("not an X post id"));
@@ -86,7 +135,19 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
             429 => Failure::RateLimited("X refused to activate a guest token (429)".into()),
             s => Failure::upstream(format!("guest token activation failed (HTTP {s})")),
         };
-        return syndication_step(target, done, why);
+        let fallbacks = Fallbacks {
+            target,
+            ctx,
+            done,
+            token: None,
+        };
+        return fallbacks.syndication(why);
+    };
+    let mut fallbacks = Fallbacks {
+        target,
+        ctx,
+        done,
+        token: Some(&token),
     };
     let guest = done[last_activation..]
         .iter()
@@ -99,22 +160,20 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
             Ok(Step::Done(map::extraction(&Source::GraphQl(post))?))
         }
         GqlAnswer::Result(Outcome::Gone(why)) => Err(Failure::unavailable(why)),
-        GqlAnswer::Result(Outcome::Missing) => syndication_step(
-            target,
-            done,
-            Failure::unavailable("the post does not exist or was deleted"),
-        ),
+        GqlAnswer::Result(Outcome::Missing) => fallbacks.syndication(Failure::unavailable(
+            "the post does not exist or was deleted",
+        )),
         GqlAnswer::Result(Outcome::Sensitive(why)) => session_step(target, ctx, done, why),
         GqlAnswer::BadToken if activations.len() == 1 => {
             // Possibly a stale cached token: activate a fresh one, once.
             Ok(Step::one(requests::activate(ctx, true)))
         }
-        GqlAnswer::BadToken => syndication_step(
-            target,
-            done,
-            Failure::RateLimited("X refused the guest token".into()),
-        ),
-        GqlAnswer::Fallback(why) => syndication_step(target, done, why),
+        GqlAnswer::BadToken => {
+            // Refused twice: `TweetDetail` would be refused the same way.
+            fallbacks.token = None;
+            fallbacks.syndication(Failure::RateLimited("X refused the guest token".into()))
+        }
+        GqlAnswer::Fallback(why) => fallbacks.syndication(why),
     }
 }
 
@@ -204,6 +263,80 @@ mod tests {
             "https://cdn.syndication.twimg.com/tweet-result?id=20&token=6dq1a2xwd93"
         );
         done.push(answer(synd, 503, ""));
+        match Twitter::plan(&target, &ctx, &done) {
+            Err(f) => assert_eq!(f.code(), "upstream_rate_limited"),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tweet_detail_follows_a_failed_syndication_and_keeps_its_failure() {
+        let target =
+            Twitter::detect("https://x.com/jack/status/20").unwrap_or_else(|f| panic!("{f}"));
+        let ctx = Context::default();
+        let mut done = Vec::new();
+        let act = next(&target, &ctx, &done);
+        done.push(answer(act, 200, r#"{"guest_token":"111"}"#));
+        let gql = next(&target, &ctx, &done);
+        done.push(answer(gql, 429, ""));
+        let synd = next(&target, &ctx, &done);
+        assert!(synd.url.starts_with(requests::SYNDICATION_URL));
+        done.push(answer(synd, 429, ""));
+
+        let detail = next(&target, &ctx, &done);
+        assert!(
+            detail.url.starts_with(
+                "https://api.x.com/graphql/4Siu98E55GquhG52zHdY5w/TweetDetail?variables=%7B%22focalTweetId%22%3A%2220%22"
+            ),
+            "{}",
+            detail.url
+        );
+        assert_eq!(detail.header_value("x-guest-token"), Some("111"));
+        // A conversation without the post: the syndication failure stands.
+        done.push(answer(
+            detail,
+            200,
+            r#"{"data":{"threaded_conversation_with_injections_v2":{"instructions":[{"type":"TimelineAddEntries","entries":[]}]}}}"#,
+        ));
+        match Twitter::plan(&target, &ctx, &done) {
+            Err(f) => assert_eq!(f.code(), "upstream_rate_limited"),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn tweet_detail_tombstone_with_text_is_unavailable() {
+        let target =
+            Twitter::detect("https://x.com/jack/status/20").unwrap_or_else(|f| panic!("{f}"));
+        let ctx = Context::default();
+        let mut done = Vec::new();
+        let act = next(&target, &ctx, &done);
+        done.push(answer(act, 200, r#"{"guest_token":"111"}"#));
+        let gql = next(&target, &ctx, &done);
+        done.push(answer(gql, 404, ""));
+        let synd = next(&target, &ctx, &done);
+        done.push(answer(synd, 500, ""));
+        let detail = next(&target, &ctx, &done);
+        done.push(answer(
+            detail,
+            200,
+            r#"{"data":{"threaded_conversation_with_injections_v2":{"instructions":[{"type":"TimelineAddEntries","entries":[{"entryId":"tweet-20","content":{"itemContent":{"tweet_results":{"result":{"__typename":"TweetTombstone","tombstone":{"text":{"text":"This Post was deleted by the Post author."}}}}}}}]}]}}}"#,
+        ));
+        match Twitter::plan(&target, &ctx, &done) {
+            Err(f) => assert_eq!(f.code(), "content_unavailable"),
+            other => panic!("expected a failure, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn no_tweet_detail_without_an_accepted_token() {
+        let target =
+            Twitter::detect("https://x.com/jack/status/20").unwrap_or_else(|f| panic!("{f}"));
+        let ctx = Context::default();
+        let act = next(&target, &ctx, &[]);
+        let mut done = vec![answer(act, 429, "")];
+        let synd = next(&target, &ctx, &done);
+        done.push(answer(synd, 500, ""));
         match Twitter::plan(&target, &ctx, &done) {
             Err(f) => assert_eq!(f.code(), "upstream_rate_limited"),
             other => panic!("expected a failure, got {other:?}"),

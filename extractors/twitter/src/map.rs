@@ -1,5 +1,6 @@
-//! Reading the post (guide sections 4–6): the GraphQL `tweetResult` and the
-//! flat syndication shape, both mapped to media and platformData.
+//! Reading the post (guide sections 4–6): the GraphQL `tweetResult`, the
+//! focal entry of a `TweetDetail` conversation and the flat syndication
+//! shape, all mapped to media and platformData.
 
 use mediaparse_sdk::html::decode_entities;
 use mediaparse_sdk::spec::fill_missing_members;
@@ -9,7 +10,8 @@ use crate::PLATFORM;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-/// `{"data": {"tweetResult": {"result": ...}}, "errors": [...]}`
+/// `{"data": {"tweetResult": {"result": ...}}, "errors": [...]}`, or for
+/// `TweetDetail` `{"data": {"threaded_conversation_with_injections_v2": {"instructions": [...]}}}`
 #[derive(Debug, Default, Deserialize)]
 pub struct Envelope {
     #[serde(default)]
@@ -22,6 +24,31 @@ pub struct Envelope {
 pub struct Data {
     #[serde(default, rename = "tweetResult")]
     pub tweet_result: Option<Holder>,
+    #[serde(default)]
+    pub threaded_conversation_with_injections_v2: Option<Conversation>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Conversation {
+    #[serde(default)]
+    pub instructions: Vec<Value>,
+}
+
+impl Conversation {
+    /// The `tweet_results.result` of the entry `tweet-{id}` in the
+    /// `TimelineAddEntries` instructions: `None` when the post is not
+    /// among them.
+    fn focal_result(&self, id: &str) -> Option<Value> {
+        let entry_id = format!("tweet-{id}");
+        self.instructions
+            .iter()
+            .filter(|i| str_at(i, "/type") == "TimelineAddEntries")
+            .filter_map(|i| i.get("entries").and_then(Value::as_array))
+            .flatten()
+            .find(|e| str_at(e, "/entryId") == entry_id)
+            .and_then(|e| e.pointer("/content/itemContent/tweet_results/result"))
+            .cloned()
+    }
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -556,44 +583,34 @@ pub enum GqlAnswer {
     Fallback(Failure),
 }
 
-pub fn read_graphql(response: &HttpResponse) -> GqlAnswer {
-    let envelope: Option<Envelope> = response.json().ok();
-    let bad_token = envelope.as_ref().is_some_and(|e| {
+/// The HTTP-level verdict shared by both GraphQL operations; `None` when
+/// the body must be read.
+fn read_status(response: &HttpResponse, envelope: Option<&Envelope>) -> Option<GqlAnswer> {
+    let bad_token = envelope.is_some_and(|e| {
         e.errors
             .iter()
             .any(|err| err.code == Some(239) || err.message.contains("Bad guest token"))
     });
     match response.status {
-        401 | 403 => return GqlAnswer::BadToken,
-        429 => {
-            return GqlAnswer::Fallback(Failure::RateLimited(
-                "X answered 429 Too Many Requests".into(),
-            ));
-        }
-        400 | 404 | 422 => {
-            return GqlAnswer::Fallback(Failure::changed(format!(
-                "X GraphQL answered HTTP {} (stale query id or feature flags?)",
-                response.status
-            )));
-        }
-        s if !(200..300).contains(&s) => {
-            return GqlAnswer::Fallback(Failure::upstream(format!("X GraphQL answered HTTP {s}")));
-        }
-        _ => {}
+        401 | 403 => Some(GqlAnswer::BadToken),
+        429 => Some(GqlAnswer::Fallback(Failure::RateLimited(
+            "X answered 429 Too Many Requests".into(),
+        ))),
+        400 | 404 | 422 => Some(GqlAnswer::Fallback(Failure::changed(format!(
+            "X GraphQL answered HTTP {} (stale query id or feature flags?)",
+            response.status
+        )))),
+        s if !(200..300).contains(&s) => Some(GqlAnswer::Fallback(Failure::upstream(format!(
+            "X GraphQL answered HTTP {s}"
+        )))),
+        _ if bad_token => Some(GqlAnswer::BadToken),
+        _ => None,
     }
-    if bad_token {
-        return GqlAnswer::BadToken;
-    }
+}
+
+/// An answer without the expected data: its `errors`, or a changed shape.
+fn no_data(envelope: Option<Envelope>) -> GqlAnswer {
     match envelope {
-        // `errors` next to data ("Dependency: Unspecified") is ignored when
-        // the data is there (yt-dlp #15963).
-        Some(Envelope {
-            data: Some(Data {
-                tweet_result: Some(holder),
-            }),
-            ..
-        }) => GqlAnswer::Result(classify(holder.result)),
-        Some(Envelope { data: Some(_), .. }) => GqlAnswer::Result(Outcome::Missing),
         Some(e) if !e.errors.is_empty() => GqlAnswer::Fallback(Failure::upstream(format!(
             "X GraphQL error: {}",
             e.errors
@@ -605,6 +622,49 @@ pub fn read_graphql(response: &HttpResponse) -> GqlAnswer {
         _ => GqlAnswer::Fallback(Failure::changed(
             "X GraphQL answer is not the expected JSON",
         )),
+    }
+}
+
+/// A `TweetResultByRestId` answer.
+pub fn read_graphql(response: &HttpResponse) -> GqlAnswer {
+    let envelope: Option<Envelope> = response.json().ok();
+    if let Some(verdict) = read_status(response, envelope.as_ref()) {
+        return verdict;
+    }
+    match envelope {
+        // `errors` next to data ("Dependency: Unspecified") is ignored when
+        // the data is there (yt-dlp #15963).
+        Some(Envelope {
+            data:
+                Some(Data {
+                    tweet_result: Some(holder),
+                    ..
+                }),
+            ..
+        }) => GqlAnswer::Result(classify(holder.result)),
+        Some(Envelope { data: Some(_), .. }) => GqlAnswer::Result(Outcome::Missing),
+        other => no_data(other),
+    }
+}
+
+/// A `TweetDetail` answer: the conversation's entry `tweet-{id}`; a
+/// conversation without it is `Missing`.
+pub fn read_tweet_detail(response: &HttpResponse, id: &str) -> GqlAnswer {
+    let envelope: Option<Envelope> = response.json().ok();
+    if let Some(verdict) = read_status(response, envelope.as_ref()) {
+        return verdict;
+    }
+    match envelope {
+        Some(Envelope {
+            data:
+                Some(Data {
+                    threaded_conversation_with_injections_v2: Some(conversation),
+                    ..
+                }),
+            ..
+        }) => GqlAnswer::Result(classify(conversation.focal_result(id))),
+        Some(Envelope { data: Some(_), .. }) => GqlAnswer::Result(Outcome::Missing),
+        other => no_data(other),
     }
 }
 
@@ -748,5 +808,39 @@ mod tests {
         fn unwrap_or_default_for_test(self) -> (Media, Value) {
             self.unwrap_or_else(|f| panic!("{f}"))
         }
+    }
+}
+
+#[cfg(test)]
+mod tweet_detail_tests {
+    use super::*;
+    use mediaparse_sdk::HttpRequest;
+    use mediaparse_sdk::testing::exchange;
+
+    const ANSWER: &str =
+        include_str!("../fixtures/tweetdetail_after_syndication_429/TweetDetail.json");
+
+    fn read(id: &str) -> GqlAnswer {
+        let e = exchange(
+            HttpRequest::get("https://api.x.com/graphql/q/TweetDetail"),
+            200,
+            ANSWER,
+        );
+        read_tweet_detail(&e.response, id)
+    }
+
+    #[test]
+    fn the_focal_entry_is_the_post_and_replies_are_not() {
+        match read("1671508600538161153") {
+            GqlAnswer::Result(Outcome::Post(post)) => {
+                assert_eq!(str_at(&post, "/rest_id"), "1671508600538161153");
+            }
+            _ => panic!("expected the focal post"),
+        }
+        // A reply inside the conversation is no `tweet-{id}` entry.
+        assert!(matches!(
+            read("1671834254790086657"),
+            GqlAnswer::Result(Outcome::Missing)
+        ));
     }
 }

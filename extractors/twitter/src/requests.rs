@@ -1,6 +1,6 @@
 //! The upstream requests (guide section 3): guest-token activation,
 //! `TweetResultByRestId` (guest or with the operator's session cookie),
-//! and the syndication fallback.
+//! the syndication fallback and, after it, `TweetDetail` as a guest.
 
 use mediaparse_sdk::encode::strict as encode;
 use mediaparse_sdk::{Context, HttpRequest, ua};
@@ -83,6 +83,67 @@ const FEATURES: &[(&str, bool)] = &[
     ("tweet_awards_web_tipping_enabled", false),
 ];
 
+/// `TweetDetail` query id (cobalt's guest fallback, 2025-09 to 2026-04).
+/// Rotates: operator setting `detail_query_id` overrides it.
+pub const DETAIL_QUERY_ID: &str = "4Siu98E55GquhG52zHdY5w";
+
+/// The feature flags cobalt sends with [`DETAIL_QUERY_ID`].
+const DETAIL_FEATURES: &[(&str, bool)] = &[
+    ("rweb_video_screen_enabled", false),
+    ("payments_enabled", false),
+    ("rweb_xchat_enabled", false),
+    ("profile_label_improvements_pcf_label_in_post_enabled", true),
+    ("rweb_tipjar_consumption_enabled", true),
+    ("verified_phone_label_enabled", false),
+    ("creator_subscriptions_tweet_preview_api_enabled", true),
+    ("responsive_web_graphql_timeline_navigation_enabled", true),
+    (
+        "responsive_web_graphql_skip_user_profile_image_extensions_enabled",
+        false,
+    ),
+    ("premium_content_api_read_enabled", false),
+    ("communities_web_enable_tweet_community_results_fetch", true),
+    ("c9s_tweet_anatomy_moderator_badge_enabled", true),
+    (
+        "responsive_web_grok_analyze_button_fetch_trends_enabled",
+        false,
+    ),
+    ("responsive_web_grok_analyze_post_followups_enabled", true),
+    ("responsive_web_jetfuel_frame", true),
+    ("responsive_web_grok_share_attachment_enabled", true),
+    ("articles_preview_enabled", true),
+    ("responsive_web_edit_tweet_api_enabled", true),
+    (
+        "graphql_is_translatable_rweb_tweet_is_translatable_enabled",
+        true,
+    ),
+    ("view_counts_everywhere_api_enabled", true),
+    ("longform_notetweets_consumption_enabled", true),
+    (
+        "responsive_web_twitter_article_tweet_consumption_enabled",
+        true,
+    ),
+    ("tweet_awards_web_tipping_enabled", false),
+    ("responsive_web_grok_show_grok_translated_post", false),
+    ("responsive_web_grok_analysis_button_from_backend", true),
+    ("creator_subscriptions_quote_tweet_preview_enabled", false),
+    ("freedom_of_speech_not_reach_fetch_enabled", true),
+    ("standardized_nudges_misinfo", true),
+    (
+        "tweet_with_visibility_results_prefer_gql_limited_actions_policy_enabled",
+        true,
+    ),
+    ("longform_notetweets_rich_text_read_enabled", true),
+    ("longform_notetweets_inline_media_enabled", true),
+    ("responsive_web_grok_image_annotation_enabled", true),
+    ("responsive_web_grok_imagine_annotation_enabled", true),
+    (
+        "responsive_web_grok_community_note_auto_translation_is_enabled",
+        false,
+    ),
+    ("responsive_web_enhance_cards_enabled", false),
+];
+
 const FIELD_TOGGLES: &str = r#"{"withArticleRichContentState":true,"withArticlePlainText":false,"withGrokAnalyze":false,"withDisallowedReplyControls":false}"#;
 
 fn bearer(ctx: &Context) -> String {
@@ -98,7 +159,11 @@ fn config_json(ctx: &Context, name: &str, default: String) -> String {
 }
 
 fn default_features() -> String {
-    let map: Map<String, Value> = FEATURES
+    features_json(FEATURES)
+}
+
+fn features_json(flags: &[(&str, bool)]) -> String {
+    let map: Map<String, Value> = flags
         .iter()
         .map(|(k, v)| ((*k).to_string(), Value::Bool(*v)))
         .collect();
@@ -134,8 +199,38 @@ pub fn graphql_url(id: &str, ctx: &Context) -> String {
     )
 }
 
+/// The `TweetDetail` URL for a post: the conversation around it, the post
+/// itself as the entry `tweet-{id}`.
+pub fn tweet_detail_url(id: &str, ctx: &Context) -> String {
+    let query_id = ctx
+        .config("detail_query_id")
+        .unwrap_or(DETAIL_QUERY_ID)
+        .trim();
+    let variables = json!({
+        "focalTweetId": id,
+        "with_rux_injections": false,
+        "rankingMode": "Relevance",
+        "includePromotedContent": true,
+        "withCommunity": true,
+        "withQuickPromoteEligibilityTweetFields": true,
+        "withBirdwatchNotes": true,
+        "withVoice": true
+    })
+    .to_string();
+    format!(
+        "{GRAPHQL_BASE}{query_id}/TweetDetail?variables={}&features={}&fieldToggles={}",
+        encode(&variables),
+        encode(&features_json(DETAIL_FEATURES)),
+        encode(FIELD_TOGGLES)
+    )
+}
+
 fn graphql_common(id: &str, ctx: &Context) -> HttpRequest {
-    HttpRequest::get(graphql_url(id, ctx))
+    graphql_headers(HttpRequest::get(graphql_url(id, ctx)), ctx)
+}
+
+fn graphql_headers(request: HttpRequest, ctx: &Context) -> HttpRequest {
+    request
         .header("Authorization", bearer(ctx))
         .header("User-Agent", ua::CHROME_139_WINDOWS)
         .header("Content-Type", "application/json")
@@ -162,9 +257,19 @@ pub fn guest_ct0(guest_token: &str) -> String {
 
 /// Round 2: the post as a guest.
 pub fn graphql_guest(id: &str, guest_token: &str, ctx: &Context) -> HttpRequest {
+    with_guest_token(graphql_common(id, ctx), guest_token)
+}
+
+/// The last fallback: the post's conversation as a guest.
+pub fn tweet_detail_guest(id: &str, guest_token: &str, ctx: &Context) -> HttpRequest {
+    let request = graphql_headers(HttpRequest::get(tweet_detail_url(id, ctx)), ctx);
+    with_guest_token(request, guest_token)
+}
+
+fn with_guest_token(request: HttpRequest, guest_token: &str) -> HttpRequest {
     let ct0 = guest_ct0(guest_token);
     let gt = encode(&format!("v1:{guest_token}"));
-    graphql_common(id, ctx)
+    request
         .header("x-guest-token", guest_token)
         .header("x-csrf-token", ct0.clone())
         .header(
@@ -225,6 +330,29 @@ mod tests {
         assert!(url.contains("/0aTrQMKgj95K791yXeNDRA/"));
         assert!(url.contains("&features=%7B%22a_flag%22%3Atrue%7D&"));
         assert!(url.contains("&fieldToggles=%7B%22withArticleRichContentState%22"));
+    }
+
+    #[test]
+    fn tweet_detail_url_names_the_focal_post_and_takes_an_override() {
+        let url = tweet_detail_url("20", &Context::default());
+        assert!(url.starts_with(
+            "https://api.x.com/graphql/4Siu98E55GquhG52zHdY5w/TweetDetail?variables=%7B%22focalTweetId%22%3A%2220%22%2C%22with_rux_injections%22%3Afalse"
+        ));
+        assert!(url.contains("%22payments_enabled%22%3Afalse"));
+        let ctx = Context {
+            now_unix_ms: 0,
+            config: vec![Header::new("detail_query_id", "559hs_YZNV4IgA3Z6zIIuw")],
+            remembered: Vec::new(),
+        };
+        assert!(tweet_detail_url("20", &ctx).contains("/559hs_YZNV4IgA3Z6zIIuw/TweetDetail?"));
+        let request = tweet_detail_guest("20", "111", &Context::default());
+        assert_eq!(request.header_value("x-guest-token"), Some("111"));
+        assert!(
+            request
+                .header_value("Cookie")
+                .unwrap_or_default()
+                .starts_with("guest_id=v1%3A111;")
+        );
     }
 
     #[test]
