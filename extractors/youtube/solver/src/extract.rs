@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use crate::index::Index;
+use crate::index::{Index, Member};
 use crate::lex::Kind;
 
 /// Upper bound of a lifted program: more means the closure ran into the
@@ -103,53 +103,147 @@ impl Lifted {
 
 /// The definitions `roots` need, in an order that runs: a table or object
 /// after what it reads, a function before or after (it reads when called).
-/// `Err(bytes)` when they outgrow [`MAX_PROGRAM_BYTES`].
+/// A definition whose members other statements assign (a class and its
+/// methods) is lifted with those statements and runs them when defined, so
+/// it comes after what it reads. `Err(bytes)` when they outgrow
+/// [`MAX_PROGRAM_BYTES`].
+///
+/// The walk keeps its own stack: a dependency chain is as long as the player
+/// makes it, far deeper than the call stack of the component allows.
 pub fn lift(ix: &Index<'_>, roots: &[String]) -> Result<Vec<Lifted>, usize> {
-    let mut done = HashSet::new();
-    let mut out = Vec::new();
-    let mut bytes = 0;
+    let mut walk = Walk {
+        ix,
+        done: HashSet::new(),
+        out: Vec::new(),
+        bytes: 0,
+        stack: Vec::new(),
+    };
     for r in roots {
-        visit(ix, r, &mut done, &mut out, &mut bytes)?;
+        walk.enter(r)?;
+        while let Some(top) = walk.stack.last_mut() {
+            if let Some(dep) = top.deps.get(top.next).cloned() {
+                top.next += 1;
+                walk.enter(&dep)?;
+            } else if let Some(done) = walk.stack.pop()
+                && let Some(lifted) = done.after_deps
+            {
+                walk.emit(lifted)?;
+            }
+        }
     }
-    Ok(out)
+    Ok(walk.out)
 }
 
-fn visit(
-    ix: &Index<'_>,
-    name: &str,
-    done: &mut HashSet<String>,
-    out: &mut Vec<Lifted>,
-    bytes: &mut usize,
-) -> Result<(), usize> {
-    if done.contains(name) {
-        return Ok(());
+/// One definition being lifted: its dependencies still to visit, and the
+/// definition itself when it is written after them.
+struct Pending {
+    deps: Vec<String>,
+    next: usize,
+    after_deps: Option<Lifted>,
+}
+
+struct Walk<'i, 'a> {
+    ix: &'i Index<'a>,
+    done: HashSet<String>,
+    out: Vec<Lifted>,
+    bytes: usize,
+    stack: Vec<Pending>,
+}
+
+impl Walk<'_, '_> {
+    /// Starts lifting `name` (once): a function is written at once, anything
+    /// else after its dependencies.
+    fn enter(&mut self, name: &str) -> Result<(), usize> {
+        if self.done.contains(name) {
+            return Ok(());
+        }
+        let Some(def) = self.ix.defs.get(name) else {
+            return Ok(());
+        };
+        self.done.insert(name.to_string());
+        let ix = self.ix;
+        let members = ix.members.get(name).map(Vec::as_slice).unwrap_or(&[]);
+        let mut deps = free_names(ix, def.rhs.0, def.rhs.1);
+        for m in members {
+            deps.extend(free_names(ix, m.stmt.0, m.stmt.1));
+        }
+        let lifted = Lifted {
+            key: name.to_string(),
+            rhs: with_members(ix, name, ix.span(def.rhs.0, def.rhs.1), members),
+        };
+        // Functions are only read when called, so their dependencies may
+        // follow them; everything else needs its dependencies first.
+        let is_function = members.is_empty() && ix.is(def.rhs.0, "function");
+        let after_deps = if is_function {
+            self.emit(lifted)?;
+            None
+        } else {
+            Some(lifted)
+        };
+        self.stack.push(Pending {
+            deps,
+            next: 0,
+            after_deps,
+        });
+        Ok(())
     }
-    let Some(def) = ix.defs.get(name) else {
-        return Ok(());
+
+    fn emit(&mut self, lifted: Lifted) -> Result<(), usize> {
+        self.bytes += lifted.key.len() + lifted.rhs.len() + 7;
+        if self.bytes > MAX_PROGRAM_BYTES {
+            return Err(self.bytes);
+        }
+        self.out.push(lifted);
+        Ok(())
+    }
+}
+
+/// `rhs` as an expression that also runs the statements assigning into its
+/// members, with every reference to the root (`name`) in them rewritten to
+/// the new value: a member statement may read another member at once
+/// (`C.prototype.on=C.prototype.subscribe`).
+fn with_members(ix: &Index<'_>, name: &str, rhs: &str, members: &[Member]) -> String {
+    if members.is_empty() {
+        return rhs.to_string();
+    }
+    let mut out = format!("(function(){{var __v={rhs};\n");
+    for m in members {
+        out.push_str(&rewrite_root(ix, name, m.stmt.0, m.stmt.1));
+        out.push_str(";\n");
+    }
+    out.push_str("return __v})()");
+    out
+}
+
+/// Source of tokens `a..b` with each read of `name` (`x` or `param.x`, not a
+/// member `o.x` nor an object key) replaced by `__v`.
+fn rewrite_root(ix: &Index<'_>, name: &str, a: usize, b: usize) -> String {
+    let (prefix, last) = match name.split_once('.') {
+        Some((p, x)) => (Some(p), x),
+        None => (None, name),
     };
-    done.insert(name.to_string());
-    // Functions are only read when called, so their dependencies may follow
-    // them; everything else (tables, objects) needs its dependencies first.
-    let is_function = ix.is(def.rhs.0, "function");
-    let text = ix.span(def.rhs.0, def.rhs.1);
-    let deps = free_names(ix, def.rhs.0, def.rhs.1);
-    if !is_function {
-        for d in &deps {
-            visit(ix, d, done, out, bytes)?;
+    let mut out = String::new();
+    let mut copied = ix.toks[a].start;
+    let mut i = a;
+    while i < b {
+        let start = i;
+        let matched = match prefix {
+            Some(p) => ix.is(i, p) && ix.is(i + 1, ".") && ix.is(i + 2, last) && i + 2 < b,
+            None => ix.is(i, last) && ix.kind(i) == Some(Kind::Ident),
+        };
+        let member = start > a && (ix.is(start - 1, ".") || ix.is(start - 1, "?."));
+        let key = ix.is(i + if prefix.is_some() { 3 } else { 1 }, ":")
+            && start > a
+            && (ix.is(start - 1, "{") || ix.is(start - 1, ","));
+        if matched && !member && !key {
+            out.push_str(&ix.src[copied..ix.toks[start].start]);
+            out.push_str("__v");
+            i += if prefix.is_some() { 3 } else { 1 };
+            copied = ix.toks[i - 1].end;
+            continue;
         }
+        i += 1;
     }
-    *bytes += name.len() + text.len() + 7;
-    if *bytes > MAX_PROGRAM_BYTES {
-        return Err(*bytes);
-    }
-    out.push(Lifted {
-        key: name.to_string(),
-        rhs: text.to_string(),
-    });
-    if is_function {
-        for d in &deps {
-            visit(ix, d, done, out, bytes)?;
-        }
-    }
-    Ok(())
+    out.push_str(&ix.src[copied..ix.toks[b - 1].end]);
+    out
 }

@@ -2,8 +2,11 @@
 //!
 //! A player is one closure `(function(g){ … })(_yt_player)` whose body is a
 //! long list of statements: `var a,b=…,c=…;`, `name=function(…){…};`,
-//! `g.name=…;`. Each defined name maps to the tokens of its right-hand side, so
-//! a function can be lifted out together with the globals it reads.
+//! `g.name=…;`, `function name(…){…}`. Each defined name maps to the tokens of
+//! its right-hand side, so a function can be lifted out together with the
+//! globals it reads. Statements that assign into a defined name's members
+//! (`name.prototype.m=…`, `g.name[t[17]][t[11]]=…`: a class's methods) are
+//! kept with that name, in source order, so a lifted class keeps its methods.
 
 use std::collections::HashMap;
 
@@ -15,11 +18,20 @@ pub struct Def {
     pub rhs: (usize, usize),
 }
 
+/// A statement `root<access…>=…` (tokens `stmt.0..stmt.1`) whose target is a
+/// member of a defined name.
+#[derive(Debug, Clone, Copy)]
+pub struct Member {
+    pub stmt: (usize, usize),
+}
+
 pub struct Index<'a> {
     pub src: &'a str,
     pub toks: Vec<Token>,
     /// Name (`w`, `hW`, or `g.XT` for members of the closure's parameter) → definition.
     pub defs: HashMap<String, Def>,
+    /// Name → the statements that assign into its members, in source order.
+    pub members: HashMap<String, Vec<Member>>,
     /// The closure parameter's name (`g`).
     pub param: Option<String>,
 }
@@ -59,6 +71,7 @@ impl<'a> Index<'a> {
             src,
             toks,
             defs: HashMap::new(),
+            members: HashMap::new(),
             param: None,
         };
         // The body is where the `'use strict'` directive sits; fall back to
@@ -95,7 +108,27 @@ impl<'a> Index<'a> {
         Some(ix)
     }
 
-    fn index_statement(&mut self, a: usize, b: usize, depth: u32) {
+    fn index_statement(&mut self, mut a: usize, b: usize, depth: u32) {
+        // Function declarations end without `;`: each is a definition, and
+        // whatever follows it up to the `;` is the next statement.
+        while self.is(a, "function") && self.kind(a + 1) == Some(Kind::Ident) && self.is(a + 2, "(")
+        {
+            let Some(close) = self.close_of(a + 2) else {
+                return;
+            };
+            if !self.is(close + 1, "{") {
+                return;
+            }
+            let Some(end) = self.close_of(close + 1) else {
+                return;
+            };
+            let name = self.text(a + 1).to_string();
+            self.defs.insert(name, Def { rhs: (a, end + 1) });
+            a = end + 1;
+            if a >= b {
+                return;
+            }
+        }
         if self.is(a, "var") || self.is(a, "let") || self.is(a, "const") {
             // Declarators split at `,` on the statement's depth.
             let mut j = a + 1;
@@ -125,6 +158,45 @@ impl<'a> Index<'a> {
         {
             let name = format!("{param}.{}", self.text(a + 2));
             self.defs.insert(name, Def { rhs: (a + 4, b) });
+            return;
+        }
+        self.index_member_assignment(a, b, &param);
+    }
+
+    /// `root<access…>=…` with at least one access after the root (`root` a
+    /// name or `param.name`): remembered with the root.
+    fn index_member_assignment(&mut self, a: usize, b: usize, param: &str) {
+        if self.kind(a) != Some(Kind::Ident) {
+            return;
+        }
+        let (root, after_root) = if self.is(a, param)
+            && self.is(a + 1, ".")
+            && self.kind(a + 2) == Some(Kind::Ident)
+        {
+            (format!("{param}.{}", self.text(a + 2)), a + 3)
+        } else {
+            (self.text(a).to_string(), a + 1)
+        };
+        let mut j = after_root;
+        let mut accesses = 0;
+        while j < b {
+            if self.is(j, ".") && self.kind(j + 1) == Some(Kind::Ident) {
+                j += 2;
+            } else if self.is(j, "[") {
+                match self.close_of(j) {
+                    Some(c) if c < b => j = c + 1,
+                    _ => return,
+                }
+            } else {
+                break;
+            }
+            accesses += 1;
+        }
+        if accesses > 0 && self.is(j, "=") && j + 1 < b {
+            self.members
+                .entry(root)
+                .or_default()
+                .push(Member { stmt: (a, b) });
         }
     }
 }

@@ -36,20 +36,83 @@ pub enum SolveError {
     Eval(&'static str, String),
 }
 
-/// Finds both functions in `player` and lifts them.
+/// Finds both functions in `player` and lifts them: through the player's
+/// stream-URL factory when it has one that answers (see `locate.rs`), else
+/// through the older shapes of the two functions.
 pub fn prepare(player: &str) -> Result<Program, SolveError> {
     let toks = lex::tokenize(player).ok_or(SolveError::Unreadable("unterminated literal"))?;
     let ix =
         index::Index::build(player, toks).ok_or(SolveError::Unreadable("no top-level body"))?;
-    let (arr, k) = locate::n_function(&ix).ok_or(SolveError::Missing("n function"))?;
-    let sig = locate::sig_function(&ix).ok_or(SolveError::Missing("signature function"))?;
-    let mut roots = vec![arr.clone()];
-    roots.extend(extract::free_names(&ix, sig.range.0, sig.range.1));
-    roots.push(sig.helper.clone());
-    let defs = extract::lift(&ix, &roots)
-        .map_err(|_| SolveError::TooLarge("n and signature functions"))?;
     let param = ix.param.as_deref().unwrap_or("g");
-    let header = format!("var window=globalThis,self=globalThis,{param}={{}};\n");
+    let header = header(param);
+    let mut factory_error = None;
+    for factory in locate::url_factories(&ix) {
+        match through_factory(&ix, &header, param, &factory) {
+            Ok(program) => return Ok(program),
+            Err(e) => {
+                factory_error.get_or_insert(e);
+            }
+        }
+    }
+    through_functions(&ix, &header, param).map_err(|e| factory_error.unwrap_or(e))
+}
+
+/// What the player's closure provides to its body, and the browser globals
+/// the URL code reads (a page at www.youtube.com).
+fn header(param: &str) -> String {
+    format!(
+        "var window=globalThis,self=globalThis,{param}={{}},\
+         document=Object.create(null),navigator=Object.create(null),\
+         XMLHttpRequest={{prototype:{{}}}},\
+         location={{hash:\"\",host:\"www.youtube.com\",hostname:\"www.youtube.com\",\
+         href:\"https://www.youtube.com/watch?v=aaaaaaaaaaa\",origin:\"https://www.youtube.com\",\
+         password:\"\",pathname:\"/watch\",port:\"\",protocol:\"https:\",\
+         search:\"?v=aaaaaaaaaaa\",username:\"\"}};\n"
+    )
+}
+
+/// The program through the URL factory `factory`: a URL object made with the
+/// challenge in it, its transforming method called, the value read back.
+fn through_factory(
+    ix: &index::Index<'_>,
+    header: &str,
+    param: &str,
+    factory: &str,
+) -> Result<Program, SolveError> {
+    let defs = extract::lift(ix, &[factory.to_string()])
+        .map_err(|_| SolveError::TooLarge("URL factory"))?;
+    let glue = format!(
+        "var __url=function(n,s){{\
+         var u={factory}(\"https://www.youtube.com/videoplayback\",\"s\",s===void 0?void 0:encodeURIComponent(s));\
+         u.set(\"n\",n);\
+         var p=Object.getPrototypeOf(u),k=Object.keys(p).concat(Object.getOwnPropertyNames(p));\
+         for(var i=0;i<k.length;i++)if([\"constructor\",\"set\",\"get\",\"clone\"].indexOf(k[i])<0){{u[k[i]]();break}}\
+         return u}};\n\
+         var __n=function(a){{return __url(a,void 0).get(\"n\")}};\n\
+         var __sig=function(a){{var s=__url(void 0,a).get(\"s\");return s&&decodeURIComponent(s)}};\n"
+    );
+    let frame = program::Frame {
+        header,
+        param,
+        glue: &glue,
+    };
+    prune::checked_program(&frame, &defs)
+}
+
+/// The program through the n function (an element of a function array the
+/// URL code calls) and the signature run (split, helper calls, join).
+fn through_functions(
+    ix: &index::Index<'_>,
+    header: &str,
+    param: &str,
+) -> Result<Program, SolveError> {
+    let (arr, k) = locate::n_function(ix).ok_or(SolveError::Missing("n function"))?;
+    let sig = locate::sig_function(ix).ok_or(SolveError::Missing("signature function"))?;
+    let mut roots = vec![arr.clone()];
+    roots.extend(extract::free_names(ix, sig.range.0, sig.range.1));
+    roots.push(sig.helper.clone());
+    let defs = extract::lift(ix, &roots)
+        .map_err(|_| SolveError::TooLarge("n and signature functions"))?;
     let glue = format!(
         "var __n=function(a){{return {arr}[{k}](a)}};\n\
          var __sig=function({p}){{{body}}};\n",
@@ -57,7 +120,7 @@ pub fn prepare(player: &str) -> Result<Program, SolveError> {
         body = sig.body,
     );
     let frame = program::Frame {
-        header: &header,
+        header,
         param,
         glue: &glue,
     };

@@ -1,6 +1,16 @@
 //! Finds the two challenge functions by the shape of the code that uses them,
 //! never by a release's names.
 //!
+//! - first choice, both at once: the player's stream-URL factory, the
+//!   top-level function with a statement `x.m("alr","yes")` directly in its
+//!   body (the fact yt-dlp's solver keys on). Called with a URL, `"s"` and an
+//!   encoded signature it returns a URL object; its class's first own method
+//!   other than `constructor`, `set`, `get` and `clone` applies both
+//!   transforms to the object's `n` and `s` values.
+//!
+//! The older shapes below remain the fallback for a player without such a
+//! factory:
+//!
 //! - `n`: the URL code reads the `n` query value, passes it through the first
 //!   element of a one-function array and writes it back:
 //!   `X=A[0](X),Y.set(…,X)` (or `Y[…](…,X)`). `A` is a top-level array.
@@ -10,8 +20,88 @@
 //!   function of its own, so it works even when the player hides it inside a
 //!   multiplexed function.
 
+use std::collections::HashMap;
+
 use crate::index::Index;
 use crate::lex::Kind;
+
+/// Keys of the top-level functions holding an `x.m("alr","yes")` statement
+/// directly in their body, in source order.
+pub fn url_factories(ix: &Index<'_>) -> Vec<String> {
+    let by_start: HashMap<usize, &str> = ix
+        .defs
+        .iter()
+        .filter(|(_, d)| ix.is(d.rhs.0, "function"))
+        .map(|(k, d)| (d.rhs.0, k.as_str()))
+        .collect();
+    let mut found: Vec<(usize, String)> = Vec::new();
+    for i in 0..ix.toks.len() {
+        let literal = ix.kind(i) == Some(Kind::Str)
+            && matches!(ix.text(i), "\"alr\"" | "'alr'")
+            && ix.is(i + 1, ",")
+            && matches!(ix.text(i + 2), "\"yes\"" | "'yes'")
+            && ix.is(i + 3, ")")
+            && (ix.is(i + 4, ";") || ix.is(i + 4, "}"));
+        if !literal || i < 4 || !ix.is(i - 1, "(") {
+            continue;
+        }
+        // The callee: `object.name` or `object[…]`, `object` a name.
+        let object = if ix.kind(i - 2) == Some(Kind::Ident) && ix.is(i - 3, ".") {
+            i - 4
+        } else if ix.is(i - 2, "]") {
+            match open_of(ix, i - 2) {
+                Some(o) if o > 0 => o - 1,
+                _ => continue,
+            }
+        } else {
+            continue;
+        };
+        if ix.kind(object) != Some(Kind::Ident) || object == 0 {
+            continue;
+        }
+        // A statement of its own, directly in a function's body.
+        let before = object - 1;
+        let body_open = if ix.is(before, "{") {
+            before
+        } else if ix.is(before, ";") {
+            let d = ix.toks[object].depth;
+            match (0..before).rev().find(|&j| ix.toks[j].depth + 1 == d) {
+                Some(j) if ix.is(j, "{") => j,
+                _ => continue,
+            }
+        } else {
+            continue;
+        };
+        if body_open == 0 || !ix.is(body_open - 1, ")") {
+            continue;
+        }
+        let Some(params) = open_of(ix, body_open - 1) else {
+            continue;
+        };
+        let function = if params >= 1 && ix.is(params - 1, "function") {
+            params - 1
+        } else if params >= 2 && ix.is(params - 2, "function") {
+            params - 2
+        } else {
+            continue;
+        };
+        if let Some(key) = by_start.get(&function)
+            && !found.iter().any(|(_, k)| k == key)
+        {
+            found.push((function, (*key).to_string()));
+        }
+    }
+    found.sort();
+    found.into_iter().map(|(_, k)| k).collect()
+}
+
+/// Index of the token opening the bracket closed at `close`.
+fn open_of(ix: &Index<'_>, close: usize) -> Option<usize> {
+    let d = ix.toks.get(close)?.depth;
+    (0..close)
+        .rev()
+        .find(|&j| ix.toks[j].depth == d && matches!(ix.text(j), "(" | "[" | "{"))
+}
 
 /// `(array name, element index)` of the `n` function.
 pub fn n_function(ix: &Index<'_>) -> Option<(String, String)> {

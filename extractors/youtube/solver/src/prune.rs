@@ -7,7 +7,7 @@
 //! path the samples missed still finds them). The result is kept only when
 //! it answers the samples exactly as the fully eager program does.
 
-use crate::Solver;
+use crate::{SolveError, Solver};
 use crate::bytecode;
 use crate::extract::Lifted;
 use crate::program::{Frame, Program};
@@ -34,15 +34,29 @@ fn samples() -> (Vec<String>, Vec<String>) {
 
 /// The answers to the samples, `None` if any sample fails.
 fn answers(solver: &mut Solver) -> Option<Vec<String>> {
+    checked_answers(solver).ok()
+}
+
+/// The answers to the samples, or why one failed.
+fn checked_answers(solver: &mut Solver) -> Result<Vec<String>, SolveError> {
     let (n, sig) = samples();
     let mut out = Vec::new();
     for x in &n {
-        out.push(solver.n(x).ok()?);
+        out.push(solver.n(x)?);
     }
     for x in &sig {
-        out.push(solver.sig(x).ok()?);
+        out.push(solver.sig(x)?);
     }
-    Some(out)
+    Ok(out)
+}
+
+/// Like [`program`], but an error when the all-eager program does not
+/// answer every sample (the locator picked something that is not it).
+pub fn checked_program(frame: &Frame<'_>, defs: &[Lifted]) -> Result<Program, SolveError> {
+    let full = Program::eager(frame, defs);
+    let reference = checked_answers(&mut Solver::new(&full)?)?;
+    let program = pruned(frame, defs, &reference).unwrap_or(full);
+    Ok(with_bytecode(program, &reference))
 }
 
 /// The smallest program that answers like `defs` all eager (the all-eager

@@ -1,75 +1,115 @@
-//! Every known answer for the three real players in `../shared/payloads/youtube/players/`.
+//! Every known answer of every real player we hold: the three in
+//! `../shared/payloads/youtube/players/` and the ones in `tests/players/`
+//! (gzipped, provenance in `tests/players/README.md`). Each is learned from
+//! scratch (`prepare`), then loaded the way a known player is (`Solver::new`).
 
+use std::io::Read;
 use std::path::PathBuf;
 
-use mediaparse_youtube_solver::{Solver, prepare};
+use mediaparse_youtube_solver::{Program, Solver, prepare};
 
-fn players_dir() -> PathBuf {
+fn shared_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../../shared/payloads/youtube/players")
 }
 
-fn check(id: &str) -> mediaparse_youtube_solver::Program {
-    let dir = players_dir();
-    let answers: serde_json::Value =
-        serde_json::from_slice(&std::fs::read(dir.join("answers.json")).expect("answers.json"))
-            .expect("json");
-    let player = std::fs::read_to_string(dir.join(format!("{id}-main-en_GB.js"))).expect("player");
+fn own_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/players")
+}
+
+fn answers(dir: &PathBuf) -> serde_json::Value {
+    serde_json::from_slice(&std::fs::read(dir.join("answers.json")).expect("answers.json"))
+        .expect("json")
+}
+
+/// Learns `player` and checks every answer `want` lists for it.
+fn check(name: &str, player: &str, want: &serde_json::Value) -> Program {
     let t = std::time::Instant::now();
-    let program = prepare(&player).expect("prepare");
-    // Remembered with its checked bytecode, so a known player skips compiling.
-    assert!(
-        program.parts().expect("well formed").bytecode.is_some(),
-        "{id}: no bytecode"
-    );
+    let program = prepare(player).unwrap_or_else(|e| panic!("{name}: {e}"));
     eprintln!(
-        "{id}: prepared in {:?}, program {} bytes",
+        "{name}: learned in {:?}, program {} bytes",
         t.elapsed(),
         program.source.len()
     );
-    let t = std::time::Instant::now();
+    // Remembered with its checked bytecode, so a known player skips compiling.
+    assert!(
+        program.parts().expect("well formed").bytecode.is_some(),
+        "{name}: no bytecode"
+    );
     let mut solver = Solver::new(&program).expect("load");
-    eprintln!("{id}: loaded in {:?}", t.elapsed());
-    for (input, want) in answers[id]["n"].as_object().expect("n answers") {
+    for (input, out) in want["n"].as_object().expect("n answers") {
         assert_eq!(
-            solver.n(input).expect("n"),
-            want.as_str().expect("str"),
-            "{id} n {input}"
+            solver.n(input).unwrap_or_else(|e| panic!("{name} n {input}: {e}")),
+            out.as_str().expect("str"),
+            "{name} n {input}"
         );
     }
-    for (input, want) in answers[id]["sig"].as_object().expect("sig answers") {
+    for (input, out) in want["sig"].as_object().expect("sig answers") {
         assert_eq!(
-            solver.sig(input).expect("sig"),
-            want.as_str().expect("str"),
-            "{id} sig {input}"
+            solver.sig(input).unwrap_or_else(|e| panic!("{name} sig {input}: {e}")),
+            out.as_str().expect("str"),
+            "{name} sig {input}"
         );
     }
     program
 }
 
+fn shared(id: &str) -> Program {
+    let dir = shared_dir();
+    let player = std::fs::read_to_string(dir.join(format!("{id}-main-en_GB.js"))).expect("player");
+    check(id, &player, &answers(&dir)[id])
+}
+
+fn own(name: &str) -> Program {
+    let dir = own_dir();
+    let mut player = String::new();
+    flate2::read::GzDecoder::new(
+        std::fs::File::open(dir.join(format!("{name}.js.gz"))).expect("player"),
+    )
+    .read_to_string(&mut player)
+    .expect("gzip");
+    check(name, &player, &answers(&dir)[name])
+}
+
 #[test]
 fn e7567ecf() {
-    check("e7567ecf");
+    shared("e7567ecf");
 }
 
 #[test]
 fn p074a8365() {
-    check("074a8365");
+    shared("074a8365");
 }
 
 #[test]
 fn c9168c90() {
-    // The 2026 player's functions sit in dispatchers that reach 146 KB of the
-    // player; what the challenges run is compiled at load, the rest lazily.
-    let program = check("c9168c90");
+    // The 2026 player's functions sit in dispatchers that reach far into
+    // the player; what the challenges run is compiled at load, the rest lazily.
+    let program = shared("c9168c90");
     let parts = program.parts().expect("well formed");
     assert!(
-        parts.js.len() < 20_000,
+        parts.js.len() < 40_000,
         "eager part {} bytes",
         parts.js.len()
     );
     assert!(
-        parts.lazy.len() > 500,
+        parts.lazy.len() > 100,
         "{} lazy definitions",
         parts.lazy.len()
     );
+}
+
+#[test]
+fn p6e20d3a8() {
+    own("6e20d3a8-main-en_GB");
+}
+
+#[test]
+fn web_20260210_11() {
+    own("web_20260210_11-main");
+}
+
+/// Held out: not looked at while the locator was developed.
+#[test]
+fn web_20260303_11_held_out() {
+    own("web_20260303_11-main");
 }
