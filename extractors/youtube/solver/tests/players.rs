@@ -108,6 +108,31 @@ fn web_20260210_11() {
     own("web_20260210_11-main");
 }
 
+#[test]
+fn pytube_2022_02_04() {
+    own("pytube_2022-02-04-main");
+}
+
+#[test]
+fn pytube_2022_04_15() {
+    own("pytube_2022-04-15-main");
+}
+
+#[test]
+fn pytube_2023_03_19() {
+    own("pytube_2023-03-19-main");
+}
+
+#[test]
+fn pytube_2023_03_24() {
+    own("pytube_2023-03-24-main");
+}
+
+#[test]
+fn pytube_2023_05_11() {
+    own("pytube_2023-05-11-main");
+}
+
 /// Held out: not looked at while the locator was developed.
 #[test]
 fn web_20260303_11_held_out() {
