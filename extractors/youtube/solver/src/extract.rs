@@ -4,7 +4,7 @@
 
 use std::collections::HashSet;
 
-use crate::index::{Index, Member};
+use crate::index::Index;
 use crate::lex::Kind;
 
 /// Upper bound of a lifted program: more means the closure ran into the
@@ -110,9 +110,10 @@ impl Lifted {
 ///
 /// The walk keeps its own stack: a dependency chain is as long as the player
 /// makes it, far deeper than the call stack of the component allows.
-pub fn lift(ix: &Index<'_>, roots: &[String]) -> Result<Vec<Lifted>, usize> {
+pub fn lift(ix: &Index<'_>, roots: &[String], methods: Methods<'_>) -> Result<Vec<Lifted>, usize> {
     let mut walk = Walk {
         ix,
+        methods,
         done: HashSet::new(),
         out: Vec::new(),
         bytes: 0,
@@ -142,8 +143,31 @@ struct Pending {
     after_deps: Option<Lifted>,
 }
 
+/// What becomes of the methods (members assigned a function) of a lifted
+/// class. A class reached through the URL factory brings every method with
+/// its own dependencies, most of which the challenges never call.
+#[derive(Clone, Copy)]
+pub enum Methods<'s> {
+    /// Every method as written.
+    All,
+    /// Every method wrapped so that its first call adds its id (`key#n`,
+    /// the class's key and the member statement's position) to
+    /// `__methods_seen` (see [`RECORD_METHODS`]).
+    Recorded,
+    /// The methods with these ids as written; every other one a function
+    /// that throws, its dependencies left out. The member stays, so the
+    /// class keeps its shape (its methods' names and their order).
+    Only(&'s HashSet<String>),
+}
+
+/// What a program lifted with [`Methods::Recorded`] needs defined first.
+pub const RECORD_METHODS: &str = "var __methods_seen=[];\
+var __method=function(id,f){return function(){\
+if(__methods_seen.indexOf(id)<0)__methods_seen.push(id);return f.apply(this,arguments)}};\n";
+
 struct Walk<'i, 'a> {
     ix: &'i Index<'a>,
+    methods: Methods<'i>,
     done: HashSet<String>,
     out: Vec<Lifted>,
     bytes: usize,
@@ -164,12 +188,31 @@ impl Walk<'_, '_> {
         let ix = self.ix;
         let members = ix.members.get(name).map(Vec::as_slice).unwrap_or(&[]);
         let mut deps = free_names(ix, def.rhs.0, def.rhs.1);
-        for m in members {
+        let mut statements = Vec::with_capacity(members.len());
+        for (n, m) in members.iter().enumerate() {
+            let id = format!("{name}#{n}");
+            let is_method = ix.is(m.eq + 1, "function");
+            let target = rewrite_root(ix, name, m.stmt.0, m.eq);
+            let value = match self.methods {
+                Methods::Only(kept) if is_method && !kept.contains(&id) => {
+                    deps.extend(free_names(ix, m.stmt.0, m.eq));
+                    statements.push(format!(
+                        "{target}=function(){{throw new Error(\"{id} was not lifted\")}}"
+                    ));
+                    continue;
+                }
+                Methods::Recorded if is_method => format!(
+                    "__method(\"{id}\",{})",
+                    rewrite_root(ix, name, m.eq + 1, m.stmt.1)
+                ),
+                _ => rewrite_root(ix, name, m.eq + 1, m.stmt.1),
+            };
             deps.extend(free_names(ix, m.stmt.0, m.stmt.1));
+            statements.push(format!("{target}={value}"));
         }
         let lifted = Lifted {
             key: name.to_string(),
-            rhs: with_members(ix, name, ix.span(def.rhs.0, def.rhs.1), members),
+            rhs: with_members(ix.span(def.rhs.0, def.rhs.1), &statements),
         };
         // Functions are only read when called, so their dependencies may
         // follow them; everything else needs its dependencies first.
@@ -198,17 +241,16 @@ impl Walk<'_, '_> {
     }
 }
 
-/// `rhs` as an expression that also runs the statements assigning into its
-/// members, with every reference to the root (`name`) in them rewritten to
-/// the new value: a member statement may read another member at once
-/// (`C.prototype.on=C.prototype.subscribe`).
-fn with_members(ix: &Index<'_>, name: &str, rhs: &str, members: &[Member]) -> String {
-    if members.is_empty() {
+/// `rhs` as an expression that also runs `statements` (a class's member
+/// statements, each reference to the class rewritten to `__v`: a member
+/// statement may read another member at once, `C.prototype.on=C.prototype.subscribe`).
+fn with_members(rhs: &str, statements: &[String]) -> String {
+    if statements.is_empty() {
         return rhs.to_string();
     }
     let mut out = format!("(function(){{var __v={rhs};\n");
-    for m in members {
-        out.push_str(&rewrite_root(ix, name, m.stmt.0, m.stmt.1));
+    for s in statements {
+        out.push_str(s);
         out.push_str(";\n");
     }
     out.push_str("return __v})()");

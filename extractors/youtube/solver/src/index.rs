@@ -18,11 +18,12 @@ pub struct Def {
     pub rhs: (usize, usize),
 }
 
-/// A statement `root<access…>=…` (tokens `stmt.0..stmt.1`) whose target is a
-/// member of a defined name.
+/// A statement `root<access…>=…` (tokens `stmt.0..stmt.1`, the `=` at
+/// `eq`) whose target is a member of a defined name.
 #[derive(Debug, Clone, Copy)]
 pub struct Member {
     pub stmt: (usize, usize),
+    pub eq: usize,
 }
 
 pub struct Index<'a> {
@@ -169,14 +170,12 @@ impl<'a> Index<'a> {
         if self.kind(a) != Some(Kind::Ident) {
             return;
         }
-        let (root, after_root) = if self.is(a, param)
-            && self.is(a + 1, ".")
-            && self.kind(a + 2) == Some(Kind::Ident)
-        {
-            (format!("{param}.{}", self.text(a + 2)), a + 3)
-        } else {
-            (self.text(a).to_string(), a + 1)
-        };
+        let (root, after_root) =
+            if self.is(a, param) && self.is(a + 1, ".") && self.kind(a + 2) == Some(Kind::Ident) {
+                (format!("{param}.{}", self.text(a + 2)), a + 3)
+            } else {
+                (self.text(a).to_string(), a + 1)
+            };
         let mut j = after_root;
         let mut accesses = 0;
         while j < b {
@@ -193,10 +192,10 @@ impl<'a> Index<'a> {
             accesses += 1;
         }
         if accesses > 0 && self.is(j, "=") && j + 1 < b {
-            self.members
-                .entry(root)
-                .or_default()
-                .push(Member { stmt: (a, b) });
+            self.members.entry(root).or_default().push(Member {
+                stmt: (a, b),
+                eq: j,
+            });
         }
     }
 }

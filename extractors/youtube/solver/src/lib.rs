@@ -73,14 +73,19 @@ fn header(param: &str) -> String {
 
 /// The program through the URL factory `factory`: a URL object made with the
 /// challenge in it, its transforming method called, the value read back.
+/// The factory's class brings all its methods; only those the samples call
+/// are kept (the others become stubs that throw), when the result answers
+/// exactly as the whole does.
 fn through_factory(
     ix: &index::Index<'_>,
     header: &str,
     param: &str,
     factory: &str,
 ) -> Result<Program, SolveError> {
-    let defs = extract::lift(ix, &[factory.to_string()])
-        .map_err(|_| SolveError::TooLarge("URL factory"))?;
+    let roots = [factory.to_string()];
+    let lift = |methods| {
+        extract::lift(ix, &roots, methods).map_err(|_| SolveError::TooLarge("URL factory"))
+    };
     let glue = format!(
         "var __url=function(n,s){{\
          var u={factory}(\"https://www.youtube.com/videoplayback\",\"s\",s===void 0?void 0:encodeURIComponent(s));\
@@ -96,7 +101,24 @@ fn through_factory(
         param,
         glue: &glue,
     };
-    prune::checked_program(&frame, &defs)
+    let all = lift(extract::Methods::All)?;
+    let reference = prune::reference(&frame, &all)?;
+    let recording = format!("{header}{}", extract::RECORD_METHODS);
+    let probe_frame = program::Frame {
+        header: &recording,
+        param,
+        glue: &glue,
+    };
+    if let Some(called) = prune::methods_called(&probe_frame, &lift(extract::Methods::Recorded)?)
+        && let Some(program) =
+            prune::matching(&frame, &lift(extract::Methods::Only(&called))?, &reference)
+    {
+        return Ok(program);
+    }
+    prune::matching(&frame, &all, &reference).ok_or(SolveError::Eval(
+        "URL factory",
+        "the lifted program answers differently on a second run".into(),
+    ))
 }
 
 /// The program through the n function (an element of a function array the
@@ -111,7 +133,7 @@ fn through_functions(
     let mut roots = vec![arr.clone()];
     roots.extend(extract::free_names(ix, sig.range.0, sig.range.1));
     roots.push(sig.helper.clone());
-    let defs = extract::lift(ix, &roots)
+    let defs = extract::lift(ix, &roots, extract::Methods::All)
         .map_err(|_| SolveError::TooLarge("n and signature functions"))?;
     let glue = format!(
         "var __n=function(a){{return {arr}[{k}](a)}};\n\
@@ -202,11 +224,14 @@ impl Solver {
 
     /// Keys of the lazy definitions compiled so far (`None` without any).
     pub fn materialized(&mut self) -> Option<Vec<String>> {
-        let keys: String = self
-            .ctx
-            .with(|ctx| eval(&ctx, b"__lazy_seen.join('\\n')".to_vec()))
-            .ok()?;
-        Some(keys.lines().map(str::to_string).collect())
+        self.strings("__lazy_seen")
+    }
+
+    /// The elements of the global array of strings `name` (`None` without it).
+    pub(crate) fn strings(&mut self, name: &str) -> Option<Vec<String>> {
+        let source = format!("{name}.join('\\n')").into_bytes();
+        let joined: String = self.ctx.with(|ctx| eval(&ctx, source)).ok()?;
+        Some(joined.lines().map(str::to_string).collect())
     }
 
     fn call(&mut self, f: &str, what: &'static str, arg: &str) -> Result<String, SolveError> {

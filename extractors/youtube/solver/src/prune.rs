@@ -7,10 +7,12 @@
 //! path the samples missed still finds them). The result is kept only when
 //! it answers the samples exactly as the fully eager program does.
 
-use crate::{SolveError, Solver};
+use std::collections::HashSet;
+
 use crate::bytecode;
 use crate::extract::Lifted;
 use crate::program::{Frame, Program};
+use crate::{SolveError, Solver};
 
 /// Sample challenges: `n` values are 15–18 characters of the base64url
 /// alphabet, signatures ~100; pseudo-random so every run picks the same.
@@ -50,15 +52,6 @@ fn checked_answers(solver: &mut Solver) -> Result<Vec<String>, SolveError> {
     Ok(out)
 }
 
-/// Like [`program`], but an error when the all-eager program does not
-/// answer every sample (the locator picked something that is not it).
-pub fn checked_program(frame: &Frame<'_>, defs: &[Lifted]) -> Result<Program, SolveError> {
-    let full = Program::eager(frame, defs);
-    let reference = checked_answers(&mut Solver::new(&full)?)?;
-    let program = pruned(frame, defs, &reference).unwrap_or(full);
-    Ok(with_bytecode(program, &reference))
-}
-
 /// The smallest program that answers like `defs` all eager (the all-eager
 /// one when pruning cannot be checked or changes an answer), carrying its
 /// bytecode when the bytecode answers the same too.
@@ -69,6 +62,31 @@ pub fn program(frame: &Frame<'_>, defs: &[Lifted]) -> Program {
     };
     let program = pruned(frame, defs, &reference).unwrap_or(full);
     with_bytecode(program, &reference)
+}
+
+/// The answers of `defs` all eager to the samples, or why one failed.
+pub fn reference(frame: &Frame<'_>, defs: &[Lifted]) -> Result<Vec<String>, SolveError> {
+    checked_answers(&mut Solver::new(&Program::eager(frame, defs))?)
+}
+
+/// Like [`program`], but `None` unless `defs` all eager answer the samples
+/// exactly as `reference`.
+pub fn matching(frame: &Frame<'_>, defs: &[Lifted], reference: &[String]) -> Option<Program> {
+    let full = Program::eager(frame, defs);
+    if answers(&mut Solver::new(&full).ok()?)? != reference {
+        return None;
+    }
+    let program = pruned(frame, defs, reference).unwrap_or(full);
+    Some(with_bytecode(program, reference))
+}
+
+/// The ids of the methods the samples call, for `defs` lifted with
+/// `Methods::Recorded` (`frame` defining what that needs); `None` when a
+/// sample fails.
+pub fn methods_called(frame: &Frame<'_>, defs: &[Lifted]) -> Option<HashSet<String>> {
+    let mut probe = Solver::new(&Program::with_lazy(frame, &[], defs)).ok()?;
+    answers(&mut probe)?;
+    Some(probe.strings("__methods_seen")?.into_iter().collect())
 }
 
 fn pruned(frame: &Frame<'_>, defs: &[Lifted], reference: &[String]) -> Option<Program> {

@@ -4,7 +4,7 @@
 //! scratch (`prepare`), then loaded the way a known player is (`Solver::new`).
 
 use std::io::Read;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use mediaparse_youtube_solver::{Program, Solver, prepare};
 
@@ -16,7 +16,7 @@ fn own_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/players")
 }
 
-fn answers(dir: &PathBuf) -> serde_json::Value {
+fn answers(dir: &Path) -> serde_json::Value {
     serde_json::from_slice(&std::fs::read(dir.join("answers.json")).expect("answers.json"))
         .expect("json")
 }
@@ -38,14 +38,18 @@ fn check(name: &str, player: &str, want: &serde_json::Value) -> Program {
     let mut solver = Solver::new(&program).expect("load");
     for (input, out) in want["n"].as_object().expect("n answers") {
         assert_eq!(
-            solver.n(input).unwrap_or_else(|e| panic!("{name} n {input}: {e}")),
+            solver
+                .n(input)
+                .unwrap_or_else(|e| panic!("{name} n {input}: {e}")),
             out.as_str().expect("str"),
             "{name} n {input}"
         );
     }
     for (input, out) in want["sig"].as_object().expect("sig answers") {
         assert_eq!(
-            solver.sig(input).unwrap_or_else(|e| panic!("{name} sig {input}: {e}")),
+            solver
+                .sig(input)
+                .unwrap_or_else(|e| panic!("{name} sig {input}: {e}")),
             out.as_str().expect("str"),
             "{name} sig {input}"
         );
