@@ -110,10 +110,11 @@ impl Lifted {
 ///
 /// The walk keeps its own stack: a dependency chain is as long as the player
 /// makes it, far deeper than the call stack of the component allows.
-pub fn lift(ix: &Index<'_>, roots: &[String], methods: Methods<'_>) -> Result<Vec<Lifted>, usize> {
+pub fn lift(ix: &Index<'_>, roots: &[String], methods: Methods<'_>) -> Result<Lift, usize> {
     let mut walk = Walk {
         ix,
         methods,
+        declared: Vec::new(),
         done: HashSet::new(),
         out: Vec::new(),
         bytes: 0,
@@ -132,7 +133,29 @@ pub fn lift(ix: &Index<'_>, roots: &[String], methods: Methods<'_>) -> Result<Ve
             }
         }
     }
-    Ok(walk.out)
+    Ok(Lift {
+        defs: walk.out,
+        declared: walk.declared,
+    })
+}
+
+/// What [`lift`] found: the definitions, and the names they read that the
+/// player declares at top level without defining them there (assigned at
+/// run time; the program declares them so reading one is `undefined`, as
+/// in the player, not a `ReferenceError`).
+pub struct Lift {
+    pub defs: Vec<Lifted>,
+    pub declared: Vec<String>,
+}
+
+impl Lift {
+    /// `var a,b,c;` for [`Lift::declared`] (empty without any).
+    pub fn declarations(&self) -> String {
+        if self.declared.is_empty() {
+            return String::new();
+        }
+        format!("var {};\n", self.declared.join(","))
+    }
 }
 
 /// One definition being lifted: its dependencies still to visit, and the
@@ -168,6 +191,7 @@ if(__methods_seen.indexOf(id)<0)__methods_seen.push(id);return f.apply(this,argu
 struct Walk<'i, 'a> {
     ix: &'i Index<'a>,
     methods: Methods<'i>,
+    declared: Vec<String>,
     done: HashSet<String>,
     out: Vec<Lifted>,
     bytes: usize,
@@ -182,6 +206,10 @@ impl Walk<'_, '_> {
             return Ok(());
         }
         let Some(def) = self.ix.defs.get(name) else {
+            if self.ix.declared.contains(name) {
+                self.done.insert(name.to_string());
+                self.declared.push(name.to_string());
+            }
             return Ok(());
         };
         self.done.insert(name.to_string());

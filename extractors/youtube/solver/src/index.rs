@@ -8,7 +8,7 @@
 //! (`name.prototype.m=…`, `g.name[t[17]][t[11]]=…`: a class's methods) are
 //! kept with that name, in source order, so a lifted class keeps its methods.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use crate::lex::{Kind, Token};
 
@@ -33,6 +33,9 @@ pub struct Index<'a> {
     pub defs: HashMap<String, Def>,
     /// Name → the statements that assign into its members, in source order.
     pub members: HashMap<String, Vec<Member>>,
+    /// Names a top-level `var` declares, with or without a value (the
+    /// player's `var a,b,c;` list names hundreds it assigns only at run time).
+    pub declared: HashSet<String>,
     /// The closure parameter's name (`g`).
     pub param: Option<String>,
 }
@@ -73,6 +76,7 @@ impl<'a> Index<'a> {
             toks,
             defs: HashMap::new(),
             members: HashMap::new(),
+            declared: HashSet::new(),
             param: None,
         };
         // The body is where the `'use strict'` directive sits; fall back to
@@ -96,17 +100,38 @@ impl<'a> Index<'a> {
             .map(|i| ix.text(i + 2).to_string());
         let mut i = body_start;
         while i < ix.toks.len() && ix.toks[i].depth >= body_depth {
-            // One statement: up to the next `;` at body depth.
+            // One statement: up to the next `;` at body depth, or to where
+            // the next one starts right after a block (`if(…){…}var a=…`,
+            // `a:{…}g.b=…`: block statements end without `;`).
             let end = (i..ix.toks.len())
                 .find(|&j| {
                     ix.toks[j].depth < body_depth
-                        || (ix.toks[j].depth == body_depth && ix.is(j, ";"))
+                        || (ix.toks[j].depth == body_depth
+                            && (ix.is(j, ";") || (j > i && ix.starts_after_block(j))))
                 })
                 .unwrap_or(ix.toks.len());
             ix.index_statement(i, end, body_depth);
-            i = end + 1;
+            i = if ix.is(end, ";") { end + 1 } else { end };
         }
         Some(ix)
+    }
+
+    /// Whether token `j` (at the body's depth) starts a statement that
+    /// follows a block without `;`: it comes right after a `}` of the same
+    /// depth and reads `var`/`let`/`const`/`function` or `name=`, `name.`,
+    /// `name[` (a block's `else`, `while`, `catch`, `finally` never do).
+    fn starts_after_block(&self, j: usize) -> bool {
+        if j == 0 || !self.is(j - 1, "}") || self.toks[j - 1].depth != self.toks[j].depth {
+            return false;
+        }
+        match self.text(j) {
+            "var" | "let" | "const" | "function" => true,
+            "else" | "while" | "catch" | "finally" | "in" | "instanceof" => false,
+            _ => {
+                self.kind(j) == Some(Kind::Ident)
+                    && (self.is(j + 1, "=") || self.is(j + 1, ".") || self.is(j + 1, "["))
+            }
+        }
     }
 
     fn index_statement(&mut self, mut a: usize, b: usize, depth: u32) {
@@ -137,6 +162,9 @@ impl<'a> Index<'a> {
                 let end = (j..b)
                     .find(|&k| self.toks[k].depth == depth && self.is(k, ","))
                     .unwrap_or(b);
+                if self.kind(j) == Some(Kind::Ident) {
+                    self.declared.insert(self.text(j).to_string());
+                }
                 if self.kind(j) == Some(Kind::Ident) && self.is(j + 1, "=") && j + 2 < end {
                     let name = self.text(j).to_string();
                     self.defs.insert(name, Def { rhs: (j + 2, end) });
@@ -197,5 +225,42 @@ impl<'a> Index<'a> {
                 eq: j,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lex::tokenize;
+
+    fn index(body: &str) -> Index<'_> {
+        Index::build(body, tokenize(body).expect("tokens")).expect("index")
+    }
+
+    #[test]
+    fn statements_after_blocks_and_function_declarations_are_indexed() {
+        let src = "(function(g){'use strict';var a,b=1;if(x){a=2}else a=3;var c=a;\
+                   l:{break l}g.d=function(){return c};function e(u){return u}f=e;\
+                   C=function(){};C.prototype.m=function(){};g.D=function(){};\
+                   g.D[t[1]][\"n\"]=C.prototype.m;})(_yt_player);";
+        let ix = index(src);
+        let rhs = |k: &str| ix.defs.get(k).map(|d| ix.span(d.rhs.0, d.rhs.1));
+        assert_eq!(rhs("b"), Some("1"));
+        assert_eq!(rhs("c"), Some("a"), "a var after an if/else block");
+        assert_eq!(
+            rhs("g.d"),
+            Some("function(){return c}"),
+            "after a labeled block"
+        );
+        assert_eq!(rhs("e"), Some("function e(u){return u}"));
+        assert_eq!(rhs("f"), Some("e"), "after a function declaration");
+        assert!(ix.declared.contains("a") && !ix.defs.contains_key("a"));
+        let members = |k: &str| -> Vec<&str> {
+            ix.members.get(k).map_or(vec![], |m| {
+                m.iter().map(|m| ix.span(m.stmt.0, m.stmt.1)).collect()
+            })
+        };
+        assert_eq!(members("C"), ["C.prototype.m=function(){}"]);
+        assert_eq!(members("g.D"), ["g.D[t[1]][\"n\"]=C.prototype.m"]);
     }
 }

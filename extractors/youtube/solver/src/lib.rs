@@ -96,26 +96,38 @@ fn through_factory(
          var __n=function(a){{return __url(a,void 0).get(\"n\")}};\n\
          var __sig=function(a){{var s=__url(void 0,a).get(\"s\");return s&&decodeURIComponent(s)}};\n"
     );
+    let all = lift(extract::Methods::All)?;
+    let header_all = format!("{header}{}", all.declarations());
     let frame = program::Frame {
-        header,
+        header: &header_all,
         param,
         glue: &glue,
     };
-    let all = lift(extract::Methods::All)?;
-    let reference = prune::reference(&frame, &all)?;
-    let recording = format!("{header}{}", extract::RECORD_METHODS);
+    let reference = prune::reference(&frame, &all.defs)?;
+    let recorded = lift(extract::Methods::Recorded)?;
+    let recording = format!(
+        "{header}{}{}",
+        recorded.declarations(),
+        extract::RECORD_METHODS
+    );
     let probe_frame = program::Frame {
         header: &recording,
         param,
         glue: &glue,
     };
-    if let Some(called) = prune::methods_called(&probe_frame, &lift(extract::Methods::Recorded)?)
-        && let Some(program) =
-            prune::matching(&frame, &lift(extract::Methods::Only(&called))?, &reference)
-    {
-        return Ok(program);
+    if let Some(called) = prune::methods_called(&probe_frame, &recorded.defs) {
+        let only = lift(extract::Methods::Only(&called))?;
+        let header_only = format!("{header}{}", only.declarations());
+        let frame_only = program::Frame {
+            header: &header_only,
+            param,
+            glue: &glue,
+        };
+        if let Some(program) = prune::matching(&frame_only, &only.defs, &reference) {
+            return Ok(program);
+        }
     }
-    prune::matching(&frame, &all, &reference).ok_or(SolveError::Eval(
+    prune::matching(&frame, &all.defs, &reference).ok_or(SolveError::Eval(
         "URL factory",
         "the lifted program answers differently on a second run".into(),
     ))
@@ -133,8 +145,9 @@ fn through_functions(
     let mut roots = vec![arr.clone()];
     roots.extend(extract::free_names(ix, sig.range.0, sig.range.1));
     roots.push(sig.helper.clone());
-    let defs = extract::lift(ix, &roots, extract::Methods::All)
+    let lifted = extract::lift(ix, &roots, extract::Methods::All)
         .map_err(|_| SolveError::TooLarge("n and signature functions"))?;
+    let header = format!("{header}{}", lifted.declarations());
     let glue = format!(
         "var __n=function(a){{return {arr}[{k}](a)}};\n\
          var __sig=function({p}){{{body}}};\n",
@@ -142,11 +155,11 @@ fn through_functions(
         body = sig.body,
     );
     let frame = program::Frame {
-        header,
+        header: &header,
         param,
         glue: &glue,
     };
-    Ok(prune::program(&frame, &defs))
+    Ok(prune::program(&frame, &lifted.defs))
 }
 
 /// Bounds inside the engine (the sandbox bounds memory and wall time around it).

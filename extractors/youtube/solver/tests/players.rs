@@ -35,6 +35,11 @@ fn check(name: &str, player: &str, want: &serde_json::Value) -> Program {
         program.parts().expect("well formed").bytecode.is_some(),
         "{name}: no bytecode"
     );
+    // Found through the player's stream-URL factory, not the fallback shapes.
+    assert!(
+        program.source.contains("var __url=function"),
+        "{name}: not solved through the URL factory"
+    );
     let mut solver = Solver::new(&program).expect("load");
     for (input, out) in want["n"].as_object().expect("n answers") {
         assert_eq!(
@@ -81,7 +86,10 @@ fn e7567ecf() {
 
 #[test]
 fn p074a8365() {
-    shared("074a8365");
+    let program = shared("074a8365");
+    // yt-dlp's published pair for this player (its tce variant, the same algorithm).
+    let mut solver = Solver::new(&program).expect("load");
+    assert_eq!(solver.n("Ha7507LzRmH3Utygtj").unwrap(), "ufTsrE0IVYrkl8v");
 }
 
 #[test]
@@ -141,4 +149,22 @@ fn pytube_2023_05_11() {
 #[test]
 fn web_20260303_11_held_out() {
     own("web_20260303_11-main");
+}
+
+/// A player without a URL factory (no `x.set("alr","yes")` statement) is
+/// solved through the older shapes: the `n` call site `X=A[0](X),Y.set(…)`
+/// and the signature run `split`, helper calls, `join`.
+#[test]
+fn a_player_without_a_url_factory_falls_back_to_the_function_shapes() {
+    let player = "var _yt_player={};(function(g){var window=this;'use strict';\n\
+        var Nx=[function(a){return a.split(\"\").reverse().join(\"\")}];\n\
+        var Hk={rv:function(a){a.reverse()},sw:function(a,b){var c=a[0];a[0]=a[b%a.length];a[b%a.length]=c}};\n\
+        var dec=function(a){a=a.split(\"\");Hk.rv(a,1);Hk.sw(a,3);return a.join(\"\")};\n\
+        var use=function(b,c){c=b.get(\"n\");c=Nx[0](c),b.set(\"n\",c)};\n\
+        })(_yt_player);\n";
+    let program = prepare(player).expect("prepare");
+    assert!(!program.source.contains("__url"));
+    let mut solver = Solver::new(&program).expect("load");
+    assert_eq!(solver.n("abcdefgh").unwrap(), "hgfedcba");
+    assert_eq!(solver.sig("abcdef").unwrap(), "cedfba");
 }
