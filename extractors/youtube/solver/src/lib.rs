@@ -10,6 +10,7 @@
 //! player; its `Program` is small text the extractor remembers by player id.
 
 mod bytecode;
+mod direct;
 mod extract;
 mod index;
 mod lex;
@@ -87,7 +88,8 @@ fn through_factory(
         extract::lift(ix, &roots, methods).map_err(|_| SolveError::TooLarge("URL factory"))
     };
     let glue = format!(
-        "var __url=function(n,s){{\
+        "// through the URL factory {factory}\n\
+         var __url=function(n,s){{\
          var u={factory}(\"https://www.youtube.com/videoplayback\",\"s\",s===void 0?void 0:encodeURIComponent(s));\
          u.set(\"n\",n);\
          var p=Object.getPrototypeOf(u),k=Object.keys(p).concat(Object.getOwnPropertyNames(p));\
@@ -103,7 +105,15 @@ fn through_factory(
         param,
         glue: &glue,
     };
-    let reference = prune::reference(&frame, &all.defs)?;
+    let reference = match direct::probe(&frame, &all.defs) {
+        Some(probe) => {
+            if let Some(program) = direct_calls(ix, header, param, factory, &probe) {
+                return Ok(program);
+            }
+            probe.reference
+        }
+        None => prune::reference(&frame, &all.defs)?,
+    };
     let recorded = lift(extract::Methods::Recorded)?;
     let recording = format!(
         "{header}{}{}",
@@ -131,6 +141,45 @@ fn through_factory(
         "URL factory",
         "the lifted program answers differently on a second run".into(),
     ))
+}
+
+/// The program calling the two functions the factory's program was seen
+/// to pass each challenge to (see `direct.rs`), when it answers every sample
+/// as the factory's program did.
+fn direct_calls(
+    ix: &index::Index<'_>,
+    header: &str,
+    param: &str,
+    factory: &str,
+    probe: &direct::Probe,
+) -> Option<Program> {
+    let reference = &probe.reference;
+    // A few of each at most: the innermost come first, and one that works
+    // is all a program needs.
+    for n in probe.n.iter().take(3) {
+        for sig in probe.sig.iter().take(3) {
+            let roots = [n.key.clone(), sig.key.clone()];
+            let Ok(lifted) = extract::lift(ix, &roots, extract::Methods::All) else {
+                continue;
+            };
+            let header = format!("{header}{}", lifted.declarations());
+            let glue = format!(
+                "// through the URL factory {factory}\n\
+                 var __n=function(a){{return {}}};\nvar __sig=function(a){{return {}}};\n",
+                n.js(),
+                sig.js()
+            );
+            let frame = program::Frame {
+                header: &header,
+                param,
+                glue: &glue,
+            };
+            if let Some(program) = prune::matching(&frame, &lifted.defs, reference) {
+                return Some(program);
+            }
+        }
+    }
+    None
 }
 
 /// The program through the n function (an element of a function array the
@@ -238,6 +287,12 @@ impl Solver {
     /// Keys of the lazy definitions compiled so far (`None` without any).
     pub fn materialized(&mut self) -> Option<Vec<String>> {
         self.strings("__lazy_seen")
+    }
+
+    /// Runs `js` (sloppy global code) and returns its value as a string.
+    pub(crate) fn run(&mut self, js: &str) -> Option<String> {
+        let source = js.as_bytes().to_vec();
+        self.ctx.with(|ctx| eval(&ctx, source)).ok()
     }
 
     /// The elements of the global array of strings `name` (`None` without it).

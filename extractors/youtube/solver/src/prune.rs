@@ -16,7 +16,7 @@ use crate::{SolveError, Solver};
 
 /// Sample challenges: `n` values are 15–18 characters of the base64url
 /// alphabet, signatures ~100; pseudo-random so every run picks the same.
-fn samples() -> (Vec<String>, Vec<String>) {
+pub fn samples() -> (Vec<String>, Vec<String>) {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
     let mut word = |len: usize| -> String {
@@ -34,7 +34,7 @@ fn samples() -> (Vec<String>, Vec<String>) {
     (n, sig)
 }
 
-/// The answers to the samples, `None` if any sample fails.
+/// The answers to the samples (the `n` ones first), `None` if any sample fails.
 fn answers(solver: &mut Solver) -> Option<Vec<String>> {
     checked_answers(solver).ok()
 }

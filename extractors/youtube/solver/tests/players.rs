@@ -37,8 +37,14 @@ fn check(name: &str, player: &str, want: &serde_json::Value) -> Program {
     );
     // Found through the player's stream-URL factory, not the fallback shapes.
     assert!(
-        program.source.contains("var __url=function"),
+        program.source.contains("// through the URL factory "),
         "{name}: not solved through the URL factory"
+    );
+    // And the two functions it was seen to call are called directly: a known
+    // player pays for the transforms only, not for building a URL object.
+    assert!(
+        !program.source.contains("var __url="),
+        "{name}: the challenge functions were not called directly"
     );
     let mut solver = Solver::new(&program).expect("load");
     for (input, out) in want["n"].as_object().expect("n answers") {
