@@ -1,6 +1,8 @@
 //! Solves a YouTube player's challenges: finds the `n` (throttling) function
-//! and the signature function in `base.js` by the shape of the code, lifts
-//! them with the globals they read into a small self-contained program, and
+//! and the signature function in `base.js` through the code that uses them
+//! (the player's stream-URL factory, see `locate.rs`; the functions' own
+//! shapes as a fallback), lifts them with the globals they read into a small
+//! self-contained program, and
 //! evaluates that program in an embedded JavaScript engine (QuickJS, compiled
 //! into the component) with no host bindings at all: no I/O, a step budget,
 //! heap and stack limits here, and the component's memory cap and deadline
@@ -74,9 +76,10 @@ fn header(param: &str) -> String {
 
 /// The program through the URL factory `factory`: a URL object made with the
 /// challenge in it, its transforming method called, the value read back.
-/// The factory's class brings all its methods; only those the samples call
-/// are kept (the others become stubs that throw), when the result answers
-/// exactly as the whole does.
+/// Preferably the two functions that method was seen to call, called
+/// directly (`direct.rs`); else the factory itself, its class keeping only
+/// the methods the samples call (the others become stubs that throw), when
+/// that answers exactly as the whole class does.
 fn through_factory(
     ix: &index::Index<'_>,
     header: &str,
