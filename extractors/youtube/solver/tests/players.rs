@@ -174,3 +174,31 @@ fn a_player_without_a_url_factory_falls_back_to_the_function_shapes() {
     assert_eq!(solver.n("abcdefgh").unwrap(), "hgfedcba");
     assert_eq!(solver.sig("abcdef").unwrap(), "cedfba");
 }
+
+/// The URL method reaches the transforms through a dispatcher taking a
+/// selector first (as the 2026 players do), the signature through one more
+/// function taking `this` too: the direct calls are the dispatcher's, with
+/// the selector kept.
+#[test]
+fn a_dispatcher_behind_the_url_method_is_called_directly_with_its_selector() {
+    let player = "var _yt_player={};(function(g){var window=this;'use strict';\n\
+        var U=function(u){this.u=u;this.q={}};\n\
+        U.prototype.set=function(k,v){this.q[k]=v};\n\
+        U.prototype.get=function(k){return this.q[k]||null};\n\
+        U.prototype.go=function(){var n=this.get(\"n\");n&&this.set(\"n\",D(7,n));\
+        var s=this.get(\"s\");s&&this.set(\"s\",encodeURIComponent(via(this,decodeURIComponent(s))))};\n\
+        var D=function(k,x){if(k==7)return x.split(\"\").reverse().join(\"\");if(k==3)return x.slice(2)+x.slice(0,2);return x};\n\
+        var via=function(o,x){return D(3,x)};\n\
+        g.F=function(a,b,c){a=new U(a);a.set(\"alr\",\"yes\");c&&a.set(b,c);return a};\n\
+        })(_yt_player);\n";
+    let program = prepare(player).expect("prepare");
+    assert!(
+        program.source.contains("var __n=function(a){return D(7,a)}")
+            && program.source.contains("var __sig=function(a){return D(3,a)}"),
+        "{}",
+        program.source
+    );
+    let mut solver = Solver::new(&program).expect("load");
+    assert_eq!(solver.n("abcdefgh").unwrap(), "hgfedcba");
+    assert_eq!(solver.sig("0123456789").unwrap(), "2345678901");
+}
