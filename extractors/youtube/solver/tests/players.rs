@@ -193,8 +193,12 @@ fn a_dispatcher_behind_the_url_method_is_called_directly_with_its_selector() {
         })(_yt_player);\n";
     let program = prepare(player).expect("prepare");
     assert!(
-        program.source.contains("var __n=function(a){return D(7,a)}")
-            && program.source.contains("var __sig=function(a){return D(3,a)}"),
+        program
+            .source
+            .contains("var __n=function(a){return D(7,a)}")
+            && program
+                .source
+                .contains("var __sig=function(a){return D(3,a)}"),
         "{}",
         program.source
     );
