@@ -185,24 +185,26 @@ fn direct_calls(
     None
 }
 
-/// The program through the n function (an element of a function array the
-/// URL code calls) and the signature run (split, helper calls, join).
+/// The program through the n function (as the URL code calls it: an element
+/// of a function array, or a top-level function) and the signature run
+/// (split, helper calls, join).
 fn through_functions(
     ix: &index::Index<'_>,
     header: &str,
     param: &str,
 ) -> Result<Program, SolveError> {
-    let (arr, k) = locate::n_function(ix).ok_or(SolveError::Missing("n function"))?;
+    let n = locate::n_function(ix).ok_or(SolveError::Missing("n function"))?;
     let sig = locate::sig_function(ix).ok_or(SolveError::Missing("signature function"))?;
-    let mut roots = vec![arr.clone()];
+    let mut roots = vec![n.root.clone()];
     roots.extend(extract::free_names(ix, sig.range.0, sig.range.1));
     roots.push(sig.helper.clone());
     let lifted = extract::lift(ix, &roots, extract::Methods::All)
         .map_err(|_| SolveError::TooLarge("n and signature functions"))?;
     let header = format!("{header}{}", lifted.declarations());
     let glue = format!(
-        "var __n=function(a){{return {arr}[{k}](a)}};\n\
+        "var __n=function(a){{return {call}}};\n\
          var __sig=function({p}){{{body}}};\n",
+        call = n.call,
         p = sig.param,
         body = sig.body,
     );

@@ -12,8 +12,9 @@
 //! factory:
 //!
 //! - `n`: the URL code reads the `n` query value, passes it through the first
-//!   element of a one-function array and writes it back:
-//!   `X=A[0](X),Y.set(…,X)` (or `Y[…](…,X)`). `A` is a top-level array.
+//!   element of a one-function array (or, in older players, a top-level
+//!   function) and writes it back: `X=A[0](X),Y.set(…,X)`, `X=F(X),Y.set(…)`
+//!   (or `Y[…](…,X)`).
 //! - signature: a run of the form `X=Y.split("")` (or `Y[t[4]](t[12])`), at
 //!   least two helper calls `O.m(X,number)` on one top-level object literal
 //!   `O`, then `X.join("")` (in any spelling). The run is rewritten as a
@@ -103,31 +104,54 @@ fn open_of(ix: &Index<'_>, close: usize) -> Option<usize> {
         .find(|&j| ix.toks[j].depth == d && matches!(ix.text(j), "(" | "[" | "{"))
 }
 
-/// `(array name, element index)` of the `n` function.
-pub fn n_function(ix: &Index<'_>) -> Option<(String, String)> {
+/// The `n` function as the URL code calls it: the top-level name to lift,
+/// and the call with the value `a` (`A[0](a)` or `F(a)`).
+pub struct NCall {
+    pub root: String,
+    pub call: String,
+}
+
+/// `X=A[k](X),Y.set(…,X)` (or `Y[…](…,X)`) with `A` a top-level array, or
+/// `X=F(X),Y.set(…)` with `F` a top-level function (older players).
+pub fn n_function(ix: &Index<'_>) -> Option<NCall> {
     for i in 0..ix.toks.len().saturating_sub(12) {
-        if ix.kind(i) != Some(Kind::Ident) || !ix.is(i + 1, "=") {
+        if ix.kind(i) != Some(Kind::Ident)
+            || !ix.is(i + 1, "=")
+            || ix.kind(i + 2) != Some(Kind::Ident)
+        {
             continue;
         }
         let x = ix.text(i);
-        let ok = ix.kind(i + 2) == Some(Kind::Ident)
-            && ix.is(i + 3, "[")
+        let f = ix.text(i + 2);
+        // `A[k](X),` or `F(X),`, then the index of the token after the `,`.
+        let (call, after) = if ix.is(i + 3, "[")
             && ix.kind(i + 4) == Some(Kind::Number)
             && ix.is(i + 5, "]")
             && ix.is(i + 6, "(")
             && ix.is(i + 7, x)
             && ix.is(i + 8, ")")
-            && ix.is(i + 9, ",");
-        if !ok {
+            && ix.is(i + 9, ",")
+            && ix.defs.get(f).is_some_and(|d| ix.is(d.rhs.0, "["))
+        {
+            (format!("{f}[{}](a)", ix.text(i + 4)), i + 10)
+        } else if ix.is(i + 3, "(")
+            && ix.is(i + 4, x)
+            && ix.is(i + 5, ")")
+            && ix.is(i + 6, ",")
+            && ix.defs.get(f).is_some_and(|d| ix.is(d.rhs.0, "function"))
+        {
+            (format!("{f}(a)"), i + 7)
+        } else {
             continue;
-        }
-        let arr = ix.text(i + 2);
+        };
         // `Y.set(` or `Y[…](` writes the value back.
-        let writes_back = ix.kind(i + 10) == Some(Kind::Ident)
-            && ((ix.is(i + 11, ".") && ix.is(i + 13, "(")) || ix.is(i + 11, "["));
-        let is_array = ix.defs.get(arr).is_some_and(|d| ix.is(d.rhs.0, "["));
-        if writes_back && is_array {
-            return Some((arr.to_string(), ix.text(i + 4).to_string()));
+        let writes_back = ix.kind(after) == Some(Kind::Ident)
+            && ((ix.is(after + 1, ".") && ix.is(after + 3, "(")) || ix.is(after + 1, "["));
+        if writes_back {
+            return Some(NCall {
+                root: f.to_string(),
+                call,
+            });
         }
     }
     None
@@ -194,11 +218,17 @@ pub fn sig_function(ix: &Index<'_>) -> Option<SigRun> {
         if !ix.defs.get(helper).is_some_and(|d| ix.is(d.rhs.0, "{")) {
             continue;
         }
-        // Then the join: `return X<access>(…)` or `E=X<access>(…)`.
-        let join_at = if ix.is(j, "return") {
+        // Then the join: `return X<access>(…)`, `E=X<access>(…)` or a
+        // declaration `var E=X<access>(…)`.
+        let k = if matches!(ix.text(j), "var" | "let" | "const") {
             j + 1
-        } else if ix.kind(j) == Some(Kind::Ident) && ix.is(j + 1, "=") {
-            j + 2
+        } else {
+            j
+        };
+        let join_at = if ix.is(k, "return") {
+            k + 1
+        } else if ix.kind(k) == Some(Kind::Ident) && ix.is(k + 1, "=") {
+            k + 2
         } else {
             continue;
         };

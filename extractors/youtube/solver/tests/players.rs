@@ -206,3 +206,20 @@ fn a_dispatcher_behind_the_url_method_is_called_directly_with_its_selector() {
     assert_eq!(solver.n("abcdefgh").unwrap(), "hgfedcba");
     assert_eq!(solver.sig("0123456789").unwrap(), "2345678901");
 }
+
+/// The fallback's other shapes seen in real players: the `n` function called
+/// directly (`X=F(X),Y.set(…)`, older players) and a signature run ending in
+/// a declaration (`var E=X.join("")`).
+#[test]
+fn the_fallback_takes_a_direct_n_call_and_a_join_in_a_declaration() {
+    let player = "var _yt_player={};(function(g){var window=this;'use strict';\n\
+        var nf=function(a){return a.split(\"\").reverse().join(\"\")};\n\
+        var Hk={rv:function(a){a.reverse()},sw:function(a,b){var c=a[0];a[0]=a[b%a.length];a[b%a.length]=c}};\n\
+        var dec=function(a,b){b=a.split(\"\");Hk.rv(b,1);Hk.sw(b,3);var e=b.join(\"\");return e};\n\
+        var use=function(b,c){c=b.get(\"n\");c=nf(c),b.set(\"n\",c)};\n\
+        })(_yt_player);\n";
+    let program = prepare(player).expect("prepare");
+    let mut solver = Solver::new(&program).expect("load");
+    assert_eq!(solver.n("abcdefgh").unwrap(), "hgfedcba");
+    assert_eq!(solver.sig("abcdef").unwrap(), "cedfba");
+}
