@@ -1,6 +1,8 @@
 //! Solves a YouTube player's challenges: finds the `n` (throttling) function
-//! and the signature function in `base.js` by the shape of the code, lifts
-//! them with the globals they read into a small self-contained program, and
+//! and the signature function in `base.js` through the code that uses them
+//! (the player's stream-URL factory, see `locate.rs`; the functions' own
+//! shapes as a fallback), lifts them with the globals they read into a small
+//! self-contained program, and
 //! evaluates that program in an embedded JavaScript engine (QuickJS, compiled
 //! into the component) with no host bindings at all: no I/O, a step budget,
 //! heap and stack limits here, and the component's memory cap and deadline
@@ -10,6 +12,7 @@
 //! player; its `Program` is small text the extractor remembers by player id.
 
 mod bytecode;
+mod direct;
 mod extract;
 mod index;
 mod lex;
@@ -36,23 +39,172 @@ pub enum SolveError {
     Eval(&'static str, String),
 }
 
-/// Finds both functions in `player` and lifts them.
+/// Finds both functions in `player` and lifts them: through the player's
+/// stream-URL factory when it has one that answers (see `locate.rs`), else
+/// through the older shapes of the two functions.
 pub fn prepare(player: &str) -> Result<Program, SolveError> {
     let toks = lex::tokenize(player).ok_or(SolveError::Unreadable("unterminated literal"))?;
     let ix =
         index::Index::build(player, toks).ok_or(SolveError::Unreadable("no top-level body"))?;
-    let (arr, k) = locate::n_function(&ix).ok_or(SolveError::Missing("n function"))?;
-    let sig = locate::sig_function(&ix).ok_or(SolveError::Missing("signature function"))?;
-    let mut roots = vec![arr.clone()];
-    roots.extend(extract::free_names(&ix, sig.range.0, sig.range.1));
-    roots.push(sig.helper.clone());
-    let defs = extract::lift(&ix, &roots)
-        .map_err(|_| SolveError::TooLarge("n and signature functions"))?;
     let param = ix.param.as_deref().unwrap_or("g");
-    let header = format!("var window=globalThis,self=globalThis,{param}={{}};\n");
+    let header = header(param);
+    let mut factory_error = None;
+    for factory in locate::url_factories(&ix) {
+        match through_factory(&ix, &header, param, &factory) {
+            Ok(program) => return Ok(program),
+            Err(e) => {
+                factory_error.get_or_insert(e);
+            }
+        }
+    }
+    through_functions(&ix, &header, param).map_err(|e| factory_error.unwrap_or(e))
+}
+
+/// What the player's closure provides to its body, and the browser globals
+/// the URL code reads (a page at www.youtube.com).
+fn header(param: &str) -> String {
+    format!(
+        "var window=globalThis,self=globalThis,{param}={{}},\
+         document=Object.create(null),navigator=Object.create(null),\
+         XMLHttpRequest={{prototype:{{}}}},\
+         location={{hash:\"\",host:\"www.youtube.com\",hostname:\"www.youtube.com\",\
+         href:\"https://www.youtube.com/watch?v=aaaaaaaaaaa\",origin:\"https://www.youtube.com\",\
+         password:\"\",pathname:\"/watch\",port:\"\",protocol:\"https:\",\
+         search:\"?v=aaaaaaaaaaa\",username:\"\"}};\n"
+    )
+}
+
+/// The program through the URL factory `factory`: a URL object made with the
+/// challenge in it, its transforming method called, the value read back.
+/// Preferably the two functions that method was seen to call, called
+/// directly (`direct.rs`); else the factory itself, its class keeping only
+/// the methods the samples call (the others become stubs that throw), when
+/// that answers exactly as the whole class does.
+fn through_factory(
+    ix: &index::Index<'_>,
+    header: &str,
+    param: &str,
+    factory: &str,
+) -> Result<Program, SolveError> {
+    let roots = [factory.to_string()];
+    let lift = |methods| {
+        extract::lift(ix, &roots, methods).map_err(|_| SolveError::TooLarge("URL factory"))
+    };
     let glue = format!(
-        "var __n=function(a){{return {arr}[{k}](a)}};\n\
+        "// through the URL factory {factory}\n\
+         var __url=function(n,s){{\
+         var u={factory}(\"https://www.youtube.com/videoplayback\",\"s\",s===void 0?void 0:encodeURIComponent(s));\
+         u.set(\"n\",n);\
+         var p=Object.getPrototypeOf(u),k=Object.keys(p).concat(Object.getOwnPropertyNames(p));\
+         for(var i=0;i<k.length;i++)if([\"constructor\",\"set\",\"get\",\"clone\"].indexOf(k[i])<0){{u[k[i]]();break}}\
+         return u}};\n\
+         var __n=function(a){{return __url(a,void 0).get(\"n\")}};\n\
+         var __sig=function(a){{var s=__url(void 0,a).get(\"s\");return s&&decodeURIComponent(s)}};\n"
+    );
+    let all = lift(extract::Methods::All)?;
+    let header_all = format!("{header}{}", all.declarations());
+    let frame = program::Frame {
+        header: &header_all,
+        param,
+        glue: &glue,
+    };
+    let reference = match direct::probe(&frame, &all.defs) {
+        Some(probe) => {
+            if let Some(program) = direct_calls(ix, header, param, factory, &probe) {
+                return Ok(program);
+            }
+            probe.reference
+        }
+        None => prune::reference(&frame, &all.defs)?,
+    };
+    let recorded = lift(extract::Methods::Recorded)?;
+    let recording = format!(
+        "{header}{}{}",
+        recorded.declarations(),
+        extract::RECORD_METHODS
+    );
+    let probe_frame = program::Frame {
+        header: &recording,
+        param,
+        glue: &glue,
+    };
+    if let Some(called) = prune::methods_called(&probe_frame, &recorded.defs) {
+        let only = lift(extract::Methods::Only(&called))?;
+        let header_only = format!("{header}{}", only.declarations());
+        let frame_only = program::Frame {
+            header: &header_only,
+            param,
+            glue: &glue,
+        };
+        if let Some(program) = prune::matching(&frame_only, &only.defs, &reference) {
+            return Ok(program);
+        }
+    }
+    prune::matching(&frame, &all.defs, &reference).ok_or(SolveError::Eval(
+        "URL factory",
+        "the lifted program answers differently on a second run".into(),
+    ))
+}
+
+/// The program calling the two functions the factory's program was seen
+/// to pass each challenge to (see `direct.rs`), when it answers every sample
+/// as the factory's program did.
+fn direct_calls(
+    ix: &index::Index<'_>,
+    header: &str,
+    param: &str,
+    factory: &str,
+    probe: &direct::Probe,
+) -> Option<Program> {
+    let reference = &probe.reference;
+    // A few of each at most: the innermost come first, and one that works
+    // is all a program needs.
+    for n in probe.n.iter().take(3) {
+        for sig in probe.sig.iter().take(3) {
+            let roots = [n.key.clone(), sig.key.clone()];
+            let Ok(lifted) = extract::lift(ix, &roots, extract::Methods::All) else {
+                continue;
+            };
+            let header = format!("{header}{}", lifted.declarations());
+            let glue = format!(
+                "// through the URL factory {factory}\n\
+                 var __n=function(a){{return {}}};\nvar __sig=function(a){{return {}}};\n",
+                n.js(),
+                sig.js()
+            );
+            let frame = program::Frame {
+                header: &header,
+                param,
+                glue: &glue,
+            };
+            if let Some(program) = prune::matching(&frame, &lifted.defs, reference) {
+                return Some(program);
+            }
+        }
+    }
+    None
+}
+
+/// The program through the n function (as the URL code calls it: an element
+/// of a function array, or a top-level function) and the signature run
+/// (split, helper calls, join).
+fn through_functions(
+    ix: &index::Index<'_>,
+    header: &str,
+    param: &str,
+) -> Result<Program, SolveError> {
+    let n = locate::n_function(ix).ok_or(SolveError::Missing("n function"))?;
+    let sig = locate::sig_function(ix).ok_or(SolveError::Missing("signature function"))?;
+    let mut roots = vec![n.root.clone()];
+    roots.extend(extract::free_names(ix, sig.range.0, sig.range.1));
+    roots.push(sig.helper.clone());
+    let lifted = extract::lift(ix, &roots, extract::Methods::All)
+        .map_err(|_| SolveError::TooLarge("n and signature functions"))?;
+    let header = format!("{header}{}", lifted.declarations());
+    let glue = format!(
+        "var __n=function(a){{return {call}}};\n\
          var __sig=function({p}){{{body}}};\n",
+        call = n.call,
         p = sig.param,
         body = sig.body,
     );
@@ -61,7 +213,7 @@ pub fn prepare(player: &str) -> Result<Program, SolveError> {
         param,
         glue: &glue,
     };
-    Ok(prune::program(&frame, &defs))
+    Ok(prune::program(&frame, &lifted.defs))
 }
 
 /// Bounds inside the engine (the sandbox bounds memory and wall time around it).
@@ -139,11 +291,20 @@ impl Solver {
 
     /// Keys of the lazy definitions compiled so far (`None` without any).
     pub fn materialized(&mut self) -> Option<Vec<String>> {
-        let keys: String = self
-            .ctx
-            .with(|ctx| eval(&ctx, b"__lazy_seen.join('\\n')".to_vec()))
-            .ok()?;
-        Some(keys.lines().map(str::to_string).collect())
+        self.strings("__lazy_seen")
+    }
+
+    /// Runs `js` (sloppy global code) and returns its value as a string.
+    pub(crate) fn run(&mut self, js: &str) -> Option<String> {
+        let source = js.as_bytes().to_vec();
+        self.ctx.with(|ctx| eval(&ctx, source)).ok()
+    }
+
+    /// The elements of the global array of strings `name` (`None` without it).
+    pub(crate) fn strings(&mut self, name: &str) -> Option<Vec<String>> {
+        let source = format!("{name}.join('\\n')").into_bytes();
+        let joined: String = self.ctx.with(|ctx| eval(&ctx, source)).ok()?;
+        Some(joined.lines().map(str::to_string).collect())
     }
 
     fn call(&mut self, f: &str, what: &'static str, arg: &str) -> Result<String, SolveError> {

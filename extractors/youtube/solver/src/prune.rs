@@ -7,14 +7,16 @@
 //! path the samples missed still finds them). The result is kept only when
 //! it answers the samples exactly as the fully eager program does.
 
-use crate::Solver;
+use std::collections::HashSet;
+
 use crate::bytecode;
 use crate::extract::Lifted;
 use crate::program::{Frame, Program};
+use crate::{SolveError, Solver};
 
 /// Sample challenges: `n` values are 15–18 characters of the base64url
 /// alphabet, signatures ~100; pseudo-random so every run picks the same.
-fn samples() -> (Vec<String>, Vec<String>) {
+pub fn samples() -> (Vec<String>, Vec<String>) {
     const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
     let mut state = 0x2545_f491_4f6c_dd1d_u64;
     let mut word = |len: usize| -> String {
@@ -32,17 +34,22 @@ fn samples() -> (Vec<String>, Vec<String>) {
     (n, sig)
 }
 
-/// The answers to the samples, `None` if any sample fails.
+/// The answers to the samples (the `n` ones first), `None` if any sample fails.
 fn answers(solver: &mut Solver) -> Option<Vec<String>> {
+    checked_answers(solver).ok()
+}
+
+/// The answers to the samples, or why one failed.
+fn checked_answers(solver: &mut Solver) -> Result<Vec<String>, SolveError> {
     let (n, sig) = samples();
     let mut out = Vec::new();
     for x in &n {
-        out.push(solver.n(x).ok()?);
+        out.push(solver.n(x)?);
     }
     for x in &sig {
-        out.push(solver.sig(x).ok()?);
+        out.push(solver.sig(x)?);
     }
-    Some(out)
+    Ok(out)
 }
 
 /// The smallest program that answers like `defs` all eager (the all-eager
@@ -55,6 +62,31 @@ pub fn program(frame: &Frame<'_>, defs: &[Lifted]) -> Program {
     };
     let program = pruned(frame, defs, &reference).unwrap_or(full);
     with_bytecode(program, &reference)
+}
+
+/// The answers of `defs` all eager to the samples, or why one failed.
+pub fn reference(frame: &Frame<'_>, defs: &[Lifted]) -> Result<Vec<String>, SolveError> {
+    checked_answers(&mut Solver::new(&Program::eager(frame, defs))?)
+}
+
+/// Like [`program`], but `None` unless `defs` all eager answer the samples
+/// exactly as `reference`.
+pub fn matching(frame: &Frame<'_>, defs: &[Lifted], reference: &[String]) -> Option<Program> {
+    let full = Program::eager(frame, defs);
+    if answers(&mut Solver::new(&full).ok()?)? != reference {
+        return None;
+    }
+    let program = pruned(frame, defs, reference).unwrap_or(full);
+    Some(with_bytecode(program, reference))
+}
+
+/// The ids of the methods the samples call, for `defs` lifted with
+/// `Methods::Recorded` (`frame` defining what that needs); `None` when a
+/// sample fails.
+pub fn methods_called(frame: &Frame<'_>, defs: &[Lifted]) -> Option<HashSet<String>> {
+    let mut probe = Solver::new(&Program::with_lazy(frame, &[], defs)).ok()?;
+    answers(&mut probe)?;
+    Some(probe.strings("__methods_seen")?.into_iter().collect())
 }
 
 fn pruned(frame: &Frame<'_>, defs: &[Lifted], reference: &[String]) -> Option<Program> {

@@ -79,3 +79,52 @@ fn the_engine_has_no_io() {
         "undefined,undefined,undefined,undefined,undefined,undefined"
     );
 }
+
+/// A synthetic player in the shape the locator keys on: a URL factory with
+/// `x.set("alr","yes")` in its body, a URL class whose methods are separate
+/// statements (one reads another at once), and a transform that reaches a
+/// chain of `depth` definitions, each naming the next.
+fn chained_player(depth: usize) -> String {
+    let mut p = String::from(
+        "var _yt_player={};(function(g){var window=this;'use strict';\n\
+         var U=function(u){this.u=u;this.q={}};\n\
+         U.prototype.set=function(k,v){this.q[k]=v};\n\
+         U.prototype[\"get\"]=function(k){return this.q[k]||null};\n\
+         U.prototype.apply=function(){var n=this.get(\"n\");n&&this.set(\"n\",rev(n));\
+         var s=this.get(\"s\");s&&this.set(\"s\",encodeURIComponent(rot(decodeURIComponent(s))))};\n\
+         U.prototype.run=U.prototype.apply;\n\
+         g.F=function(a,b,c){a=new U(a);a.set(\"alr\",\"yes\");c&&a.set(b,c);return a};\n\
+         var rev=function(x){c0();return x.split(\"\").reverse().join(\"\")};\n\
+         var rot=function(x){return x.slice(1)+x[0]};\n",
+    );
+    for i in 0..depth {
+        p.push_str(&format!("c{i}=function(){{return c{}}};\n", i + 1));
+    }
+    p.push_str(&format!("c{depth}=function(){{return 0}};\n"));
+    p.push_str("})(_yt_player);\n");
+    p
+}
+
+#[test]
+fn a_deep_dependency_chain_is_lifted_within_a_small_stack() {
+    // Lifting walks the chain of definitions; the component's call stack is
+    // small, so the walk must not take stack per link. 12,000 links fit
+    // the program bound; the thread's 1 MiB stack is smaller than a
+    // recursive walk of them needs.
+    let player = chained_player(12_000);
+    let answers = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let program = mediaparse_youtube_solver::prepare(&player).expect("prepare");
+            let mut solver = Solver::new(&program).expect("load");
+            (
+                solver.n("abcdefghijklmnop").expect("n"),
+                solver.sig("0123456789").expect("sig"),
+            )
+        })
+        .expect("thread")
+        .join()
+        .expect("prepare finished without exhausting its stack");
+    assert_eq!(answers.0, "ponmlkjihgfedcba");
+    assert_eq!(answers.1, "1234567890");
+}
