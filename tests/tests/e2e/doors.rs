@@ -307,18 +307,18 @@ async fn a_trickling_mcp_client_does_not_delay_another_key() {
             beside.push(took);
         }
     }
-    // A is still trickling, unanswered: B ran beside it, not after it.
-    let mut byte = [0u8; 1];
-    let answered =
-        tokio::time::timeout(std::time::Duration::from_millis(10), reader.read(&mut byte)).await;
-    assert!(answered.is_err(), "A was answered before its body arrived");
-    trickle.abort();
     let ms = |d: &[std::time::Duration]| d.iter().map(|d| d.as_millis()).collect::<Vec<_>>();
     eprintln!(
         "key B's initialize ×3 then stateless tools/call ×3, ms: alone {:?}, beside a trickling key A {:?}",
         ms(&alone),
         ms(&beside)
     );
+    // A is still trickling, unanswered: B ran beside it, not after it.
+    let mut byte = [0u8; 1];
+    let answered =
+        tokio::time::timeout(std::time::Duration::from_millis(10), reader.read(&mut byte)).await;
+    assert!(answered.is_err(), "A was answered before its body arrived");
+    trickle.abort();
     // Margin for a loaded machine: a wait for A's body would be seconds
     // (A needs 300 s; the body timeout is 30 s).
     let slowest_alone = alone.iter().max().copied().unwrap_or_default();

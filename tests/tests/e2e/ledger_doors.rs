@@ -29,16 +29,23 @@ struct Shown {
     media: bool,
     charged: i64,
     replayed: bool,
+    /// Credits the account's balance lost across this answer.
+    taken: i64,
 }
 
 struct Doors<'a> {
     service: &'a Service,
+    store: mediaparse::store::Store,
     shown: Vec<Shown>,
     /// Every client-chosen `X-Request-Id` sent.
     client_ids: Vec<String>,
 }
 
 impl Doors<'_> {
+    fn balance(&self, account: &str) -> i64 {
+        self.store.balance(account).unwrap()
+    }
+
     async fn rest(
         &mut self,
         account: &'static str,
@@ -57,6 +64,7 @@ impl Doors<'_> {
             }
             req = req.header(*name, *value);
         }
+        let before = self.balance(account);
         let answer = support::send(req).await;
         let data = &answer.body["data"];
         let media = answer.status == 200 && data.as_object().is_some_and(|d| !d.is_empty());
@@ -70,6 +78,7 @@ impl Doors<'_> {
             media,
             charged: answer.charged(),
             replayed,
+            taken: before - self.balance(account),
         });
         answer
     }
@@ -103,6 +112,7 @@ impl Doors<'_> {
             }
             req = req.header(*name, *value);
         }
+        let before = self.balance(account);
         let text = req.send().await.unwrap().text().await.unwrap();
         let answer = sse_or_json(&text);
         let result = &answer["result"];
@@ -113,6 +123,7 @@ impl Doors<'_> {
             media,
             charged: result["_meta"]["creditsCharged"].as_i64().unwrap_or(0),
             replayed: replay,
+            taken: before - self.balance(account),
         });
         answer
     }
@@ -126,6 +137,7 @@ impl Doors<'_> {
         url: &str,
         endpoint: &str,
     ) -> String {
+        let before = self.balance(account);
         let (status, page) = browser
             .post(
                 "/console/playground",
@@ -148,6 +160,7 @@ impl Doors<'_> {
             media,
             charged: shown.trim().parse().unwrap_or_else(|_| panic!("{shown:?}")),
             replayed: false,
+            taken: before - self.balance(account),
         });
         page
     }
@@ -224,6 +237,7 @@ async fn every_door_charges_exactly_whatever_ids_the_client_sends() {
     .await;
     let mut doors = Doors {
         service,
+        store: mediaparse::store::Store::open(&service.db).unwrap(),
         shown: Vec::new(),
         client_ids: Vec::new(),
     };
@@ -326,6 +340,22 @@ async fn every_door_charges_exactly_whatever_ids_the_client_sends() {
 
     // The books, per account.
     let store = mediaparse::store::Store::open(&service.db).unwrap();
+    // Per account and door: (answers with media shown charged, Σ shown, Σ taken).
+    let mut per_door: BTreeMap<(&str, &str), (usize, i64, i64)> = BTreeMap::new();
+    for s in &doors.shown {
+        let door = s.door.split(' ').next().unwrap_or("");
+        let entry = per_door.entry((s.account, door)).or_default();
+        if s.media && !s.replayed {
+            entry.0 += 1;
+            entry.1 += s.charged;
+        }
+        entry.2 += s.taken;
+    }
+    eprintln!("per account and door (media answers, Σ shown, Σ taken): {per_door:?}");
+    for s in &doors.shown {
+        let shown = if s.media && !s.replayed { s.charged } else { 0 };
+        assert_eq!(s.taken, shown, "{}: taken vs shown ({s:?})", s.door);
+    }
     let mut figures = BTreeMap::new();
     for account in ["acme", "beta"] {
         let answers: Vec<&Shown> = doors
