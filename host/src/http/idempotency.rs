@@ -72,15 +72,14 @@ pub fn fingerprint(parts: &[&str]) -> String {
 
 /// The ids a request is charged and logged under. The one rule of every
 /// door that charges: the ledger id is minted by the server, never taken
-/// from a client header; only [`RequestIds::of`] builds one.
+/// from a client header; only [`RequestIds::of`] builds one (the fields
+/// are private).
 #[derive(Clone, Debug)]
 pub struct RequestIds {
     /// The server's ledger request id (unique in the database).
-    pub ledger: String,
+    ledger: String,
     /// The client's `X-Request-Id`, kept beside it (logs and echo only).
-    pub client: Option<String>,
-    /// Keeps the struct from being built anywhere but [`RequestIds::of`].
-    _minted: (),
+    client: Option<String>,
 }
 
 impl RequestIds {
@@ -91,14 +90,17 @@ impl RequestIds {
             Some(c) => RequestIds {
                 ledger: crate::core::ids::new_request_id(),
                 client: Some(c.0.clone()),
-                _minted: (),
             },
             None => RequestIds {
                 ledger: id.0.clone(),
                 client: None,
-                _minted: (),
             },
         }
+    }
+
+    /// The id the request is charged under.
+    pub fn ledger(&self) -> &str {
+        &self.ledger
     }
 }
 

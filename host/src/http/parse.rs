@@ -132,7 +132,7 @@ async fn guarded(
         Err(e) => return e.into_response(),
     };
     let Some(idempotency_key) = idempotency_key else {
-        let response = run(state, &ids.ledger, key, query, cache, input, path_platform).await;
+        let response = run(state, ids.ledger(), key, query, cache, input, path_platform).await;
         idempotency::record_client_id(&state.services.store, ids, charged_of(&response)).await;
         return response;
     };
@@ -195,7 +195,7 @@ pub(super) async fn run_as(
         delivery: delivery.map(String::from),
     }));
     let cache = parse::CacheUse::Allowed;
-    let response = run(state, &ids.ledger, key, query, cache, input, path_platform).await;
+    let response = run(state, ids.ledger(), key, query, cache, input, path_platform).await;
     idempotency::record_client_id(&state.services.store, ids, charged_of(&response)).await;
     response
 }

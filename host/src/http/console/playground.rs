@@ -243,7 +243,7 @@ async fn run(
         p role="status" {
             "HTTP " (status.as_u16()) " · "
             strong { (charged) " credit" @if charged != 1 { "s" } " charged" }
-            " · request id " code { (ids.ledger) }
+            " · request id " code { (ids.ledger()) }
         }
         @if let Some(m) = media(&json).filter(|_| status.is_success()) { (previews(m)) }
         h2 { "JSON" }
