@@ -32,7 +32,8 @@ impl From<StoreError> for OperatorError {
             | StoreError::SchemaTooNew { .. }
             | StoreError::Unsupported(_)
             | StoreError::Postgres(_)
-            | StoreError::Unavailable(_)) => OperatorError::Store(e),
+            | StoreError::Unavailable(_)
+            | StoreError::LedgerIdTaken(_)) => OperatorError::Store(e),
         }
     }
 }

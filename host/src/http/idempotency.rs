@@ -31,8 +31,9 @@ pub const HEADER: &str = "idempotency-key";
 pub const REPLAYED_HEADER: &str = "idempotent-replayed";
 /// The longest key accepted (Stripe's limit).
 pub const MAX_KEY_BYTES: usize = 255;
-/// The largest response stored; a larger one is not stored (a retry runs
-/// again, under the same ledger id, so without a second charge).
+/// The largest response stored; a larger charged one is stored as a
+/// reference (a replay runs again under the same ledger id, so without a
+/// second charge), a larger free one not at all.
 pub const MAX_STORED_BYTES: usize = 1 << 20;
 
 /// A valid idempotency key: 1–255 visible ASCII characters.
@@ -69,13 +70,16 @@ pub fn fingerprint(parts: &[&str]) -> String {
     hex::encode(hash.finalize())
 }
 
-/// The ids a request is charged and logged under.
+/// The ids a request is charged and logged under. The one rule of every
+/// door that charges: the ledger id is minted by the server, never taken
+/// from a client header; only [`RequestIds::of`] builds one (the fields
+/// are private).
 #[derive(Clone, Debug)]
 pub struct RequestIds {
     /// The server's ledger request id (unique in the database).
-    pub ledger: String,
-    /// The client's `X-Request-Id`, kept beside it.
-    pub client: Option<String>,
+    ledger: String,
+    /// The client's `X-Request-Id`, kept beside it (logs and echo only).
+    client: Option<String>,
 }
 
 impl RequestIds {
@@ -92,6 +96,11 @@ impl RequestIds {
                 client: None,
             },
         }
+    }
+
+    /// The id the request is charged under.
+    pub fn ledger(&self) -> &str {
+        &self.ledger
     }
 }
 
@@ -184,10 +193,20 @@ where
             ));
         }
         Claim::Replay(stored) => return Ok(Answer::Replayed(stored)),
+        Claim::Rerun {
+            request_id,
+            status,
+            credits,
+        } => {
+            // Its charge is in the ledger under `request_id`: running again
+            // takes nothing. The same answer says what the first one cost.
+            let mut again = run(request_id).await;
+            again.credits = if again.status == status { credits } else { 0 };
+            return Ok(Answer::Replayed(again));
+        }
         Claim::Run { request_id } => request_id,
     };
     let response = run(request_id.clone()).await;
-    let store_it = is_final(response.status) && response.body.len() <= MAX_STORED_BYTES;
     let (key_id, idem, saved) = (
         key.id.clone(),
         idempotency_key.to_string(),
@@ -195,18 +214,47 @@ where
     );
     let client = ids.client.clone();
     let charged = response.credits > 0;
+    let storing = Storing::of(&response);
     blocking(store, move |s| {
         if charged && let Some(client) = client {
             s.set_client_request_id(&request_id, &client)?;
         }
-        if store_it {
-            s.complete_idempotency_key(&key_id, &idem, &saved)
-        } else {
-            s.release_idempotency_key(&key_id, &idem)
+        match storing {
+            Storing::Whole => s.complete_idempotency_key(&key_id, &idem, &saved),
+            Storing::Reference => {
+                s.complete_idempotency_key_by_reference(&key_id, &idem, saved.status, saved.credits)
+            }
+            Storing::Nothing => s.release_idempotency_key(&key_id, &idem),
         }
     })
     .await?;
     Ok(Answer::Fresh(response))
+}
+
+/// How a completed response is kept under its key.
+enum Storing {
+    /// A final response: stored and answered again.
+    Whole,
+    /// A final, charged response too large to store: its status and cost,
+    /// replayed by running again under the same (charged) ledger id.
+    Reference,
+    /// Not final, or too large and free: the key is released (a charged
+    /// claim is kept by the store, so its retry is not charged again).
+    Nothing,
+}
+
+impl Storing {
+    fn of(response: &StoredResponse) -> Storing {
+        if !is_final(response.status) {
+            Storing::Nothing
+        } else if response.body.len() <= MAX_STORED_BYTES {
+            Storing::Whole
+        } else if response.credits > 0 {
+            Storing::Reference
+        } else {
+            Storing::Nothing
+        }
+    }
 }
 
 /// Keep the client's `X-Request-Id` beside a charged request's ledger id
@@ -250,9 +298,22 @@ pub async fn stored_of(response: Response) -> (StoredResponse, HeaderMap) {
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse().ok())
         .unwrap_or(0);
-    let body = match axum::body::to_bytes(body, MAX_STORED_BYTES * 4).await {
+    // The service's own answer, already in memory: read whole, never cut.
+    let body = match axum::body::to_bytes(body, usize::MAX).await {
         Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
-        Err(_) => String::new(),
+        Err(e) => {
+            // Not final: the key is not stored whole, and a charged claim
+            // is kept, so a retry runs again without a second charge.
+            let e = internal(e);
+            return (
+                StoredResponse {
+                    status: e.status().as_u16(),
+                    credits,
+                    body: e.envelope().to_string(),
+                },
+                parts.headers,
+            );
+        }
     };
     (
         StoredResponse {
@@ -289,6 +350,77 @@ mod tests {
             fingerprint(&["rest", "a", "b"])
         );
         assert_ne!(fingerprint(&["rest", "a"]), fingerprint(&["mcp", "a"]));
+    }
+
+    fn key() -> KeyRecord {
+        KeyRecord {
+            id: "k1".into(),
+            account_id: "acme".into(),
+            name: "test".into(),
+            token_prefix: "mp_live_x".into(),
+            expires_on: None,
+            platforms: None,
+            created_at: 0,
+            rotated_at: None,
+            rate_limit_per_minute: None,
+        }
+    }
+
+    /// A parse run that charges 1 credit under its ledger id and answers
+    /// `body_bytes` of JSON; counts its runs.
+    async fn charged_run(
+        store: &Store,
+        request_id: String,
+        body_bytes: usize,
+        runs: &std::sync::atomic::AtomicUsize,
+    ) -> StoredResponse {
+        runs.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        store
+            .charge_once("acme", "k1", "tiktok", 1, &request_id, 1)
+            .unwrap();
+        let filler = "m".repeat(body_bytes);
+        let response = (
+            StatusCode::OK,
+            [(CREDITS_HEADER, HeaderValue::from(1))],
+            axum::Json(serde_json::json!({"status": 200, "data": filler})),
+        )
+            .into_response();
+        stored_of(response).await.0
+    }
+
+    #[tokio::test]
+    async fn a_charged_answer_too_large_to_store_is_replayed_by_reference_uncharged() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("db.sqlite")).unwrap();
+        store.add_credits("acme", 5, 0).unwrap();
+        let ids = RequestIds::of(&RequestId(crate::core::ids::new_request_id()), None);
+        let runs = std::sync::atomic::AtomicUsize::new(0);
+        // Larger than what is stored, and than the old read cap of 4 MiB.
+        let size = MAX_STORED_BYTES * 5;
+        let mut answers = Vec::new();
+        for _ in 0..3 {
+            let answer = once(&store, &key(), "big", "fp", &ids, |id| {
+                charged_run(&store, id, size, &runs)
+            })
+            .await
+            .unwrap_or_else(|e| panic!("{}", e.msg));
+            answers.push(answer);
+        }
+        let Answer::Fresh(first) = &answers[0] else {
+            panic!("the first request runs");
+        };
+        assert_eq!((first.status, first.credits), (200, 1));
+        assert!(first.body.len() > size, "the whole answer, never cut");
+        for again in &answers[1..] {
+            let Answer::Replayed(again) = again else {
+                panic!("a repeat is a replay");
+            };
+            assert_eq!((again.status, again.credits), (200, 1), "the first cost");
+            assert_eq!(again.body, first.body);
+        }
+        assert_eq!(runs.load(std::sync::atomic::Ordering::SeqCst), 3);
+        assert_eq!(store.balance("acme").unwrap(), 4, "charged once");
+        assert_eq!(store.ledger_count(None).unwrap(), 1);
     }
 
     #[test]

@@ -8,12 +8,16 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::extract::Request;
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
 use http_body::Frame;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::server::graceful::GracefulShutdown;
@@ -22,6 +26,9 @@ use tokio::net::TcpListener;
 use tokio::sync::Semaphore;
 use tokio::time::{Instant, Sleep};
 use tower_layer::Layer as _;
+
+use super::envelope::ApiError;
+use crate::core::ErrorCode;
 
 /// The server's limits on clients.
 #[derive(Clone, Copy, Debug)]
@@ -54,10 +61,9 @@ pub async fn run(
     limits: ConnectionLimits,
     shutdown: impl Future<Output = ()>,
 ) {
-    let app = app.layer(axum::middleware::map_request(move |request: Request| {
-        let body_read = limits.body_read;
-        async move { request.map(|body| Body::new(DeadlineBody::new(body, body_read))) }
-    }));
+    let app = app.layer(axum::middleware::from_fn(
+        move |request: Request, next: Next| body_deadline(limits.body_read, request, next),
+    ));
     let slots = Arc::new(Semaphore::new(limits.max_connections.max(1)));
     let graceful = GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
@@ -102,6 +108,31 @@ pub async fn run(
     graceful.shutdown().await;
 }
 
+/// Give the request body its deadline. Whatever door read it (a JSON
+/// extractor, a console form, rmcp's own reader) and however it reported the
+/// failed read, a request whose body timed out is answered
+/// `408 request_timeout` with the error envelope, never a `400` or `500`.
+async fn body_deadline(limit: Duration, request: Request, next: Next) -> Response {
+    let expired = Arc::new(AtomicBool::new(false));
+    let request = request.map(|body| Body::new(DeadlineBody::new(body, limit, expired.clone())));
+    let response = next.run(request).await;
+    let failed = response.status().is_client_error() || response.status().is_server_error();
+    if !expired.load(Ordering::Acquire)
+        || !failed
+        || response.status() == StatusCode::REQUEST_TIMEOUT
+    {
+        return response;
+    }
+    let mut timeout = ApiError::of(ErrorCode::RequestTimeout).into_response();
+    // The request id, and the cost (0) on a door that states it.
+    for name in [super::request_id::HEADER, super::envelope::CREDITS_HEADER] {
+        if let Some(value) = response.headers().get(name) {
+            timeout.headers_mut().insert(name, value.clone());
+        }
+    }
+    timeout
+}
+
 /// The error a request body read fails with after its deadline.
 #[derive(Debug, thiserror::Error)]
 #[error("the request body did not arrive within {0:?}")]
@@ -127,14 +158,17 @@ struct DeadlineBody {
     inner: Body,
     deadline: Pin<Box<Sleep>>,
     limit: Duration,
+    /// Set when the deadline failed a read.
+    expired: Arc<AtomicBool>,
 }
 
 impl DeadlineBody {
-    fn new(inner: Body, limit: Duration) -> Self {
+    fn new(inner: Body, limit: Duration, expired: Arc<AtomicBool>) -> Self {
         DeadlineBody {
             inner,
             deadline: Box::pin(tokio::time::sleep_until(Instant::now() + limit)),
             limit,
+            expired,
         }
     }
 }
@@ -151,7 +185,10 @@ impl http_body::Body for DeadlineBody {
             return Poll::Ready(frame.map(|f| f.map_err(Into::into)));
         }
         match self.deadline.as_mut().poll(cx) {
-            Poll::Ready(()) => Poll::Ready(Some(Err(BodyDeadline(self.limit).into()))),
+            Poll::Ready(()) => {
+                self.expired.store(true, Ordering::Release);
+                Poll::Ready(Some(Err(BodyDeadline(self.limit).into())))
+            }
             Poll::Pending => Poll::Pending,
         }
     }

@@ -132,14 +132,8 @@ async fn guarded(
         Err(e) => return e.into_response(),
     };
     let Some(idempotency_key) = idempotency_key else {
-        let response = run(state, &ids.ledger, key, query, cache, input, path_platform).await;
-        let charged = response
-            .headers()
-            .get(CREDITS_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(0);
-        idempotency::record_client_id(&state.services.store, ids, charged).await;
+        let response = run(state, ids.ledger(), key, query, cache, input, path_platform).await;
+        idempotency::record_client_id(&state.services.store, ids, charged_of(&response)).await;
         return response;
     };
     let delivery = match &query {
@@ -188,9 +182,10 @@ async fn guarded(
 
 /// A parse as `key` from inside the service (the console's playground):
 /// the same run and answer as the REST endpoints, without the HTTP request.
+/// It is charged under `ids`' server-minted ledger id, never a client's.
 pub(super) async fn run_as(
     state: &AppState,
-    request_id: &str,
+    ids: &RequestIds,
     key: &KeyRecord,
     delivery: Option<&str>,
     input: &str,
@@ -200,7 +195,19 @@ pub(super) async fn run_as(
         delivery: delivery.map(String::from),
     }));
     let cache = parse::CacheUse::Allowed;
-    run(state, request_id, key, query, cache, input, path_platform).await
+    let response = run(state, ids.ledger(), key, query, cache, input, path_platform).await;
+    idempotency::record_client_id(&state.services.store, ids, charged_of(&response)).await;
+    response
+}
+
+/// The credits an answer says it cost (`X-Credits-Charged`; none: 0).
+fn charged_of(response: &Response) -> i64 {
+    response
+        .headers()
+        .get(CREDITS_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0)
 }
 
 async fn run(

@@ -247,3 +247,40 @@ fn request_counts_are_shared_by_every_host() {
         assert_eq!(hosts[1].count_request("account:k1", 100).unwrap(), 1);
     });
 }
+
+#[test]
+fn a_ledger_id_of_another_charge_is_refused_never_taken_as_paid() {
+    each_backend(|t| {
+        t.store.add_credits("acme", 10, 0).unwrap();
+        t.store.add_credits("other", 10, 0).unwrap();
+        let first = t
+            .store
+            .charge_once("acme", "k1", "tiktok", 1, "req_shared", 1)
+            .unwrap();
+        assert_eq!(first, Charge::Charged { balance_after: 9 });
+        // The same charge again (a retry under its own id): no new debit.
+        assert_eq!(
+            t.store
+                .charge_once("acme", "k1", "tiktok", 1, "req_shared", 2)
+                .unwrap(),
+            Charge::Charged { balance_after: 9 }
+        );
+        // Another account, key or platform under that id is refused.
+        for (account, key, platform) in [
+            ("other", "k2", "tiktok"),
+            ("acme", "k2", "tiktok"),
+            ("acme", "k1", "youtube"),
+        ] {
+            let refused = t
+                .store
+                .charge_once(account, key, platform, 1, "req_shared", 3);
+            assert!(
+                matches!(refused, Err(StoreError::LedgerIdTaken(ref id)) if id == "req_shared"),
+                "{account}/{key}/{platform}: {refused:?}"
+            );
+        }
+        assert_eq!(t.store.balance("acme").unwrap(), 9);
+        assert_eq!(t.store.balance("other").unwrap(), 10);
+        assert_eq!(t.store.ledger_count(None).unwrap(), 1);
+    });
+}

@@ -7,7 +7,9 @@
 //! Table `idempotency_keys` (migration 4): `(key_id, idempotency_key)` primary
 //! key; `fingerprint` of the request; `request_id` the ledger id the first
 //! request charges under; `status`, `credits`, `response` NULL until the
-//! response is complete; `created_at` (unix seconds) for the 24-hour window.
+//! response is complete (`response` stays NULL for a charged response too
+//! large to store: a reference, replayed by running again under the same
+//! ledger id); `created_at` (unix seconds) for the 24-hour window.
 
 use rusqlite::{OptionalExtension, params};
 
@@ -35,6 +37,15 @@ pub enum Claim {
     Run { request_id: String },
     /// The key's first request completed with this response.
     Replay(StoredResponse),
+    /// The key's first request completed, charged, with a response too large
+    /// to store: it is replayed by running the request again under its
+    /// ledger `request_id` (already charged, so not charged again), answered
+    /// as a replay of `status` that cost `credits`.
+    Rerun {
+        request_id: String,
+        status: u16,
+        credits: i64,
+    },
     /// The key was used for a different request.
     Conflict,
 }
@@ -112,17 +123,14 @@ impl Store {
                 },
             )?;
                 tx.commit()?;
-                Ok(if stored_fingerprint != fingerprint {
-                    Claim::Conflict
-                } else if let (Some(status), Some(credits), Some(body)) = (status, credits, body) {
-                    Claim::Replay(StoredResponse {
-                        status,
-                        credits,
-                        body,
-                    })
-                } else {
-                    Claim::Run { request_id }
-                })
+                Ok(claim_of(
+                    fingerprint,
+                    stored_fingerprint,
+                    request_id,
+                    status,
+                    credits,
+                    body,
+                ))
             },
             |p| p.claim_idempotency_key(
                 key_id,
@@ -158,6 +166,30 @@ impl Store {
                 Ok(())
             },
             |p| p.complete_idempotency_key(key_id, idempotency_key, response)
+        )
+    }
+
+    /// Complete a claimed key whose charged response is too large to store
+    /// with a reference instead: its status and cost, replayed by running
+    /// the request again under its ledger id ([`Claim::Rerun`]).
+    pub fn complete_idempotency_key_by_reference(
+        &self,
+        key_id: &str,
+        idempotency_key: &str,
+        status: u16,
+        credits: i64,
+    ) -> StoreResult<()> {
+        dispatch!(
+            self,
+            |c| {
+                c.execute(
+                    "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = NULL
+                 WHERE key_id = ?1 AND idempotency_key = ?2",
+                    params![key_id, idempotency_key, status, credits],
+                )?;
+                Ok(())
+            },
+            |p| p.complete_idempotency_key_by_reference(key_id, idempotency_key, status, credits)
         )
     }
 
@@ -200,8 +232,10 @@ impl Store {
     }
 
     /// [`Store::charge`], at most once per `request_id`: a request id that
-    /// already has its ledger row is answered `Charged` without a new debit
-    /// (the retry of a first attempt whose answer was lost). Like every
+    /// already has its ledger row for the same account, key and platform is
+    /// answered `Charged` without a new debit (the retry of a first attempt
+    /// whose answer was lost); a row of another charge under that id is
+    /// [`super::StoreError::LedgerIdTaken`], never a free pass. Like every
     /// statement on the parse path, its statements are prepared once per
     /// connection (`prepare_cached`), not parsed per call.
     pub fn charge_once(
@@ -217,11 +251,14 @@ impl Store {
             self,
             |c| {
                 let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                let already: Option<i64> = tx
-                    .prepare_cached("SELECT id FROM ledger WHERE request_id = ?1")?
-                    .query_row([request_id], |r| r.get(0))
+                let already: Option<(String, String, String)> = tx
+                    .prepare_cached(
+                        "SELECT account_id, key_id, platform FROM ledger WHERE request_id = ?1",
+                    )?
+                    .query_row([request_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
                     .optional()?;
-                if already.is_some() {
+                if let Some(row) = already {
+                    same_charge(&row, account, key_id, platform, request_id)?;
                     let balance_after = tx
                         .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
                         .query_row([account], |r| r.get(0))?;
@@ -251,6 +288,48 @@ impl Store {
             },
             |p| p.charge_once(account, key_id, platform, credits, request_id, now)
         )
+    }
+}
+
+/// What a claimed row says: another request, a stored response, a
+/// reference to re-run, or a request to run.
+pub(super) fn claim_of(
+    fingerprint: &str,
+    stored_fingerprint: String,
+    request_id: String,
+    status: Option<u16>,
+    credits: Option<i64>,
+    body: Option<String>,
+) -> Claim {
+    match (status, credits, body) {
+        _ if stored_fingerprint != fingerprint => Claim::Conflict,
+        (Some(status), Some(credits), Some(body)) => Claim::Replay(StoredResponse {
+            status,
+            credits,
+            body,
+        }),
+        (Some(status), Some(credits), None) => Claim::Rerun {
+            request_id,
+            status,
+            credits,
+        },
+        _ => Claim::Run { request_id },
+    }
+}
+
+/// Whether an existing ledger row `(account, key, platform)` is the row of
+/// this charge: only then does a repeated request id mean "already charged".
+pub(super) fn same_charge(
+    row: &(String, String, String),
+    account: &str,
+    key_id: &str,
+    platform: &str,
+    request_id: &str,
+) -> StoreResult<()> {
+    if row.0 == account && row.1 == key_id && row.2 == platform {
+        Ok(())
+    } else {
+        Err(super::StoreError::LedgerIdTaken(request_id.to_string()))
     }
 }
 
@@ -362,6 +441,25 @@ mod tests {
                 request_id: "req_d".into()
             }
         );
+    }
+
+    #[test]
+    fn the_connection_that_charges_syncs_every_commit_to_disk() {
+        let (_d, s) = store();
+        s.charge_once("acme", "k1", "tiktok", 1, "req_a", 1)
+            .unwrap();
+        // `charge_once` writes through `with`: read the settings of that
+        // connection. synchronous 2 = FULL (a committed charge survives
+        // power loss), in WAL mode.
+        let (synchronous, journal): (i64, String) = s
+            .with(|c| {
+                Ok((
+                    c.pragma_query_value(None, "synchronous", |r| r.get(0))?,
+                    c.pragma_query_value(None, "journal_mode", |r| r.get(0))?,
+                ))
+            })
+            .unwrap();
+        assert_eq!((synchronous, journal.as_str()), (2, "wal"));
     }
 
     #[test]

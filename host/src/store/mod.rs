@@ -81,6 +81,10 @@ pub enum StoreError {
     /// the request may be retried.
     #[error("the database is unavailable: {0}")]
     Unavailable(String),
+    /// A charge's ledger request id already names another charge (another
+    /// account, key or platform): refused, so no parse passes as charged.
+    #[error("ledger request id {0} already belongs to another charge")]
+    LedgerIdTaken(String),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;

@@ -182,3 +182,152 @@ async fn the_account_view_is_rate_limited() {
         "{statuses:?}"
     );
 }
+
+#[tokio::test]
+async fn an_mcp_session_answers_only_the_key_that_opened_it() {
+    let (_upstream, service) = start(&[]).await;
+    let a = service.create_key(&[]).unwrap();
+    let b = service.create_key(&[]).unwrap();
+    let session = open(&service, &a).await.unwrap();
+    let capabilities = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                              "params": {"name": "get_capabilities", "arguments": {}}});
+    // Another key's POST, GET and DELETE under the id: as if it did not exist.
+    let (status, _, answer) = rpc(&service, &b, Some(&session), capabilities.clone()).await;
+    assert_eq!(
+        (status, answer["code"].as_str()),
+        (404, Some("not_found")),
+        "{answer}"
+    );
+    for method in [reqwest::Method::GET, reqwest::Method::DELETE] {
+        let resp = reqwest::Client::new()
+            .request(method.clone(), service.url("/mcp"))
+            .bearer_auth(&b)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-06-18")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), 404, "{method} by another key");
+    }
+    // The key that opened it still has it.
+    let (status, _, answer) = rpc(&service, &a, Some(&session), capabilities).await;
+    assert_eq!(status, 200, "{answer}");
+    assert!(
+        answer["result"]["structuredContent"].is_object(),
+        "{answer}"
+    );
+}
+
+/// One JSON-RPC request of key `token` opening no session on a fresh
+/// connection: its status and how long it took.
+async fn timed(
+    service: &Service,
+    token: &str,
+    body: &Value,
+    headers: &[(&str, &str)],
+) -> (u16, std::time::Duration) {
+    let client = reqwest::Client::new();
+    let mut req = client
+        .post(service.url("/mcp"))
+        .bearer_auth(token)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(body.to_string());
+    for (name, value) in headers {
+        req = req.header(*name, *value);
+    }
+    let started = std::time::Instant::now();
+    let resp = req.send().await.unwrap();
+    let status = resp.status().as_u16();
+    resp.bytes().await.unwrap();
+    (status, started.elapsed())
+}
+
+#[tokio::test]
+async fn a_trickling_mcp_client_does_not_delay_another_key() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (_upstream, service) = start(&[]).await;
+    let a = service.create_key(&[]).unwrap();
+    let b = service.create_key(&[]).unwrap();
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "b", "version": "0"}}});
+    let stateless = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+        "name": "get_capabilities", "arguments": {},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                  "io.modelcontextprotocol/clientCapabilities": {},
+                  "io.modelcontextprotocol/clientInfo": {"name": "b", "version": "0"}}}});
+    // The stateless revision names the call in headers too.
+    let stateless_headers = [
+        ("mcp-protocol-version", "2026-07-28"),
+        ("mcp-method", "tools/call"),
+        ("mcp-name", "get_capabilities"),
+    ];
+    let calls = [(&initialize, &[][..]), (&stateless, &stateless_headers[..])];
+    // B alone: the baseline.
+    let mut alone = Vec::new();
+    for (body, headers) in calls {
+        for _ in 0..3 {
+            let (status, took) = timed(&service, &b, body, headers).await;
+            assert_eq!(status, 200);
+            alone.push(took);
+        }
+    }
+    // Key A opens a request and trickles its 300-byte body at 1 byte/s.
+    let mut stream = tokio::net::TcpStream::connect(service.base_url.trim_start_matches("http://"))
+        .await
+        .unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {a}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: 300\r\n\r\n"
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let (mut reader, mut writer) = stream.into_split();
+    let (sent_tx, mut sent) = tokio::sync::mpsc::unbounded_channel();
+    let trickle = tokio::spawn(async move {
+        for i in 0..300 {
+            if writer.write_all(b" ").await.is_err() {
+                return;
+            }
+            let _ = sent_tx.send(i);
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        }
+    });
+    // A's head and first bytes are in: its request is being read.
+    for _ in 0..2 {
+        sent.recv().await.unwrap();
+    }
+    let mut beside = Vec::new();
+    for (body, headers) in calls {
+        for _ in 0..3 {
+            let (status, took) = timed(&service, &b, body, headers).await;
+            assert_eq!(status, 200);
+            beside.push(took);
+        }
+    }
+    let ms = |d: &[std::time::Duration]| d.iter().map(|d| d.as_millis()).collect::<Vec<_>>();
+    eprintln!(
+        "key B's initialize ×3 then stateless tools/call ×3, ms: alone {:?}, beside a trickling key A {:?}",
+        ms(&alone),
+        ms(&beside)
+    );
+    // A is still trickling, unanswered: B ran beside it, not after it.
+    let mut byte = [0u8; 1];
+    let answered =
+        tokio::time::timeout(std::time::Duration::from_millis(10), reader.read(&mut byte)).await;
+    assert!(answered.is_err(), "A was answered before its body arrived");
+    trickle.abort();
+    // Margin for a loaded machine: a wait for A's body would be seconds
+    // (A needs 300 s; the body timeout is 30 s).
+    let slowest_alone = alone.iter().max().copied().unwrap_or_default();
+    for took in &beside {
+        assert!(
+            *took < slowest_alone + std::time::Duration::from_millis(1_000),
+            "B waited for A: {:?} beside A, {:?} alone",
+            ms(&beside),
+            ms(&alone)
+        );
+    }
+}

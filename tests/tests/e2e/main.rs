@@ -22,6 +22,7 @@ mod egress;
 mod fixtures_e2e;
 mod fuzz_smoke;
 mod idempotency;
+mod ledger_doors;
 mod mcp;
 mod network_edges;
 mod openapi;

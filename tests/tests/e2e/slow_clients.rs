@@ -95,21 +95,24 @@ async fn slow_loris_headers_are_cut_off_on_time() {
     );
 }
 
-#[tokio::test]
-async fn slow_body_is_cut_off_with_408() {
-    let service = start(10_000, 1_000).await;
-    let key = service.create_key(&[]).unwrap();
-    let mut stream = TcpStream::connect(addr(&service)).await.unwrap();
-    let body = br#"{"url": "https://www.tiktok.com/@someone/video/7305827432509082913"}"#;
+/// POST `body` to `path` one byte every 100 ms (the whole body would take
+/// seconds): the raw answer and when it came, counted from the head.
+async fn trickled_answer(
+    service: &Service,
+    path: &str,
+    key: &str,
+    body: &'static [u8],
+) -> (String, Duration) {
+    let mut stream = TcpStream::connect(addr(service)).await.unwrap();
     let head = format!(
-        "POST /api/v1/parse HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {key}\r\n\
-         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n",
+        "POST {path} HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer {key}\r\n\
+         Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\n\r\n",
         body.len()
     );
     let opened = Instant::now();
     stream.write_all(head.as_bytes()).await.unwrap();
     let (mut reader, mut writer) = stream.into_split();
-    // One body byte every 100 ms: the whole body would take ~7 s.
     let trickle = tokio::spawn(async move {
         for byte in body.iter() {
             if writer.write_all(&[*byte]).await.is_err() {
@@ -118,7 +121,7 @@ async fn slow_body_is_cut_off_with_408() {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
     });
-    healthy(&service).await;
+    healthy(service).await;
     let mut response = Vec::new();
     let mut buf = [0u8; 4096];
     let answered = tokio::time::timeout(Duration::from_secs(5), async {
@@ -137,16 +140,47 @@ async fn slow_body_is_cut_off_with_408() {
     .await
     .expect("the slow-body request got no answer within 5 s");
     trickle.abort();
-    let text = String::from_utf8_lossy(&response);
+    (
+        String::from_utf8_lossy(&response).into_owned(),
+        answered - opened,
+    )
+}
+
+/// A 408 with the error envelope, answered about `limit` after the head.
+fn assert_timed_out(text: &str, cut_off: Duration) {
     assert!(text.starts_with("HTTP/1.1 408"), "answer: {text}");
     let json: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap();
-    assert_eq!(json["code"], "request_timeout");
-    let cut_off = answered - opened;
-    eprintln!("slow body answered 408 after {cut_off:?} (body timeout 1 s)");
+    assert_eq!(
+        (json["status"].as_u64(), json["code"].as_str()),
+        (Some(408), Some("request_timeout"))
+    );
     assert!(
         cut_off >= Duration::from_millis(900) && cut_off < Duration::from_millis(2_500),
         "answered after {cut_off:?}"
     );
+}
+
+#[tokio::test]
+async fn slow_body_is_cut_off_with_408() {
+    let service = start(10_000, 1_000).await;
+    let key = service.create_key(&[]).unwrap();
+    let body = br#"{"url": "https://www.tiktok.com/@someone/video/7305827432509082913"}"#;
+    let (text, cut_off) = trickled_answer(&service, "/api/v1/parse", &key, body).await;
+    eprintln!("slow body answered 408 after {cut_off:?} (body timeout 1 s)");
+    assert_timed_out(&text, cut_off);
+}
+
+#[tokio::test]
+async fn slow_mcp_body_is_answered_408_not_500() {
+    let service = start(10_000, 1_000).await;
+    let key = service.create_key(&[]).unwrap();
+    let body = br#"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "slow", "version": "0"}}}"#;
+    let (text, cut_off) = trickled_answer(&service, "/mcp", &key, body).await;
+    eprintln!(
+        "slow MCP body answered after {cut_off:?} (body timeout 1 s): {}",
+        text.lines().next().unwrap_or("")
+    );
+    assert_timed_out(&text, cut_off);
 }
 
 #[tokio::test]

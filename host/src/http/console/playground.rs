@@ -15,7 +15,8 @@ use maud::{Markup, html};
 use serde_json::Value;
 
 use super::super::envelope::{ApiError, CREDITS_HEADER, internal};
-use super::super::request_id::RequestId;
+use super::super::idempotency::RequestIds;
+use super::super::request_id::{ClientRequestId, RequestId};
 use super::super::state::AppState;
 use super::customer::{blocking, known_platforms};
 use super::form::Form;
@@ -155,6 +156,7 @@ fn previews(m: &Value) -> Markup {
 async fn run(
     State(state): State<Arc<AppState>>,
     Extension(request_id): Extension<RequestId>,
+    client_id: Option<Extension<ClientRequestId>>,
     c: Customer,
     body: Bytes,
 ) -> Response {
@@ -210,9 +212,12 @@ async fn run(
         return again(ApiError::from(e).msg);
     }
     let input = serde_json::json!({"url": choice.link}).to_string();
+    // Charged under a server-minted ledger id, like the REST doors: a
+    // client's `X-Request-Id` is only kept beside it.
+    let ids = RequestIds::of(&request_id, client_id.as_ref().map(|c| &c.0));
     let answer = super::super::parse::run_as(
         &state,
-        &request_id.0,
+        &ids,
         &key,
         Some(choice.delivery),
         &input,
@@ -238,7 +243,7 @@ async fn run(
         p role="status" {
             "HTTP " (status.as_u16()) " · "
             strong { (charged) " credit" @if charged != 1 { "s" } " charged" }
-            " · request id " code { (request_id.0) }
+            " · request id " code { (ids.ledger()) }
         }
         @if let Some(m) = media(&json).filter(|_| status.is_success()) { (previews(m)) }
         h2 { "JSON" }

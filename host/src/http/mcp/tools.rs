@@ -216,10 +216,10 @@ impl MediaparseMcp {
         };
         let idempotency_key = match idempotency_key {
             Ok(k) => k,
-            Err(e) => return tool_error(&e, &ids.ledger),
+            Err(e) => return tool_error(&e, ids.ledger()),
         };
         let Some(idempotency_key) = idempotency_key else {
-            let result = self.parse_media(key, &arguments, &ids.ledger).await;
+            let result = self.parse_media(key, &arguments, ids.ledger()).await;
             idempotency::record_client_id(&self.state.services.store, ids, charged_of(&result))
                 .await;
             return result;
@@ -248,10 +248,10 @@ impl MediaparseMcp {
             Ok(Answer::Fresh(stored) | Answer::Replayed(stored)) => {
                 match serde_json::from_str::<CallToolResult>(&stored.body) {
                     Ok(result) => result,
-                    Err(e) => tool_error(&crate::http::envelope::internal(e), &ids.ledger),
+                    Err(e) => tool_error(&crate::http::envelope::internal(e), ids.ledger()),
                 }
             }
-            Err(e) => tool_error(&e, &ids.ledger),
+            Err(e) => tool_error(&e, ids.ledger()),
         }
     }
 

@@ -60,17 +60,29 @@ impl Pg {
         let status: Option<i32> = row.get(2);
         let credits: Option<i64> = row.get(3);
         let body: Option<String> = row.get(4);
-        Ok(if stored_fingerprint != fingerprint {
-            Claim::Conflict
-        } else if let (Some(status), Some(credits), Some(body)) = (status, credits, body) {
-            Claim::Replay(StoredResponse {
-                status: u16::try_from(status).unwrap_or(500),
-                credits,
-                body,
-            })
-        } else {
-            Claim::Run { request_id }
-        })
+        Ok(crate::store::idempotency::claim_of(
+            fingerprint,
+            stored_fingerprint,
+            request_id,
+            status.map(|s| u16::try_from(s).unwrap_or(500)),
+            credits,
+            body,
+        ))
+    }
+
+    pub fn complete_idempotency_key_by_reference(
+        &self,
+        key_id: &str,
+        idempotency_key: &str,
+        status: u16,
+        credits: i64,
+    ) -> StoreResult<()> {
+        self.client()?.execute(
+            "UPDATE idempotency_keys SET status = $3, credits = $4, response = NULL
+             WHERE key_id = $1 AND idempotency_key = $2",
+            &[&key_id, &idempotency_key, &i32::from(status), &credits],
+        )?;
+        Ok(())
     }
 
     pub fn complete_idempotency_key(
@@ -155,7 +167,8 @@ impl Pg {
     /// row exactly when credits were taken. A request id that already has
     /// its ledger row breaks the unique index, which rolls the whole
     /// statement (the debit too) back; that retry is answered `Charged` with
-    /// the current balance.
+    /// the current balance if the row is this charge's (same account, key
+    /// and platform), else it is refused.
     fn charge_attempt(
         &self,
         account: &str,
@@ -198,6 +211,17 @@ impl Pg {
         let row = match result {
             Ok(row) => row,
             Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
+                let row = c.query_typed_one(
+                    "SELECT account_id, key_id, platform FROM ledger WHERE request_id = $1",
+                    &[(&request_id, Type::TEXT)],
+                )?;
+                crate::store::idempotency::same_charge(
+                    &(row.get(0), row.get(1), row.get(2)),
+                    account,
+                    key_id,
+                    platform,
+                    request_id,
+                )?;
                 let balance_after = self.balance_for_charge(account)?;
                 return Ok(Charge::Charged { balance_after });
             }

@@ -5,5 +5,5 @@
 mod browser;
 mod http;
 mod recheck;
-mod support;
+pub(crate) mod support;
 mod webdriver;

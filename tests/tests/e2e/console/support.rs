@@ -15,6 +15,8 @@ pub struct Browser {
     cookies: BTreeMap<String, String>,
     /// The CSRF token of the last page that had one.
     csrf: String,
+    /// Extra headers sent with every request (a browser extension's, say).
+    headers: Vec<(String, String)>,
 }
 
 /// The text between `start` and the next `end` after it (panics if absent).
@@ -60,7 +62,21 @@ impl Browser {
                 .unwrap(),
             cookies: BTreeMap::new(),
             csrf: String::new(),
+            headers: Vec::new(),
         }
+    }
+
+    /// Send `name: value` with every later request (replacing an earlier value).
+    pub fn set_header(&mut self, name: &str, value: &str) {
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+        self.headers.push((name.into(), value.into()));
+    }
+
+    fn with_headers(&self, mut request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        for (name, value) in &self.headers {
+            request = request.header(name, value);
+        }
+        request.header("cookie", self.cookie_header())
     }
 
     pub fn cookie_header(&self) -> String {
@@ -107,9 +123,7 @@ impl Browser {
 
     pub async fn get(&mut self, path: &str) -> (StatusCode, String) {
         let response = self
-            .client
-            .get(self.url(path))
-            .header("cookie", self.cookie_header())
+            .with_headers(self.client.get(self.url(path)))
             .send()
             .await
             .unwrap();
@@ -125,9 +139,7 @@ impl Browser {
     /// Post a form as given (no CSRF added).
     pub async fn post_raw(&mut self, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
         let response = self
-            .client
-            .post(self.url(path))
-            .header("cookie", self.cookie_header())
+            .with_headers(self.client.post(self.url(path)))
             .form(form)
             .send()
             .await
