@@ -328,12 +328,18 @@ async fn replay_fails_when_the_payload_does_not_hold_an_expected_url() {
     assert!(output.starts_with("FAIL"), "{output}");
     assert!(output.contains("occurs in no recorded body"), "{output}");
     assert!(output.contains("videos/0: NOT FOUND"), "{output}");
-    assert!(!output.contains("media/"), "the result itself matches: {output}");
+    assert!(
+        !output.contains("media/"),
+        "the result itself matches: {output}"
+    );
 
     with_rewrites_of("douyin", &copy);
     let (code, output) = mediaparse(&["replay", &copy.display().to_string()]).await;
     assert_eq!(code, 0, "{output}");
-    assert!(output.contains("[playwm→play]") || output.contains("[no watermark parameters]"), "{output}");
+    assert!(
+        output.contains("[playwm→play]") || output.contains("[no watermark parameters]"),
+        "{output}"
+    );
 }
 
 /// A real component that names another WIT major: the weibo component with
