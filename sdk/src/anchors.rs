@@ -12,7 +12,8 @@
 //!   among them.
 //! - Where the bodies state durations, the expected duration is one of them
 //!   (seconds or milliseconds, within a second).
-//! - Images found in one body appear there in the expected order.
+//! - Images found in one body appear there in the expected order, and every
+//!   entry of the list holding them holds an expected URL.
 //!
 //! A rewrite is applied to the payload text, never to the expectation, so a
 //! URL the extractor builds is only accepted if the payload yields it by
@@ -507,6 +508,77 @@ fn is_duration(key: &str) -> bool {
     key.contains("duration") || key.ends_with("length") || key == "lengthseconds"
 }
 
+/// The smallest array (`[…]` span) in `text` holding every offset.
+fn enclosing_list(text: &str, offsets: &[usize]) -> Option<(usize, usize)> {
+    let (lo, hi) = (*offsets.iter().min()?, *offsets.iter().max()?);
+    let bytes = text.as_bytes();
+    let mut stack: Vec<usize> = Vec::new();
+    let mut in_string = false;
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if in_string {
+            match b {
+                b'\\' => i += 1,
+                b'"' | b'\n' => in_string = false,
+                _ => {}
+            }
+        } else {
+            match b {
+                b'"' => in_string = true,
+                b'[' => stack.push(i),
+                b']' => {
+                    if let Some(start) = stack.pop()
+                        && start < lo
+                        && i > hi
+                    {
+                        return Some((start, i + 1));
+                    }
+                }
+                _ => {}
+            }
+        }
+        i += 1;
+    }
+    None
+}
+
+/// The entries of the list at `span`: their spans, split at top-level commas.
+fn list_entries(text: &str, span: (usize, usize)) -> Vec<(usize, usize)> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::new();
+    let mut depth = 0i64;
+    let mut in_string = false;
+    let mut escaped = false;
+    let mut start = span.0 + 1;
+    for i in span.0 + 1..span.1 - 1 {
+        let b = bytes[i];
+        if in_string {
+            match (escaped, b) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => depth += 1,
+            b']' | b'}' => depth -= 1,
+            b',' if depth == 0 => {
+                out.push((start, i));
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    if !text[start..span.1 - 1].trim().is_empty() {
+        out.push((start, span.1 - 1));
+    }
+    out
+}
+
 /// Whether `inner` sits inside an array of `outer` (`outer` then
 /// describes a list of such objects, not this one).
 fn inside_array(text: &str, outer: (usize, usize), inner: (usize, usize)) -> bool {
@@ -654,6 +726,44 @@ pub fn facts(case: &Case, rewrites: &Rewrites) -> Facts {
                 "images: the payload lists them in another order (first occurrences at {offsets:?} in {})",
                 first.body
             ));
+        }
+    }
+    // Count: the payload's list holding the images has no entry without
+    // an expected URL (an item the expectation dropped).
+    if let Some(first) = images.first().and_then(|u| u.found.as_ref())
+        && images.len() >= 2
+        && images.iter().all(|u| {
+            u.found
+                .as_ref()
+                .is_some_and(|f| f.exchange == first.exchange && f.via == first.via)
+        })
+    {
+        let body = bodies.iter().find(|b| b.exchange == first.exchange);
+        let text = body.map(|b| b.form(&first.via)).unwrap_or_default();
+        let offsets: Vec<usize> = images
+            .iter()
+            .filter_map(|u| u.found.as_ref().map(|f| f.offset))
+            .collect();
+        let expected: Vec<&str> = facts
+            .urls
+            .iter()
+            .filter(|u| u.member != "thumbnail")
+            .map(|u| u.url.as_str())
+            .collect();
+        if let Some(list) = enclosing_list(text, &offsets) {
+            let entries = list_entries(text, list);
+            let missing: Vec<usize> = entries
+                .iter()
+                .enumerate()
+                .filter(|(_, (s, e))| !expected.iter().any(|u| text[*s..*e].contains(u)))
+                .map(|(i, _)| i)
+                .collect();
+            if !missing.is_empty() {
+                facts.problems.push(format!(
+                    "images: the payload's list holding them has {} entries, and entries {missing:?} hold none of the expected URLs",
+                    entries.len()
+                ));
+            }
         }
     }
     // Duration.
@@ -827,6 +937,38 @@ mod tests {
             .map(|u| u.found.as_ref().unwrap().via.as_str())
             .collect();
         assert_eq!(via, ["b64", "orig", "atlas", "no watermark"]);
+    }
+
+    #[test]
+    fn a_payload_list_entry_the_expectation_dropped_fails() {
+        let body = r#"{"images":[{"u":"https://cdn.example/1.jpg"},{"u":"https://cdn.example/2.jpg"},{"u":"https://cdn.example/3.jpg"}]}"#;
+        let two = case(
+            body,
+            images(
+                &[
+                    ("https://cdn.example/1.jpg", 0, 0),
+                    ("https://cdn.example/3.jpg", 0, 0),
+                ],
+                0.0,
+            ),
+        );
+        let p = facts(&two, &Rewrites::default()).problems;
+        assert!(
+            p.len() == 1 && p[0].contains("3 entries, and entries [1]"),
+            "{p:?}"
+        );
+        let three = case(
+            body,
+            images(
+                &[
+                    ("https://cdn.example/1.jpg", 0, 0),
+                    ("https://cdn.example/2.jpg", 0, 0),
+                    ("https://cdn.example/3.jpg", 0, 0),
+                ],
+                0.0,
+            ),
+        );
+        assert!(facts(&three, &Rewrites::default()).problems.is_empty());
     }
 
     #[test]

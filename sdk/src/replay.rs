@@ -440,6 +440,10 @@ pub struct Summary {
     pub anchored_urls: usize,
     /// Of those, found only through a declared rewrite.
     pub rewritten_urls: usize,
+    /// Of those, with a width or height stated around them (compared).
+    pub sized_urls: usize,
+    /// Media cases whose duration was compared with durations the payload states.
+    pub durations_checked: usize,
     /// Cases whose payload is reconstructed (`provenance.reconstructed`).
     pub reconstructed: usize,
 }
@@ -448,11 +452,13 @@ impl std::fmt::Display for Summary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "{} cases replayed; {} media cases anchored to their payloads ({} URLs, {} through a declared rewrite); {} cases with a reconstructed payload",
+            "{} cases replayed; {} media cases anchored to their payloads ({} URLs, {} through a declared rewrite, {} with a stated size; {} durations compared); {} cases with a reconstructed payload",
             self.cases,
             self.media_cases,
             self.anchored_urls,
             self.rewritten_urls,
+            self.sized_urls,
+            self.durations_checked,
             self.reconstructed
         )
     }
@@ -493,8 +499,18 @@ pub fn assert_fixtures<E: Extractor>(fixtures_dir: impl AsRef<Path>) -> Summary 
                     summary.anchored_urls += 1;
                     summary.rewritten_urls +=
                         usize::from(found.via != "raw" && found.via != "unescaped");
+                    summary.sized_urls +=
+                        usize::from(!u.stated_widths.is_empty() || !u.stated_heights.is_empty());
                 }
             }
+            let duration = case
+                .expect
+                .media
+                .as_ref()
+                .and_then(|m| m["duration"].as_f64());
+            summary.durations_checked += usize::from(
+                duration.is_some_and(|d| d > 0.0) && !facts.stated_durations.is_empty(),
+            );
             if !facts.problems.is_empty() {
                 report.push(format!(
                     "the expectation disagrees with the payload:\n  {}",
