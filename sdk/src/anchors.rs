@@ -551,8 +551,7 @@ fn list_entries(text: &str, span: (usize, usize)) -> Vec<(usize, usize)> {
     let mut in_string = false;
     let mut escaped = false;
     let mut start = span.0 + 1;
-    for i in span.0 + 1..span.1 - 1 {
-        let b = bytes[i];
+    for (i, &b) in bytes.iter().enumerate().take(span.1 - 1).skip(span.0 + 1) {
         if in_string {
             match (escaped, b) {
                 (true, _) => escaped = false,
