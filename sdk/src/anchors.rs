@@ -133,6 +133,9 @@ pub struct Found {
     pub body: String,
     /// `raw`, `unescaped`, or the name of the rewrite that yields the URL.
     pub via: String,
+    /// The text `offset` counts in: `via`'s, or for a URL found with
+    /// parameters dropped, the form holding the URL as the payload writes it.
+    pub form: String,
     /// Byte offset of the URL in that text.
     pub offset: usize,
 }
@@ -311,18 +314,26 @@ fn without_params(url: &str, params: &[String]) -> String {
     }
 }
 
+/// Offsets of every `http(s)://…` in `text`.
+fn url_starts(text: &str) -> impl Iterator<Item = usize> + '_ {
+    text.match_indices("http")
+        .map(|(i, _)| i)
+        .filter(|&i| text[i..].starts_with("http://") || text[i..].starts_with("https://"))
+}
+
+/// The URL at the start of `text`, up to a character that ends it in JSON or HTML.
+fn url_at(text: &str) -> &str {
+    let end = text
+        .find(|c: char| c.is_whitespace() || "\"'<>\\,;)]}".contains(c))
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
 /// Every `http(s)://…` in `text`, each without the named parameters, one a line.
 fn urls_without_params(text: &str, params: &[String]) -> String {
     let mut out = String::new();
-    for (i, _) in text.match_indices("http") {
-        let rest = &text[i..];
-        if !(rest.starts_with("http://") || rest.starts_with("https://")) {
-            continue;
-        }
-        let end = rest
-            .find(|c: char| c.is_whitespace() || "\"'<>\\,;)]}".contains(c))
-            .unwrap_or(rest.len());
-        out.push_str(&without_params(&rest[..end], params));
+    for i in url_starts(text) {
+        out.push_str(&without_params(url_at(&text[i..]), params));
         out.push('\n');
     }
     out
@@ -375,21 +386,41 @@ impl Texts {
     /// The first form holding `url` (or `url` without the dropped
     /// parameters, in a form a `drop_params` rewrite made).
     fn find(&self, url: &str, rewrites: &Rewrites) -> Option<Found> {
-        for (via, text) in &self.forms {
-            let mut wanted = url.to_string();
-            if let Some(r) = rewrites.rewrites.iter().find(|r| &r.name == via)
-                && let RewriteKind::DropParams { params } = &r.kind
-            {
-                wanted = without_params(url, params);
-            }
-            if let Some(offset) = find_whole(text, &wanted) {
-                return Some(Found {
-                    exchange: self.exchange,
-                    body: self.body.clone(),
-                    via: via.clone(),
-                    offset,
+        for (n, (via, text)) in self.forms.iter().enumerate() {
+            let dropped = rewrites
+                .rewrites
+                .iter()
+                .find(|r| &r.name == via)
+                .and_then(|r| match &r.kind {
+                    RewriteKind::DropParams { params } => Some(params),
+                    _ => None,
                 });
+            let wanted = match dropped {
+                Some(params) => without_params(url, params),
+                None => url.to_string(),
+            };
+            let Some(offset) = find_whole(text, &wanted) else {
+                continue;
+            };
+            let found = |form: &str, offset: usize| Found {
+                exchange: self.exchange,
+                body: self.body.clone(),
+                via: via.clone(),
+                form: form.to_string(),
+                offset,
+            };
+            // Where the payload writes that URL (with its parameters), so
+            // the sizes around it can be read.
+            if let Some(params) = dropped {
+                for (form, text) in &self.forms[1..n] {
+                    if let Some(at) = url_starts(text)
+                        .find(|&i| without_params(url_at(&text[i..]), params) == wanted)
+                    {
+                        return Some(found(form, at));
+                    }
+                }
             }
+            return Some(found(via, offset));
         }
         None
     }
@@ -686,7 +717,7 @@ pub fn facts(case: &Case, rewrites: &Rewrites) -> Facts {
                     .iter()
                     .find(|b| b.exchange == f.exchange)
                     .unwrap_or(&bodies[bodies.len() - 1]);
-                let text = body.form(&f.via);
+                let text = body.form(&f.form);
                 (fact.stated_widths, fact.stated_heights) = stated_sizes(text, f.offset);
                 if w > 0 && !fact.stated_widths.is_empty() && !fact.stated_widths.contains(&w) {
                     facts.problems.push(format!(
@@ -714,7 +745,7 @@ pub fn facts(case: &Case, rewrites: &Rewrites) -> Facts {
         let same = images.iter().all(|u| {
             u.found
                 .as_ref()
-                .is_some_and(|f| f.exchange == first.exchange && f.via == first.via)
+                .is_some_and(|f| f.exchange == first.exchange && f.form == first.form)
         });
         let offsets: Vec<usize> = images
             .iter()
@@ -734,11 +765,11 @@ pub fn facts(case: &Case, rewrites: &Rewrites) -> Facts {
         && images.iter().all(|u| {
             u.found
                 .as_ref()
-                .is_some_and(|f| f.exchange == first.exchange && f.via == first.via)
+                .is_some_and(|f| f.exchange == first.exchange && f.form == first.form)
         })
     {
         let body = bodies.iter().find(|b| b.exchange == first.exchange);
-        let text = body.map(|b| b.form(&first.via)).unwrap_or_default();
+        let text = body.map(|b| b.form(&first.form)).unwrap_or_default();
         let offsets: Vec<usize> = images
             .iter()
             .filter_map(|u| u.found.as_ref().map(|f| f.offset))
@@ -936,6 +967,10 @@ mod tests {
             .map(|u| u.found.as_ref().unwrap().via.as_str())
             .collect();
         assert_eq!(via, ["b64", "orig", "atlas", "no watermark"]);
+        // Its offset is where the payload (as rewritten) writes it with the parameter.
+        let video = f.urls[3].found.as_ref().unwrap();
+        assert_eq!(video.form, "playwm→play");
+        assert_eq!(video.offset, body.find("https://v.example").unwrap());
     }
 
     #[test]
