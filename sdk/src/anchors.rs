@@ -175,6 +175,9 @@ struct Texts {
     body: String,
     /// `(via, text)`: raw, unescaped, then each rewrite's.
     forms: Vec<(String, String)>,
+    /// For each URL a `template` rewrite built: `(rewrite, url, form, offset)`,
+    /// where the value it was built from sits.
+    built: Vec<(String, String, String, usize)>,
 }
 
 /// JSON (`\uXXXX`, `\/`) and HTML (`&amp;`, `&#47;`) unescaping.
@@ -224,8 +227,8 @@ fn base64_runs(text: &str) -> String {
 }
 
 /// Every value of `key` in `text` (JSON or a JS literal): a quoted string,
-/// or each quoted string of an array.
-fn values_of(text: &str, key: &str) -> Vec<String> {
+/// or each quoted string of an array; with the offset where it starts.
+fn values_of(text: &str, key: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     if key.is_empty() {
         return out;
@@ -251,7 +254,7 @@ fn values_of(text: &str, key: &str) -> Vec<String> {
             };
             let body = &rest[1..];
             let Some(end) = body.find(q) else { break };
-            out.push(body[..end].to_string());
+            out.push((text.len() - body.len(), body[..end].to_string()));
             rest = body[end + 1..].trim_start();
             match rest.strip_prefix(',') {
                 Some(r) if list => rest = r,
@@ -262,8 +265,10 @@ fn values_of(text: &str, key: &str) -> Vec<String> {
     out
 }
 
-fn template(text: &str, key: &str, template: &str) -> String {
-    let mut out = String::new();
+/// The URLs `template` builds from the values of `key` in `text`, each with
+/// the offset of its value.
+fn template(text: &str, key: &str, template: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
     let mut filled = template.to_string();
     while let Some(i) = filled.find("{first:") {
         let Some(end) = filled[i..].find('}') else {
@@ -273,24 +278,23 @@ fn template(text: &str, key: &str, template: &str) -> String {
         let value = values_of(text, other)
             .into_iter()
             .next()
+            .map(|(_, v)| v)
             .unwrap_or_default();
         filled.replace_range(i..i + end + 1, &value);
     }
-    for value in values_of(text, key) {
+    for (at, value) in values_of(text, key) {
         let (stem, ext) = match value.rsplit_once('.') {
             Some((s, e)) if !e.contains('/') => (s, e),
             _ => (value.as_str(), ""),
         };
         let last = value.rsplit('/').next().unwrap_or_default();
         let name = last.split(['!', '?', '.']).next().unwrap_or_default();
-        out.push_str(
-            &filled
-                .replace("{stem}", stem)
-                .replace("{ext}", ext)
-                .replace("{name}", name)
-                .replace("{}", &value),
-        );
-        out.push('\n');
+        let url = filled
+            .replace("{stem}", stem)
+            .replace("{ext}", ext)
+            .replace("{name}", name)
+            .replace("{}", &value);
+        out.push((url, at));
     }
     out
 }
@@ -347,12 +351,13 @@ impl Texts {
             ("raw".to_string(), raw),
             ("unescaped".to_string(), plain.clone()),
         ];
+        let mut built = Vec::new();
         for r in &rewrites.rewrites {
             // Each rewrite also sees the forms earlier rewrites made, so a
             // percent-decoded body can then be base64-decoded, and so on.
-            let sources: Vec<String> = forms[1..].iter().map(|(_, t)| t.clone()).collect();
+            let sources: Vec<(String, String)> = forms[1..].to_vec();
             let mut made = String::new();
-            for source in &sources {
+            for (source_name, source) in &sources {
                 let text = match &r.kind {
                     RewriteKind::Replace { from, to } if !from.is_empty() => {
                         if source.contains(from.as_str()) {
@@ -366,7 +371,16 @@ impl Texts {
                     RewriteKind::PercentDecode => {
                         unescape(&percent_encoding::percent_decode_str(source).decode_utf8_lossy())
                     }
-                    RewriteKind::Template { key, template: t } => template(source, key, t),
+                    RewriteKind::Template { key, template: t } => {
+                        let urls = template(source, key, t);
+                        let text: Vec<&str> = urls.iter().map(|(u, _)| u.as_str()).collect();
+                        let text = text.join("\n");
+                        built.extend(
+                            urls.into_iter()
+                                .map(|(u, at)| (r.name.clone(), u, source_name.clone(), at)),
+                        );
+                        text
+                    }
                     RewriteKind::DropParams { params } => urls_without_params(source, params),
                 };
                 if !text.is_empty() {
@@ -380,6 +394,7 @@ impl Texts {
             exchange,
             body,
             forms,
+            built,
         }
     }
 
@@ -419,6 +434,14 @@ impl Texts {
                         return Some(found(form, at));
                     }
                 }
+            }
+            // Where the value the URL was built from sits.
+            if let Some((_, _, form, at)) = self
+                .built
+                .iter()
+                .find(|(r, u, _, _)| r == via && *u == wanted)
+            {
+                return Some(found(form, *at));
             }
             return Some(found(via, offset));
         }
@@ -782,10 +805,21 @@ pub fn facts(case: &Case, rewrites: &Rewrites) -> Facts {
             .collect();
         if let Some(list) = enclosing_list(text, &offsets) {
             let entries = list_entries(text, list);
+            // Where expected URLs (or the values they were built from) sit in this text.
+            let found_at: Vec<usize> = facts
+                .urls
+                .iter()
+                .filter_map(|u| u.found.as_ref())
+                .filter(|f| f.exchange == first.exchange && f.form == first.form)
+                .map(|f| f.offset)
+                .collect();
             let missing: Vec<usize> = entries
                 .iter()
                 .enumerate()
-                .filter(|(_, (s, e))| !expected.iter().any(|u| text[*s..*e].contains(u)))
+                .filter(|(_, (s, e))| {
+                    !found_at.iter().any(|o| (*s..*e).contains(o))
+                        && !expected.iter().any(|u| text[*s..*e].contains(u))
+                })
                 .map(|(i, _)| i)
                 .collect();
             if !missing.is_empty() {
@@ -971,6 +1005,10 @@ mod tests {
         let video = f.urls[3].found.as_ref().unwrap();
         assert_eq!(video.form, "playwm→play");
         assert_eq!(video.offset, body.find("https://v.example").unwrap());
+        // A built URL is located at the value it was built from.
+        let photo = f.urls[1].found.as_ref().unwrap();
+        assert_eq!(photo.form, "unescaped");
+        assert_eq!(photo.offset, body.find("https://pbs.example").unwrap());
     }
 
     #[test]
