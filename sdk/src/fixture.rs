@@ -63,9 +63,32 @@ pub struct Case {
     pub exchanges: Vec<RecordedExchange>,
     /// What the parse must produce.
     pub expect: Expect,
+    /// Where the recorded bodies come from, when they are not verbatim
+    /// captures of the platform's answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
     /// The folder holding `case.json` (set when loading).
     #[serde(skip)]
     pub dir: PathBuf,
+}
+
+/// Where a case's recorded bodies come from.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Provenance {
+    /// The bodies (or parts of them) were written or rebuilt by hand, from
+    /// a platform guide's field list or around a real value, rather than
+    /// captured verbatim.
+    pub reconstructed: bool,
+    /// What was reconstructed and from what.
+    pub note: String,
+}
+
+impl Case {
+    /// Whether the case says its payload is not a verbatim capture.
+    pub fn is_reconstructed(&self) -> bool {
+        self.provenance.as_ref().is_some_and(|p| p.reconstructed)
+    }
 }
 
 /// The clock of a case that does not say (and of the end-to-end service).

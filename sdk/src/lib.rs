@@ -103,6 +103,8 @@ pub mod ua;
 pub mod urls;
 
 #[cfg(not(target_arch = "wasm32"))]
+pub mod anchors;
+#[cfg(not(target_arch = "wasm32"))]
 pub mod fixture;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod replay;

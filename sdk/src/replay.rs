@@ -34,6 +34,7 @@
 //!     helper_hosts: vec![],
 //!     exchanges: vec![],
 //!     expect: Expect { error: Some("302".into()), ..Default::default() },
+//!     provenance: None,
 //!     dir: Default::default(),
 //! };
 //! assert!(replay::check::<Nothing>(&case).is_ok());
@@ -428,8 +429,45 @@ fn expected(case: &Case) -> String {
     }
 }
 
-/// Replay every case under `fixtures_dir`; panic with a report of all failures.
-pub fn assert_fixtures<E: Extractor>(fixtures_dir: impl AsRef<Path>) {
+/// What [`assert_fixtures`] checked.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Summary {
+    /// Cases replayed.
+    pub cases: usize,
+    /// Cases expecting media, each anchored to its payload.
+    pub media_cases: usize,
+    /// Expected media URLs found in a recorded body.
+    pub anchored_urls: usize,
+    /// Of those, found only through a declared rewrite.
+    pub rewritten_urls: usize,
+    /// Of those, with a width or height stated around them (compared).
+    pub sized_urls: usize,
+    /// Media cases whose duration was compared with durations the payload states.
+    pub durations_checked: usize,
+    /// Cases whose payload is reconstructed (`provenance.reconstructed`).
+    pub reconstructed: usize,
+}
+
+impl std::fmt::Display for Summary {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} cases replayed; {} media cases anchored to their payloads ({} URLs, {} through a declared rewrite, {} with a stated size; {} durations compared); {} cases with a reconstructed payload",
+            self.cases,
+            self.media_cases,
+            self.anchored_urls,
+            self.rewritten_urls,
+            self.sized_urls,
+            self.durations_checked,
+            self.reconstructed
+        )
+    }
+}
+
+/// Replay every case under `fixtures_dir` and check each media case's
+/// expectation against its payload ([`crate::anchors`]); panic with a
+/// report of all failures. Returns (and prints) what was checked.
+pub fn assert_fixtures<E: Extractor>(fixtures_dir: impl AsRef<Path>) -> Summary {
     let cases =
         Case::load_all(fixtures_dir.as_ref()).unwrap_or_else(|e| panic!("loading fixtures: {e}"));
     assert!(
@@ -443,14 +481,47 @@ pub fn assert_fixtures<E: Extractor>(fixtures_dir: impl AsRef<Path>) {
         "fixture cases disagree about the same request:\n{}",
         clashes.join("\n")
     );
-    let failures: Vec<String> = cases
-        .iter()
-        .filter_map(|case| {
-            check::<E>(case)
-                .err()
-                .map(|report| format!("{}:\n  {report}", case.name()))
-        })
-        .collect();
+    let rewrites = crate::anchors::Rewrites::load(fixtures_dir.as_ref())
+        .unwrap_or_else(|e| panic!("loading rewrites: {e}"));
+    let mut summary = Summary {
+        cases: cases.len(),
+        ..Summary::default()
+    };
+    let mut failures: Vec<String> = Vec::new();
+    for case in &cases {
+        let mut report: Vec<String> = check::<E>(case).err().into_iter().collect();
+        summary.reconstructed += usize::from(case.is_reconstructed());
+        if case.expect.media.is_some() {
+            summary.media_cases += 1;
+            let facts = crate::anchors::facts(case, &rewrites);
+            for u in &facts.urls {
+                if let Some(found) = &u.found {
+                    summary.anchored_urls += 1;
+                    summary.rewritten_urls +=
+                        usize::from(found.via != "raw" && found.via != "unescaped");
+                    summary.sized_urls +=
+                        usize::from(!u.stated_widths.is_empty() || !u.stated_heights.is_empty());
+                }
+            }
+            let duration = case
+                .expect
+                .media
+                .as_ref()
+                .and_then(|m| m["duration"].as_f64());
+            summary.durations_checked += usize::from(
+                duration.is_some_and(|d| d > 0.0) && !facts.stated_durations.is_empty(),
+            );
+            if !facts.problems.is_empty() {
+                report.push(format!(
+                    "the expectation disagrees with the payload:\n  {}",
+                    facts.problems.join("\n  ")
+                ));
+            }
+        }
+        if !report.is_empty() {
+            failures.push(format!("{}:\n  {}", case.name(), report.join("\n  ")));
+        }
+    }
     assert!(
         failures.is_empty(),
         "{} of {} cases failed:\n{}",
@@ -458,6 +529,8 @@ pub fn assert_fixtures<E: Extractor>(fixtures_dir: impl AsRef<Path>) {
         cases.len(),
         failures.join("\n")
     );
+    eprintln!("{}: {summary}", fixtures_dir.as_ref().display());
+    summary
 }
 
 /// Paths where two JSON values differ (`/videos/0/url: expected …, got …`).
@@ -596,6 +669,7 @@ mod tests {
                 media: Some(media),
                 ..Expect::default()
             },
+            provenance: None,
             dir: std::path::PathBuf::new(),
         }
     }

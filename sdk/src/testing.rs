@@ -70,15 +70,33 @@ pub fn exchange(request: crate::HttpRequest, status: u16, body: &str) -> crate::
 /// planned request with the same canned response. For robustness tests:
 /// whatever the answer, the extractor must end in a result or a failure,
 /// never a panic (a panic in a component is a trap and a 500).
+///
+/// Panics when `detect` rejects `input`: the answers would never reach the
+/// extractor, and a never-panics test built on it would test nothing.
+/// Returns how many requests were answered.
+///
+/// ```should_panic
+/// # use mediaparse_sdk::*;
+/// # struct Demo;
+/// # impl Extractor for Demo {
+/// #   fn info() -> Info { Info { platform: "demo".into(), version: "0".into(), url_hosts: vec![], api_hosts: vec![], url_shapes: vec![] } }
+/// #   fn detect(_: &str) -> Result<Target> { Err(Failure::unsupported("")) }
+/// #   fn step(_: &Target, _: &Context, _: &[Exchange]) -> Result<Step> { Err(Failure::unsupported("")) }
+/// # }
+/// mediaparse_sdk::testing::drive_with_answer::<Demo>("https://example.com/v/1", 200, &[], b"");
+/// ```
 pub fn drive_with_answer<E: Extractor>(
     input: &str,
     status: u16,
     headers: &[crate::Header],
     body: &[u8],
-) {
-    let Ok(target) = E::detect(input) else {
-        return;
-    };
+) -> usize {
+    let target = E::detect(input).unwrap_or_else(|f| {
+        panic!(
+            "{input}: detect failed ({} {f}), so no answer would reach the extractor",
+            f.code()
+        )
+    });
     let ctx = crate::Context::default();
     let mut done: Vec<crate::Exchange> = Vec::new();
     for _ in 0..10 {
@@ -97,9 +115,10 @@ pub fn drive_with_answer<E: Extractor>(
             }
             Ok(crate::Plan::Ready) => {
                 let _ = E::map(&target, &ctx, &done);
-                return;
+                break;
             }
-            Err(_) => return,
+            Err(_) => break,
         }
     }
+    done.len()
 }

@@ -20,7 +20,13 @@ fn drive(input: &str, status: u16, body: &str, location: Option<&str>) {
     if let Some(l) = location {
         headers.push(Header::new("Location", l));
     }
-    mediaparse_sdk::testing::drive_with_answer::<Threads>(input, status, &headers, body.as_bytes());
+    let answered = mediaparse_sdk::testing::drive_with_answer::<Threads>(
+        input,
+        status,
+        &headers,
+        body.as_bytes(),
+    );
+    assert!(answered > 0, "{input}: no request was answered");
 }
 
 #[test]

@@ -2,9 +2,11 @@
 //! parts (component, fetcher with the allowlist and redirect rules, the
 //! pipeline's plan/fetch loop), written as a fixture case (DESIGN.md §6):
 //! every raw HTTP hop, the response bodies as files, and the result as the
-//! expectation. Secrets are scrubbed (see [`super::scrub`]), then the
-//! written case is replayed through the same component to prove it says
-//! what the live parse said.
+//! expectation, with the facts read from the bodies beside it
+//! ([`FACTS_FILE`]: where each expected media URL occurs) for review.
+//! Secrets are scrubbed (see [`super::scrub`]), then the written case is
+//! replayed through the same component to prove it says what the live
+//! parse said.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -69,6 +71,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
         helper_hosts: Vec::new(),
         exchanges: Vec::new(),
         expect: Expect::default(),
+        provenance: None,
         dir: options.out.clone(),
     };
     let (registry, ext) = component_for(&probe, &options.component)?;
@@ -209,6 +212,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
         helper_hosts: platform_limits.fetch.helper_hosts.clone(),
         exchanges,
         expect,
+        provenance: None,
         dir: options.out.clone(),
     };
     println!(
@@ -222,25 +226,65 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
     // default clock is kept when the result does not depend on the time.
     write_case(&case_json, &case, &scrub)?;
     let mut report = replay_loaded(&Case::load(&options.out)?, &registry, &ext)?;
-    if !report.passed && now_ms != DEFAULT_NOW_MS {
+    if !report.replayed && now_ms != DEFAULT_NOW_MS {
         case.now_unix_ms = Some(now_ms);
         write_case(&case_json, &case, &scrub)?;
         report = replay_loaded(&Case::load(&options.out)?, &registry, &ext)?;
     }
-    if report.passed {
+    if let Some(facts) = &report.facts {
+        write_facts(&options.out.join(FACTS_FILE), facts, &scrub)?;
+        let found = facts.urls.iter().filter(|u| u.found.is_some()).count();
         println!(
-            "replayed {} through {}: same result",
-            options.out.display(),
-            report.component
+            "{FACTS_FILE}: {found} of {} expected media URLs found in the recorded bodies; review it before committing the case",
+            facts.urls.len()
         );
-        Ok(0)
-    } else {
+        for line in super::replay::facts_lines(facts) {
+            println!("  {line}");
+        }
+    }
+    if !report.replayed {
         println!(
             "the recorded case does not replay to the live result (scrubbing may have removed a value the extractor needs):\n  {}",
             report.problems
         );
-        Ok(1)
+        return Ok(1);
     }
+    println!(
+        "replayed {} through {}: same result",
+        options.out.display(),
+        report.component
+    );
+    if !report.passed {
+        // The case says what the live parse said; whether the payload backs
+        // it is for the author to settle (a rewrite to declare in the
+        // platform's fixtures/rewrites.json, or a wrong result) before the
+        // case can pass `replay` and the extractor's tests.
+        println!(
+            "to review before committing: the expectation disagrees with the payload:\n  {}",
+            report.problems
+        );
+    }
+    Ok(0)
+}
+
+/// The file, beside `case.json`, holding the facts read from the recorded
+/// bodies: each expected media URL and where it was found (or not), the
+/// sizes and durations stated around it. For the reviewer: the expectation
+/// is the live result, and these say whether the payload backs it.
+pub const FACTS_FILE: &str = "facts.json";
+
+fn write_facts(
+    path: &Path,
+    facts: &mediaparse_sdk::anchors::Facts,
+    scrub: &Scrubber,
+) -> anyhow::Result<()> {
+    let text = serde_json::to_string_pretty(facts)? + "\n";
+    anyhow::ensure!(
+        !scrub.leaks(&text),
+        "internal error: a secret survived scrubbing"
+    );
+    std::fs::write(path, text)?;
+    Ok(())
 }
 
 fn write_case(path: &Path, case: &Case, scrub: &Scrubber) -> anyhow::Result<()> {

@@ -199,11 +199,16 @@ fn platform_of_case_dir(dir: &Path) -> Option<String> {
 /// What a replay found.
 pub struct ReplayReport {
     pub component: String,
+    /// The component's result is the case's expectation.
+    pub replayed: bool,
+    /// Replayed, and the expectation agrees with the payload.
     pub passed: bool,
-    /// One problem per line (empty when passed).
+    /// One problem per line (empty when passed): differences from the
+    /// expectation, then disagreements between the expectation and the payload.
     pub problems: String,
-    /// The media or failure the component produced, for pasting.
-    pub actual: serde_json::Value,
+    /// What the recorded bodies state about the expected media (where each
+    /// URL was found), for review; `None` for a case that expects an error.
+    pub facts: Option<mediaparse_sdk::anchors::Facts>,
 }
 
 /// Replay one case through a component.
@@ -212,7 +217,9 @@ pub fn replay_case(case: &Case, choice: &ComponentChoice) -> anyhow::Result<Repl
     replay_loaded(case, &registry, &ext)
 }
 
-/// Replay one case through an already compiled component.
+/// Replay one case through an already compiled component, and check its
+/// expectation against its payload ([`mediaparse_sdk::anchors`], with the
+/// rewrites declared beside the case folder).
 pub fn replay_loaded(
     case: &Case,
     registry: &Registry,
@@ -226,56 +233,89 @@ pub fn replay_loaded(
         ext.source.display(),
         &ext.sha256[..12]
     );
-    let outcome = match replay::run_with(&mut driver, case) {
-        Ok(outcome) => outcome,
-        Err(e) => {
-            return Ok(ReplayReport {
-                component,
-                passed: false,
-                problems: e.to_string(),
-                actual: serde_json::Value::Null,
-            });
-        }
-    };
-    let platform = outcome
-        .target
-        .as_ref()
-        .map(|t| t.platform.clone())
-        .unwrap_or_default();
-    let actual = match &outcome.result {
-        Ok(ex) => serde_json::json!({"media": ex.media.to_json(&platform)}),
-        Err(f) => serde_json::json!({"error": f.code(), "message": f.message()}),
-    };
-    let verdict = replay::compare(case, &outcome);
+    let rewrites = mediaparse_sdk::anchors::Rewrites::for_case(case)?;
+    let facts = case
+        .expect
+        .media
+        .is_some()
+        .then(|| mediaparse_sdk::anchors::facts(case, &rewrites));
+    let mut problems: Vec<String> = Vec::new();
+    match replay::run_with(&mut driver, case) {
+        Ok(outcome) => problems.extend(replay::compare(case, &outcome).err()),
+        Err(e) => problems.push(e.to_string()),
+    }
+    let replayed = problems.is_empty();
+    if let Some(f) = facts.as_ref().filter(|f| !f.problems.is_empty()) {
+        problems.push(format!(
+            "the expectation disagrees with the payload:\n  {}",
+            f.problems.join("\n  ")
+        ));
+    }
     Ok(ReplayReport {
         component,
-        passed: verdict.is_ok(),
-        problems: verdict.err().unwrap_or_default(),
-        actual,
+        replayed,
+        passed: problems.is_empty(),
+        problems: problems.join("\n  "),
+        facts,
     })
 }
 
-/// The `replay` command: prints the verdict and the diff; exit 0 or 1.
+/// The facts read from the payload, one line per expected URL.
+pub fn facts_lines(facts: &mediaparse_sdk::anchors::Facts) -> Vec<String> {
+    let mut lines: Vec<String> = facts
+        .urls
+        .iter()
+        .map(|u| match &u.found {
+            Some(f) => {
+                let place = match f.exchange {
+                    Some(i) => format!("exchange {i} ({})", f.body),
+                    None => "the input".to_string(),
+                };
+                let mut line = format!(
+                    "{}: found in {place} at byte {} [{}]",
+                    u.member, f.offset, f.via
+                );
+                if !u.stated_widths.is_empty() || !u.stated_heights.is_empty() {
+                    line.push_str(&format!(
+                        "; nearby widths {:?}, heights {:?}",
+                        u.stated_widths, u.stated_heights
+                    ));
+                }
+                line
+            }
+            None => format!("{}: NOT FOUND in any recorded body: {}", u.member, u.url),
+        })
+        .collect();
+    if !facts.stated_durations.is_empty() {
+        lines.push(format!(
+            "durations the payload states: {:?}",
+            facts.stated_durations
+        ));
+    }
+    lines
+}
+
+/// The `replay` command: prints the verdict, the differences and the
+/// payload facts; exit 0 or 1. It does not print the actual result to paste
+/// over the expectation: an expectation is corrected from the payload.
 pub fn run(case_dir: &Path, choice: &ComponentChoice) -> i32 {
     let report = Case::load(case_dir)
         .map_err(anyhow::Error::from)
-        .and_then(|case| replay_case(&case, choice).map(|r| (case, r)));
+        .and_then(|case| replay_case(&case, choice));
     match report {
-        Ok((case, r)) if r.passed => {
-            println!("PASS {} through {}", case_dir.display(), r.component);
-            let _ = case;
-            0
-        }
-        Ok((_, r)) => {
-            println!("FAIL {} through {}", case_dir.display(), r.component);
-            println!("  {}", r.problems);
-            if !r.actual.is_null() {
-                println!(
-                    "actual result:\n{}",
-                    serde_json::to_string_pretty(&r.actual).unwrap_or_default()
-                );
+        Ok(r) => {
+            let verdict = if r.passed { "PASS" } else { "FAIL" };
+            println!("{verdict} {} through {}", case_dir.display(), r.component);
+            if !r.passed {
+                println!("  {}", r.problems);
             }
-            1
+            if let Some(facts) = &r.facts {
+                println!("payload facts:");
+                for line in facts_lines(facts) {
+                    println!("  {line}");
+                }
+            }
+            i32::from(!r.passed)
         }
         Err(e) => {
             println!("FAIL {}: {e:#}", case_dir.display());

@@ -38,6 +38,26 @@ fn fixture(platform: &str, case: &str) -> Case {
     Case::load(&dir).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Recorded into a platform's fixtures folder (`out`'s parent), a case is
+/// checked against its payload with the platform's declared rewrites, as
+/// in the source tree.
+fn with_rewrites_of(platform: &str, out: &Path) {
+    let rewrites = paths::workspace_root()
+        .join("extractors")
+        .join(platform)
+        .join("fixtures/rewrites.json");
+    let fixtures = out.parent().unwrap();
+    std::fs::create_dir_all(fixtures).unwrap();
+    if rewrites.is_file() {
+        std::fs::copy(&rewrites, fixtures.join("rewrites.json")).unwrap();
+    }
+}
+
+/// Whether the case recorded in `dir` expects media.
+fn recorded_media(dir: &Path) -> bool {
+    Case::load(dir).is_ok_and(|c| c.expect.media.is_some())
+}
+
 /// Every file of a folder, as text.
 fn all_text(dir: &Path) -> String {
     let mut text = String::new();
@@ -118,9 +138,23 @@ async fn recorded_cases_scrub_secrets_and_replay_to_the_same_result() {
             std::fs::write(&file, toml).unwrap();
             args.extend(["--config".into(), file.display().to_string()]);
         }
+        with_rewrites_of(platform, &out);
         let argv: Vec<&str> = args.iter().map(String::as_str).collect();
         let (code, output) = mediaparse(&argv).await;
         assert_eq!(code, 0, "{platform}/{name}: record failed:\n{output}");
+        if recorded_media(&out) {
+            // Beside the result, the facts read from the exchange: every
+            // expected media URL and where it was found.
+            let facts: Value =
+                serde_json::from_str(&std::fs::read_to_string(out.join("facts.json")).unwrap())
+                    .unwrap();
+            let urls = facts["urls"].as_array().unwrap();
+            assert!(!urls.is_empty(), "{platform}/{name}: {facts}");
+            assert!(
+                urls.iter().all(|u| u["found"]["body"].is_string()),
+                "{platform}/{name}: {facts}"
+            );
+        }
         assert!(upstream.misses().is_empty(), "{:?}", upstream.misses());
 
         let recorded = Case::load(&out).unwrap_or_else(|e| panic!("{e}"));
@@ -205,6 +239,7 @@ async fn a_recorded_case_carries_the_helper_hosts_and_public_settings_it_used() 
     }
     let file = work.path().join("youtube.toml");
     std::fs::write(&file, toml).unwrap();
+    with_rewrites_of("youtube", &out);
     let (code, output) = mediaparse(&[
         "record",
         &original.input,
@@ -269,8 +304,42 @@ async fn replay_prints_the_difference_and_fails() {
         output.contains("media/title: expected \"a title the component does not produce\""),
         "{output}"
     );
-    // The actual result is printed, ready to paste.
-    assert!(output.contains("actual result:"), "{output}");
+    // The facts read from the payload are printed, not the actual result
+    // to paste over the expectation.
+    assert!(output.contains("payload facts:"), "{output}");
+    assert!(!output.contains("actual result"), "{output}");
+}
+
+/// The component's result equals the expectation, but the expected URL is
+/// not in the payload as recorded: `replay` fails until the platform's
+/// rewrite (`playwm → play`) is declared beside the case.
+#[tokio::test]
+async fn replay_fails_when_the_payload_does_not_hold_an_expected_url() {
+    let work = tempfile::tempdir().unwrap();
+    let case = fixture("douyin", "direct_playwm_url");
+    let copy = work.path().join("fixtures").join("direct_playwm_url");
+    std::fs::create_dir_all(&copy).unwrap();
+    for entry in std::fs::read_dir(&case.dir).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+    }
+    let (code, output) = mediaparse(&["replay", &copy.display().to_string()]).await;
+    assert_eq!(code, 1, "{output}");
+    assert!(output.starts_with("FAIL"), "{output}");
+    assert!(output.contains("occurs in no recorded body"), "{output}");
+    assert!(output.contains("videos/0: NOT FOUND"), "{output}");
+    assert!(
+        !output.contains("media/"),
+        "the result itself matches: {output}"
+    );
+
+    with_rewrites_of("douyin", &copy);
+    let (code, output) = mediaparse(&["replay", &copy.display().to_string()]).await;
+    assert_eq!(code, 0, "{output}");
+    assert!(
+        output.contains("[playwm→play]") || output.contains("[no watermark parameters]"),
+        "{output}"
+    );
 }
 
 /// A real component that names another WIT major: the weibo component with

@@ -100,7 +100,8 @@ async fn every_fixture_case_replays_through_the_host() {
     for (platform, case) in &cases {
         let name = format!("{platform}/{}", case.name());
         // Another clock, or values remembered from earlier parses (a service
-        // starts with none): those cases replay natively only.
+        // starts with none): those cases replay through the wasm component
+        // in `cases_with_remembered_values_replay_through_the_component`.
         if case.now_unix_ms.is_some_and(|n| n != DEFAULT_NOW_MS) || !case.remembered.is_empty() {
             skipped.push(name);
             continue;
@@ -243,6 +244,52 @@ async fn every_fixture_case_replays_through_the_host() {
         targets.len(),
         skipped.len(),
         contract::CHECKED.load(std::sync::atomic::Ordering::Relaxed)
+    );
+}
+
+/// The cases a fresh service cannot replay (values remembered from earlier
+/// parses, another clock) run through the real wasm component with the
+/// SDK's harness, the context carrying what the case remembers: loading a
+/// remembered program in the component is tested here. Each is replayed a
+/// second time without its remembered values and must then fail (the
+/// component asks for what it would otherwise have remembered), so a
+/// component that ignored `context.remembered` could not pass.
+#[test]
+fn cases_with_remembered_values_replay_through_the_component() {
+    use mediaparse::authoring::replay::{ComponentChoice, component_for, replay_loaded};
+    let choice = ComponentChoice::Dir(paths::extractors_dir(), None);
+    let mut replayed = Vec::new();
+    for (platform, dir) in paths::fixture_dirs() {
+        for case in Case::load_all(&dir).expect("fixtures load") {
+            if case.remembered.is_empty() && case.now_unix_ms.is_none_or(|n| n == DEFAULT_NOW_MS) {
+                continue;
+            }
+            let name = format!("{platform}/{}", case.name());
+            let (registry, ext) = component_for(&case, &choice).expect("the component loads");
+            let report = replay_loaded(&case, &registry, &ext).expect("the case replays");
+            assert!(report.passed, "{name}:\n  {}", report.problems);
+            if !case.remembered.is_empty() {
+                let forgotten = Case {
+                    remembered: Vec::new(),
+                    ..case.clone()
+                };
+                let report = replay_loaded(&forgotten, &registry, &ext).expect("the case replays");
+                assert!(
+                    !report.passed,
+                    "{name} replays the same without its remembered values, so they are never read"
+                );
+            }
+            replayed.push(name);
+        }
+    }
+    // The two YouTube cases that carry a remembered player program.
+    assert!(
+        replayed
+            .iter()
+            .filter(|n| n.starts_with("youtube/web_challenges_known_player"))
+            .count()
+            >= 2,
+        "{replayed:?}"
     );
 }
 
