@@ -63,6 +63,8 @@ struct Outcome {
     code: String,
     charged: i64,
     host: usize,
+    /// When the request was sent, and when its outcome was known.
+    sent: Instant,
     at: Instant,
 }
 
@@ -168,6 +170,7 @@ async fn parse_once(
     input: &str,
     host: usize,
 ) -> Outcome {
+    let sent_at = Instant::now();
     let sent = client
         .post(format!("{base}/api/v1/parse"))
         .bearer_auth(token)
@@ -180,6 +183,7 @@ async fn parse_once(
             code: "no answer".into(),
             charged: 0,
             host,
+            sent: sent_at,
             at: Instant::now(),
         };
     };
@@ -195,6 +199,7 @@ async fn parse_once(
         code: body["code"].as_str().unwrap_or("").to_string(),
         charged,
         host,
+        sent: sent_at,
         at: Instant::now(),
     }
 }
@@ -372,9 +377,10 @@ async fn three_hosts_on_one_postgres_keep_exact_books() {
     let killed = Instant::now();
     cluster.hosts[1].kill().await;
     let outcomes = running.await.unwrap();
+    // Cut off: sent to host B before the kill, never answered.
     let cut = outcomes
         .iter()
-        .filter(|o| o.host == 1 && o.status == 0 && o.at >= killed)
+        .filter(|o| o.host == 1 && o.status == 0 && o.sent < killed && o.at >= killed)
         .count();
     eprintln!(
         "cluster phase 3: {in_flight_at_kill} parses in flight on host B at the kill, {cut} cut off"

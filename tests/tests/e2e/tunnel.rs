@@ -264,7 +264,7 @@ async fn expired_tunnel_urls_are_gone() {
     }
     let (tunnel_url, minted_after) = young.expect("one round within the TTL");
     // Gone once the TTL has run, and not before.
-    let deadline = TTL + std::time::Duration::from_secs(60);
+    let deadline = TTL + std::time::Duration::from_secs(30);
     let resp = loop {
         let checked = std::time::Instant::now();
         let resp = reqwest::get(&tunnel_url).await.unwrap();
