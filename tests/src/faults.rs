@@ -17,6 +17,10 @@ use tokio::net::{TcpListener, TcpStream};
 pub enum Fault {
     /// Wait this long before answering (past the host's timeout).
     Slow(Duration),
+    /// Hold the request until the gate opens (the test's sender sends
+    /// `true`), then answer as [`Fault::Slow`] does: requests in flight for as
+    /// long as the test needs, whatever the load.
+    Held(tokio::sync::watch::Receiver<bool>),
     /// Close the connection with a TCP reset before any byte is sent.
     Reset,
     /// Answer this status with a short text body.
@@ -137,6 +141,17 @@ async fn serve(
     match fault {
         Fault::Slow(d) => {
             tokio::time::sleep(d).await;
+            respond(
+                &mut socket,
+                200,
+                &[("content-type", "text/html")],
+                b"<html>late</html>",
+            )
+            .await
+        }
+        Fault::Held(mut gate) => {
+            // A closed gate (its sender dropped) opens it too.
+            let _ = gate.wait_for(|open| *open).await;
             respond(
                 &mut socket,
                 200,

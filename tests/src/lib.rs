@@ -11,3 +11,4 @@ pub mod media;
 pub mod paths;
 pub mod python;
 pub mod service;
+pub mod skip;

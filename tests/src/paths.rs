@@ -10,6 +10,13 @@ pub fn workspace_root() -> PathBuf {
         .unwrap_or_default()
 }
 
+/// The cargo target folder (`CARGO_TARGET_DIR`, default `target/`).
+pub fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"))
+}
+
 /// The `mediaparse` binary (`MEDIAPARSE_BIN`, default `target/debug/mediaparse`).
 pub fn host_binary() -> PathBuf {
     let path = std::env::var_os("MEDIAPARSE_BIN")

@@ -4,14 +4,15 @@
 //! `cargo xtask test` starts the same install while it compiles, so the
 //! tests usually find the venv ready.
 //!
-//! Only when Python or pip itself is missing do the tests skip, loudly; a
-//! failing `pip install` fails the test.
+//! When Python, pip or venv itself is missing the tests fail under
+//! `CI=true` and elsewhere skip, recorded for xtask's summary
+//! ([`crate::skip`]); a failing `pip install` always fails the test.
 
 use std::path::PathBuf;
 use std::process::Command;
 use std::sync::Mutex;
 
-use crate::paths;
+use crate::{paths, skip};
 
 /// What the venv holds, one pin a line; changing a pin reinstalls. (xtask
 /// reads the same file and writes the same stamp.)
@@ -27,17 +28,12 @@ fn requirements() -> Vec<&'static str> {
 
 static LOCK: Mutex<()> = Mutex::new(());
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| paths::workspace_root().join("target"))
-}
-
 /// The venv's `python`, installing the pinned tools first if needed.
-/// `None` (with a loud message) only when Python or pip is unavailable.
-pub fn venv_python() -> Option<PathBuf> {
+/// `None` only outside CI when Python, pip or venv is unavailable: the skip
+/// of `test` is then recorded ([`skip::missing`]); under `CI=true` it panics.
+pub fn venv_python(test: &str) -> Option<PathBuf> {
     let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    let venv = target_dir().join("pytools");
+    let venv = paths::target_dir().join("pytools");
     let python = venv.join("bin/python");
     let stamp = venv.join(".mediaparse-requirements");
     let requirements = requirements();
@@ -52,9 +48,7 @@ pub fn venv_python() -> Option<PathBuf> {
             .is_ok_and(|o| o.status.success())
     });
     let Some(system) = system else {
-        eprintln!(
-            "\n\n*** SKIPPED: no python3 with pip on this machine; the MCP client and schemathesis tests did not run ***\n\n"
-        );
+        skip::missing(test, "python3 with pip (Debian: python3, python3-pip)");
         return None;
     };
     let status = Command::new(system)
@@ -63,8 +57,9 @@ pub fn venv_python() -> Option<PathBuf> {
         .status()
         .expect("running python -m venv");
     if !status.success() || !python.is_file() {
-        eprintln!(
-            "\n\n*** SKIPPED: `{system} -m venv` does not work here (pip without venv); the MCP client and schemathesis tests did not run ***\n\n"
+        skip::missing(
+            test,
+            &format!("a working `{system} -m venv` (Debian: python3-venv)"),
         );
         return None;
     }

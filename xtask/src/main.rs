@@ -283,15 +283,29 @@ const TEST_SELECTION: &[&str] = &["--workspace", "--exclude", "mediaparse-bench"
 
 fn test(args: &[String]) -> Result {
     native::ensure_native_build_tools()?;
+    system::ensure_test_programs()?;
     // Network and unpacking, not compilation: done while the builds run.
     let python_tools = std::thread::spawn(prepare_python_tools);
-    system::ensure_test_programs()?;
     build_extractors()?;
     let guests = build_test_guests()?;
     let bin = build_host_and_tests()?;
     check_template(&bin)?;
     // The tests install the tools themselves when missing; never both at once.
-    let _ = python_tools.join();
+    let python_tools = python_tools
+        .join()
+        .unwrap_or_else(|_| Err("the Python tools' install panicked".into()));
+    if let Err(e) = python_tools {
+        if in_ci() {
+            return Err(format!("CI=true: {e}"));
+        }
+        eprintln!("  python tools: {e}; the tests will try again");
+    }
+    let skips = target_dir().join(SKIPS_FILE);
+    if let Err(e) = std::fs::remove_file(&skips)
+        && e.kind() != std::io::ErrorKind::NotFound
+    {
+        return Err(format!("removing {}: {e}", skips.display()));
+    }
     let mut c = cargo();
     c.arg("test").args(TEST_SELECTION).args(args);
     c.env("MEDIAPARSE_BIN", bin)
@@ -299,23 +313,56 @@ fn test(args: &[String]) -> Result {
         .env("MEDIAPARSE_TEST_GUESTS", guests)
         .env("MEDIAPARSE_TEMPLATE_WASM", template_wasm())
         .env("MEDIAPARSE_TEMPLATE_TOML", template_toml());
-    run(c)
+    let ran = run(c);
+    report_skips(&skips);
+    ran
+}
+
+/// Where the tests record a skip (`mediaparse_tests::skip::SKIPS_FILE`).
+const SKIPS_FILE: &str = "test-skips.txt";
+
+/// Whether this run is CI's (`CI=true`): then every failure to provide what
+/// the tests need is an error, never a skip.
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| v == "true")
+}
+
+fn target_dir() -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root().join("target"))
+}
+
+/// Print the skips the test run recorded (outside CI a test whose outside
+/// program is missing skips; under CI it fails instead), after the run, so
+/// no skip hides in a passing test's captured output.
+fn report_skips(file: &Path) {
+    let skips = std::fs::read_to_string(file).unwrap_or_default();
+    let lines: Vec<&str> = skips.lines().filter(|l| !l.trim().is_empty()).collect();
+    if lines.is_empty() {
+        eprintln!("\nxtask test: no test skipped");
+        return;
+    }
+    eprintln!(
+        "\nxtask test: {} test(s) SKIPPED (install what they name and run again):",
+        lines.len()
+    );
+    for line in lines {
+        eprintln!("  {line}");
+    }
 }
 
 /// The venv of Python judges the end-to-end tests use (`mcp`,
 /// `schemathesis`), as `tests/src/python.rs` makes it: same folder, same
-/// pins (`tests/py/requirements.txt`), same stamp. Best effort: on any
-/// failure the tests try again and say what is missing.
-fn prepare_python_tools() {
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target"));
-    let venv = target.join("pytools");
+/// pins (`tests/py/requirements.txt`), same stamp. An error says which step
+/// failed (under `CI=true` it stops the run; elsewhere the tests try again).
+fn prepare_python_tools() -> Result {
+    let venv = target_dir().join("pytools");
     let python = venv.join("bin").join("python");
     let stamp = venv.join(".mediaparse-requirements");
-    let Ok(text) = std::fs::read_to_string(root().join("tests/py/requirements.txt")) else {
-        return;
-    };
+    let requirements = root().join("tests/py/requirements.txt");
+    let text = std::fs::read_to_string(&requirements)
+        .map_err(|e| format!("reading {}: {e}", requirements.display()))?;
     let pins: Vec<&str> = text
         .lines()
         .map(str::trim)
@@ -323,20 +370,33 @@ fn prepare_python_tools() {
         .collect();
     let wanted = pins.join("\n");
     if python.is_file() && std::fs::read_to_string(&stamp).is_ok_and(|s| s == wanted) {
-        return;
+        return Ok(());
     }
-    let quiet = |c: &mut Command| c.output().is_ok_and(|o| o.status.success());
-    let Some(system) = ["python3", "python"]
-        .into_iter()
-        .find(|p| quiet(Command::new(p).args(["-m", "pip", "--version"])))
-    else {
-        return;
+    let step = |what: &str, c: &mut Command| -> Result {
+        let out = c.output().map_err(|e| format!("{what}: {e}"))?;
+        if out.status.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "{what} failed ({}): {}{}",
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
     };
-    let installed = quiet(
+    let system = ["python3", "python"]
+        .into_iter()
+        .find(|p| step("pip", Command::new(p).args(["-m", "pip", "--version"])).is_ok())
+        .ok_or("no python3 with pip (Debian: python3, python3-pip)")?;
+    step(
+        &format!("{system} -m venv {}", venv.display()),
         Command::new(system)
             .args(["-m", "venv", "--clear"])
             .arg(&venv),
-    ) && quiet(
+    )?;
+    step(
+        &format!("pip install {}", pins.join(" ")),
         Command::new(&python)
             .args([
                 "-m",
@@ -346,15 +406,8 @@ fn prepare_python_tools() {
                 "--disable-pip-version-check",
             ])
             .args(&pins),
-    );
-    if installed {
-        let _ = std::fs::write(&stamp, wanted);
-    } else {
-        eprintln!(
-            "  python tools: installing {} failed; the tests will try again",
-            pins.join(" ")
-        );
-    }
+    )?;
+    std::fs::write(&stamp, wanted).map_err(|e| format!("writing {}: {e}", stamp.display()))
 }
 
 /// The host binary built with the very features `cargo test` resolves (the

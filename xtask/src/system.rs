@@ -8,40 +8,80 @@ use std::process::Command;
 
 use super::Result;
 
-/// (program, Debian package, why the tests need it).
-const TEST_PROGRAMS: &[(&str, &str, &str)] = &[
-    ("tinyproxy", "tinyproxy", "HTTP proxy for the egress tests"),
+/// How to tell a package's program is there.
+enum Present {
+    /// This file in one of the usual `bin` folders.
+    Program(&'static str),
+    /// This command (found on `PATH`) runs and succeeds.
+    Works(&'static [&'static str]),
+}
+
+/// (what to check, Debian package, why the tests need it).
+const TEST_PROGRAMS: &[(Present, &str, &str)] = &[
     (
-        "danted",
+        Present::Program("tinyproxy"),
+        "tinyproxy",
+        "HTTP proxy for the egress tests",
+    ),
+    (
+        Present::Program("danted"),
         "dante-server",
         "SOCKS5 proxy for the egress tests",
     ),
     (
-        "ffmpeg",
+        Present::Program("ffmpeg"),
         "ffmpeg",
         "makes the tunnel tests' media and runs the tunnel's merge",
     ),
     (
-        "ffprobe",
+        Present::Program("ffprobe"),
         "ffmpeg",
         "checks the streams of the tunnel's merged MP4",
     ),
     (
-        "chromium",
+        Present::Program("chromium"),
         "chromium",
         "headless browser for the console tests",
     ),
     (
-        "chromedriver",
+        Present::Program("chromedriver"),
         "chromium-driver",
         "WebDriver for the console tests' browser",
     ),
     (
-        "initdb",
+        Present::Program("initdb"),
         "postgresql",
         "PostgreSQL server for the store and cluster tests",
     ),
+    (
+        Present::Works(&["python3", "--version"]),
+        "python3",
+        "runs the official MCP client and schemathesis",
+    ),
+    (
+        Present::Works(&["python3", "-m", "pip", "--version"]),
+        "python3-pip",
+        "installs the MCP client and schemathesis",
+    ),
+    (
+        Present::Works(&["python3", "-c", "import ensurepip, venv"]),
+        "python3-venv",
+        "the venv the MCP client and schemathesis are installed into",
+    ),
 ];
+
+impl Present {
+    fn check(&self) -> bool {
+        match self {
+            Present::Program(program) => installed(program),
+            Present::Works([program, args @ ..]) => Command::new(program)
+                .args(args)
+                .output()
+                .is_ok_and(|o| o.status.success()),
+            Present::Works([]) => true,
+        }
+    }
+}
 
 fn installed(program: &str) -> bool {
     ["/usr/sbin", "/usr/bin", "/usr/local/sbin", "/usr/local/bin"]
@@ -68,9 +108,9 @@ fn is_root() -> bool {
 
 /// Make sure every program of [`TEST_PROGRAMS`] is there.
 pub fn ensure_test_programs() -> Result {
-    let missing: Vec<&(&str, &str, &str)> = TEST_PROGRAMS
+    let missing: Vec<&(Present, &str, &str)> = TEST_PROGRAMS
         .iter()
-        .filter(|(program, ..)| !installed(program))
+        .filter(|(present, ..)| !present.check())
         .collect();
     if missing.is_empty() {
         return Ok(());
@@ -111,7 +151,7 @@ pub fn ensure_test_programs() -> Result {
             .status()
             .is_ok_and(|s| s.success())
             && install());
-    if done && missing.iter().all(|(program, ..)| installed(program)) {
+    if done && missing.iter().all(|(present, ..)| present.check()) {
         Ok(())
     } else {
         Err(format!(

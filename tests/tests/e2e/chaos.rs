@@ -21,6 +21,8 @@ use serde_json::json;
 const CLIENTS: usize = 32;
 const KILLS: usize = 10;
 const CREDITS: i64 = 1_000_000;
+/// Final answers each service gives between its start and its kill.
+const WORK_PER_LIFE: usize = 8;
 
 fn photo() -> Case {
     Case::load(&paths::workspace_root().join("extractors/tiktok/fixtures/photo_post"))
@@ -61,13 +63,17 @@ async fn killed_ten_times_the_books_still_balance() {
     let stop = Arc::new(AtomicBool::new(false));
     let answers: Arc<Mutex<BTreeMap<String, Vec<Final>>>> = Arc::default();
     let attempts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    // Final answers so far: each kill waits for the clients to get work done
+    // on the service it kills.
+    let finals = Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut clients = Vec::new();
     for c in 0..CLIENTS {
-        let (base, stop, answers, attempts) = (
+        let (base, stop, answers, attempts, finals) = (
             base.clone(),
             stop.clone(),
             answers.clone(),
             attempts.clone(),
+            finals.clone(),
         );
         let (token, input) = (token.clone(), photo.input.clone());
         clients.push(tokio::spawn(async move {
@@ -116,19 +122,36 @@ async fn killed_ten_times_the_books_still_balance() {
                         .entry(key.clone())
                         .or_default()
                         .push(answer);
+                    finals.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }));
     }
 
+    // Each service serves some final answers before it is killed (polled
+    // with a deadline, not a fixed time that a loaded machine may not fill).
+    let served_some = |since: usize| {
+        let finals = finals.clone();
+        async move {
+            let deadline = Instant::now() + Duration::from_secs(120);
+            while finals.load(Ordering::Relaxed) < since + WORK_PER_LIFE {
+                assert!(
+                    Instant::now() < deadline,
+                    "no {WORK_PER_LIFE} final answers from a restarted service in 120 s"
+                );
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        }
+    };
     let started = Instant::now();
+    served_some(0).await;
     for _ in 0..KILLS {
-        tokio::time::sleep(Duration::from_millis(700)).await;
         service.kill().await;
+        let restarted = finals.load(Ordering::Relaxed);
         service = start_on(&db, &upstream).await;
         *base.write().unwrap() = service.base_url.clone();
+        served_some(restarted).await;
     }
-    tokio::time::sleep(Duration::from_millis(700)).await;
     stop.store(true, Ordering::Relaxed);
     for c in clients {
         tokio::time::timeout(Duration::from_secs(120), c)
@@ -222,7 +245,10 @@ async fn a_write_locked_database_answers_503_before_any_upstream_request() {
     service.add_credits("default", 10).unwrap();
     let token = service.create_key(&["--rate-limit", "off"]).unwrap();
 
-    // Another process's writer: hold the write lock past the 5 s busy timeout.
+    // Another process's writer: hold the write lock until the parse has
+    // answered (past the 5 s busy timeout, however long that takes).
+    let (locked_tx, locked) = tokio::sync::oneshot::channel();
+    let (release, release_rx) = std::sync::mpsc::channel::<()>();
     let holder = std::thread::spawn({
         let db = db.clone();
         move || {
@@ -230,11 +256,13 @@ async fn a_write_locked_database_answers_503_before_any_upstream_request() {
             let tx = conn
                 .transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)
                 .unwrap();
-            std::thread::sleep(Duration::from_secs(8));
+            locked_tx.send(()).unwrap();
+            // Released by the test, or when the test panics (sender dropped).
+            let _ = release_rx.recv();
             tx.rollback().unwrap();
         }
     });
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    locked.await.expect("the write lock is taken");
     upstream.clear_hits();
     let started = Instant::now();
     let resp = reqwest::Client::new()
@@ -265,6 +293,7 @@ async fn a_write_locked_database_answers_503_before_any_upstream_request() {
         "no upstream request: {:?}",
         upstream.hits()
     );
+    release.send(()).unwrap();
     holder.join().unwrap();
     // The lock released, the same parse succeeds.
     let resp = reqwest::Client::new()

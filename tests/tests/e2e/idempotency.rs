@@ -222,22 +222,27 @@ async fn the_same_key_with_another_request_is_a_conflict() {
     assert_eq!(account(&service, &token).await["data"]["balance"], 3);
 }
 
+/// Five duplicates sent while the first is held at the upstream (its fetch
+/// has arrived there, and its answer has not come back when they are sent):
+/// they wait for it and replay its answer. The overlap is checked, not
+/// assumed: each duplicate left before the first's answer arrived.
 #[tokio::test]
 async fn a_concurrent_duplicate_waits_for_the_first() {
     let (photo, upstream, service, token) = start(5).await;
-    upstream.set_delay(&photo.exchanges[0].request.url, Duration::from_millis(800));
-    let mut tasks = Vec::new();
-    for _ in 0..6 {
+    upstream.set_delay(&photo.exchanges[0].request.url, Duration::from_secs(3));
+    let send = |sent_tx: Option<tokio::sync::oneshot::Sender<std::time::Instant>>| {
         let (url, token, input) = (service.base_url.clone(), token.clone(), photo.input.clone());
-        tasks.push(tokio::spawn(async move {
-            let resp = reqwest::Client::new()
+        tokio::spawn(async move {
+            let request = reqwest::Client::new()
                 .post(format!("{url}/api/v1/parse"))
                 .bearer_auth(token)
                 .header("idempotency-key", "same")
-                .json(&json!({"url": input}))
-                .send()
-                .await
-                .unwrap();
+                .json(&json!({"url": input}));
+            if let Some(tx) = sent_tx {
+                let _ = tx.send(std::time::Instant::now());
+            }
+            let resp = request.send().await.unwrap();
+            let answered = std::time::Instant::now();
             let replayed = resp.headers().contains_key("idempotent-replayed");
             let charged = resp.headers()["x-credits-charged"]
                 .to_str()
@@ -248,21 +253,46 @@ async fn a_concurrent_duplicate_waits_for_the_first() {
                 charged,
                 replayed,
                 resp.text().await.unwrap(),
+                answered,
             )
-        }));
+        })
+    };
+    let first = send(None);
+    // The first parse's page request is held at the upstream now.
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while upstream.delayed_arrivals().is_empty() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the first parse never reached the upstream"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    let mut answers = Vec::new();
-    for t in tasks {
+    let mut duplicates = Vec::new();
+    let mut sent_at = Vec::new();
+    for _ in 0..5 {
+        let (tx, rx) = tokio::sync::oneshot::channel();
+        duplicates.push(send(Some(tx)));
+        sent_at.push(rx.await.unwrap());
+    }
+    let first = first.await.unwrap();
+    let mut answers = vec![first.clone()];
+    for t in duplicates {
         answers.push(t.await.unwrap());
+    }
+    for (i, sent) in sent_at.iter().enumerate() {
+        assert!(
+            *sent < first.4,
+            "duplicate {i} was sent after the first was answered: no overlap to test"
+        );
     }
     assert!(
         answers.iter().all(|a| a.0 == 200 && a.1 == "1"),
         "{answers:?}"
     );
-    assert_eq!(
-        answers.iter().filter(|a| !a.2).count(),
-        1,
-        "one ran, five waited and replayed"
+    assert!(!first.2, "the first ran");
+    assert!(
+        answers[1..].iter().all(|a| a.2),
+        "the five duplicates waited and replayed: {answers:?}"
     );
     assert!(answers.iter().all(|a| a.3 == answers[0].3), "one body");
     assert_eq!(

@@ -71,7 +71,9 @@ fn charged(result: &Value) -> i64 {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn official_python_client_lists_tools_and_parses_with_charges() {
-    let Some(python) = python::venv_python() else {
+    let Some(python) =
+        python::venv_python("mcp::official_python_client_lists_tools_and_parses_with_charges")
+    else {
         return;
     };
     let (_upstream, service) = demo().await;

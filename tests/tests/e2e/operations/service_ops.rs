@@ -62,8 +62,14 @@ async fn secrets_never_leave_and_the_proxy_carries_upstream_traffic() {
     }
     seen.push(run.metrics().await);
     seen.push(run.admin_extractors().await.to_string());
-    // Give the log a moment to reach the file, then read it.
-    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The whole log: stop the service and wait for it to exit, so every
+    // line it will ever write is in the file.
+    let mut run = run;
+    run.service.terminate().expect("SIGTERM");
+    run.service
+        .wait_exit(Duration::from_secs(60))
+        .await
+        .expect("the service exits");
     let log_text = std::fs::read_to_string(&log).expect("log");
     assert!(
         log_text.contains("mptest leaking [redacted]"),
@@ -150,17 +156,20 @@ async fn sigterm_finishes_parses_in_flight_then_exits() {
     )
     .await;
     run.service.terminate().expect("SIGTERM");
-    tokio::time::sleep(Duration::from_millis(300)).await;
     // No new connections once stopping.
-    let refused = reqwest::Client::new()
-        .get(run.service.url("/healthz"))
-        .timeout(Duration::from_secs(5))
-        .send()
-        .await;
-    assert!(
-        refused.is_err(),
-        "a new connection was accepted after SIGTERM"
-    );
+    eventually(
+        "a new connection refused after SIGTERM",
+        Duration::from_secs(30),
+        || async {
+            reqwest::Client::new()
+                .get(run.service.url("/healthz"))
+                .timeout(Duration::from_secs(5))
+                .send()
+                .await
+                .is_err()
+        },
+    )
+    .await;
     let resp = in_flight
         .await
         .expect("join")
