@@ -3,9 +3,10 @@
 //! order, GREASE, ALPN, key shares, certificate compression) and HTTP/2
 //! preface (SETTINGS, WINDOW_UPDATE, pseudo-header order, priority).
 //!
-//! Only the transport is emulated: the request's headers are the ones the
-//! extractor planned, in its order and spelling (no default headers added),
-//! so the User-Agent it chose and the TLS identity agree.
+//! The transport is emulated here; the headers come from
+//! [`super::identity`] (the profile's User-Agent, client hints and header
+//! order around the extractor's planned headers), and go out in the order
+//! given, planned names in their planned spelling over HTTP/1.1.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -171,8 +172,8 @@ pub async fn send(
     Ok((status, response_headers, bytes))
 }
 
-/// HTTP/1.1 header names go out spelled and ordered as the extractor
-/// planned them (HTTP/2 lowercases them, as browsers do).
+/// HTTP/1.1 header names go out spelled and ordered as given (HTTP/2
+/// lowercases them, as browsers do).
 fn planned_spelling(headers: &[Header]) -> wreq::header::OrigHeaderMap {
     let mut orig = wreq::header::OrigHeaderMap::new();
     for h in headers.iter().filter(|h| is_forwardable(&h.name)) {

@@ -10,6 +10,7 @@ mod exits;
 #[cfg(test)]
 mod fingerprint;
 mod guard;
+mod identity;
 mod media;
 mod pacing;
 mod profile;
@@ -27,6 +28,7 @@ use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
 pub use browser::BrowserTrust;
 pub use cache::BootstrapCache;
 pub use exits::{AllCooling, Cooling, ExitLease, ExitPools, ExitSpec, ExitStatus, Outcome};
+pub use identity::{Identity, RequestKind};
 pub use media::MediaRequest;
 pub use pacing::{Pace, Paced, Pacer, Slot};
 pub use profile::{Device, FetchProfile, ProfileSetting, UnknownProfile};
@@ -597,13 +599,14 @@ impl Fetcher {
         } else {
             call.limits.profile.resolve(user_agent)
         };
-        let device = profile::device_for_agent(user_agent);
-        if let Some(client) = self.browser_client(profile, device, call.proxy)? {
+        // The User-Agent, client hints and header order follow the profile.
+        let identity = identity::dress(profile, method, url, headers);
+        if let Some(client) = self.browser_client(identity.profile, identity.device, call.proxy)? {
             return browser::send(
                 &client,
                 method,
                 &wire_url,
-                headers,
+                &identity.headers,
                 body,
                 call.limits.request_timeout,
                 call.limits.max_body_bytes,

@@ -2,8 +2,9 @@
 //!
 //! A platform's `platform.toml` names a default `fetch_profile` (absent:
 //! `rustls`), the operator may force one per platform, and `browser` follows
-//! the User-Agent the extractor planned, so the TLS ClientHello, the HTTP/2
-//! preface and the User-Agent tell one consistent story.
+//! the User-Agent the extractor planned. Either way the User-Agent, client
+//! hints and header order then follow the profile ([`super::identity`]), so
+//! the TLS ClientHello, the HTTP/2 preface and the headers tell one story.
 
 use std::fmt;
 
