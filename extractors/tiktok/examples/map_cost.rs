@@ -23,7 +23,10 @@ fn main() {
     let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
     for case in args {
         match mediaparse_sdk::replay::median_map_time::<TikTok>(&fixtures.join(&case), runs) {
-            Ok(Some(t)) => println!("{case}: map {:.1} µs (median of {runs})", t.as_secs_f64() * 1e6),
+            Ok(Some(t)) => println!(
+                "{case}: map {:.1} µs (median of {runs})",
+                t.as_secs_f64() * 1e6
+            ),
             Ok(None) => println!("{case}: never reaches map"),
             Err(e) => println!("{case}: {e}"),
         }

@@ -67,9 +67,7 @@ struct Sigi<'a> {
 
 /// The JSON text of an object member (`itemStruct` is only ever an object).
 fn object_text(raw: &RawValue) -> Option<String> {
-    raw.get()
-        .starts_with('{')
-        .then(|| raw.get().to_string())
+    raw.get().starts_with('{').then(|| raw.get().to_string())
 }
 
 #[derive(Deserialize)]
