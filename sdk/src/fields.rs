@@ -36,7 +36,7 @@
 //! assert_eq!(page.width, 720);
 //! assert_eq!(page.item.get(), r#"{"k":[1, 2]}"#);
 //!
-//! let err = fields::from_text::<Page>(r#"{"id":1}"#, "the page data").unwrap_err();
+//! let Err(err) = fields::from_text::<Page>(r#"{"id":1}"#, "the page data") else { panic!() };
 //! assert_eq!(err.code(), "upstream_error");
 //! assert!(err.message().starts_with("the page data is not the known JSON"));
 //! ```
@@ -59,7 +59,8 @@ pub fn from_text<'a, T: Deserialize<'a>>(text: &'a str, what: &str) -> Result<T,
 }
 
 /// A JSON string or number as text: borrowed from the page when the string
-/// holds no escapes, the exact digits for a number (ids above 2^53 too).
+/// holds no escapes; an integer's exact digits (ids above 2^53 too), other
+/// numbers as serde_json writes them (`1.5e3` reads `1.5e+3`).
 /// `null` and any other value read as empty text, so a field of this type
 /// never fails the answer.
 ///
@@ -67,7 +68,7 @@ pub fn from_text<'a, T: Deserialize<'a>>(text: &'a str, what: &str) -> Result<T,
 /// use mediaparse_sdk::fields::{Text, from_text};
 /// let ids: Vec<Text> = from_text(r#"["7305827432509082913", 7305827432509082913, 1.5e3, -2, null, true, {"a":1}, [3], "\u0041"]"#, "ids").unwrap();
 /// let texts: Vec<&str> = ids.iter().map(Text::as_str).collect();
-/// assert_eq!(texts, ["7305827432509082913", "7305827432509082913", "1.5e3", "-2", "", "", "", "", "A"]);
+/// assert_eq!(texts, ["7305827432509082913", "7305827432509082913", "1.5e+3", "-2", "", "", "", "", "A"]);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Text<'a>(pub Cow<'a, str>);
