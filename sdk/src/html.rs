@@ -214,12 +214,28 @@ fn tag_end(text: &str) -> Option<usize> {
     None
 }
 
+/// Where `needle` first occurs in `haystack`, ASCII case ignored. Candidates
+/// are found by the needle's first byte (a fast `memchr` scan when it is
+/// not a letter, as in `</script`), then compared in full.
 fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
-    let n = needle.len();
-    haystack
-        .as_bytes()
-        .windows(n)
-        .position(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+    let (bytes, wanted) = (haystack.as_bytes(), needle.as_bytes());
+    let &first = wanted.first()?;
+    let mut from = 0;
+    while from + wanted.len() <= bytes.len() {
+        let rest = &bytes[from..];
+        let at = if first.is_ascii_alphabetic() {
+            rest.iter().position(|b| b.eq_ignore_ascii_case(&first))?
+        } else {
+            haystack[from..].find(char::from(first))?
+        };
+        let start = from + at;
+        let candidate = bytes.get(start..start + wanted.len())?;
+        if candidate.eq_ignore_ascii_case(wanted) {
+            return Some(start);
+        }
+        from = start + 1;
+    }
+    None
 }
 
 #[cfg(test)]
@@ -266,6 +282,16 @@ mod tests {
             decode_entities("a&amp;b&#39;c&#x4e2d;&bogus;&"),
             "a&b'c中&bogus;&"
         );
+    }
+
+    #[test]
+    fn finds_needles_ignoring_ascii_case() {
+        assert_eq!(find_ascii_ci("ab</SCRIPT>", "</script"), Some(2));
+        assert_eq!(find_ascii_ci("<<</scrip</Script", "</script"), Some(9));
+        assert_eq!(find_ascii_ci("x</scrip", "</script"), None);
+        assert_eq!(find_ascii_ci("aXbxBc", "xb"), Some(1));
+        assert_eq!(find_ascii_ci("€</script", "</script"), Some(3));
+        assert_eq!(find_ascii_ci("", "</script"), None);
     }
 
     #[test]

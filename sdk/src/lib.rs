@@ -14,7 +14,8 @@
 //! docs/writing-an-extractor.md walks through one.
 //!
 //! Chores every platform has live here too: short links ([`links`]),
-//! percent-encoding ([`encode`]), lenient ids and numbers ([`ids`]),
+//! percent-encoding ([`encode`]), lenient ids and numbers ([`ids`]), typed
+//! borrowing reads of only the fields an extractor needs ([`fields`]),
 //! User-Agent presets ([`ua`]), lookups in `done` ([`exchanges`]) and
 //! fallback strategies ([`cascade`]).
 //!
@@ -86,6 +87,7 @@ pub mod cascade;
 pub mod cookies;
 pub mod encode;
 pub mod exchanges;
+pub mod fields;
 pub mod flow;
 pub mod html;
 pub mod ids;

@@ -281,6 +281,32 @@ pub fn map_inputs<E: Extractor>(
     Err(HarnessError::TooManyRounds)
 }
 
+/// The median wall time of `map` alone over `runs` calls (after three
+/// warm-up calls) on the case in `dir`: what the bench's "Extractor cost"
+/// table measures natively, for an extractor crate's own timing example
+/// (`cargo run --release --example map_cost`). `None` when the case never
+/// reaches map.
+pub fn median_map_time<E: Extractor>(
+    dir: &Path,
+    runs: usize,
+) -> Result<Option<std::time::Duration>, HarnessError> {
+    let case = Case::load(dir)?;
+    let Some((target, ctx, done)) = map_inputs::<E>(&case)? else {
+        return Ok(None);
+    };
+    E::map(&target, &ctx, &done).map_err(|f| HarnessError::Driver(f.to_string()))?;
+    let mut samples: Vec<std::time::Duration> = (0..runs.max(1) + 3)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            std::hint::black_box(E::map(&target, &ctx, &done)).ok();
+            started.elapsed()
+        })
+        .skip(3)
+        .collect();
+    samples.sort();
+    Ok(Some(samples[samples.len() / 2]))
+}
+
 /// Answer one request from the case, following redirects when asked.
 fn perform(
     case: &Case,

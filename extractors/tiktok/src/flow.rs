@@ -8,7 +8,6 @@ use mediaparse_sdk::cascade::{Attempt, Cascade};
 use mediaparse_sdk::cookies;
 use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::links::{Followed, ShortLinks};
-use mediaparse_sdk::serde_json::Value;
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{
     Context, Exchange, Extraction, Failure, HttpRequest, HttpResponse, Result, Step, Target, ua,
@@ -132,7 +131,7 @@ pub fn is_page(exchange: &Exchange) -> bool {
 /// Where the post-page conversation stands.
 enum PageStep {
     Fetch(HttpRequest),
-    Ready(Value),
+    Ready(String),
 }
 
 /// Where the post-page conversation stands: the next page request, the

@@ -1,20 +1,24 @@
 //! `itemStruct` (web, camelCase) → the media object and platformData
 //! (guide §4–§5).
 
-use mediaparse_sdk::serde_json::{Map, Value};
+use mediaparse_sdk::fields::{self, Text};
+use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::spec::fill_missing_members;
 use mediaparse_sdk::{
-    Audio, Exchange, Extraction, Failure, Header, Image, Media, MediaSource, Result, Video, ids, ua,
+    Audio, Exchange, Extraction, Failure, Header, Image, Media, MediaSource, Result, Video, ua,
 };
 use serde::Deserialize;
 
 use crate::flow::{is_page, received_cookies};
 
+// The members `map` reads, straight from the `itemStruct` text: strings
+// that are often escape-free borrow from it (`Text`), URLs are owned.
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
-struct Item {
+struct Item<'a> {
     desc: Option<String>,
-    video: Option<VideoInfo>,
+    #[serde(borrow)]
+    video: Option<VideoInfo<'a>>,
     image_post: Option<ImagePost>,
     music: Option<Music>,
     is_content_classified: Option<bool>,
@@ -22,19 +26,22 @@ struct Item {
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
-struct VideoInfo {
-    #[serde(deserialize_with = "ids::f64")]
+struct VideoInfo<'a> {
+    #[serde(deserialize_with = "fields::f64")]
     duration: f64,
-    #[serde(deserialize_with = "ids::u32")]
+    #[serde(deserialize_with = "fields::u32")]
     width: u32,
-    #[serde(deserialize_with = "ids::u32")]
+    #[serde(deserialize_with = "fields::u32")]
     height: u32,
-    definition: Option<String>,
-    ratio: Option<String>,
+    #[serde(borrow)]
+    definition: Option<Text<'a>>,
+    #[serde(borrow)]
+    ratio: Option<Text<'a>>,
     cover: Option<String>,
     origin_cover: Option<String>,
     play_addr: Option<PlayAddr>,
-    bitrate_info: Option<Vec<BitrateInfo>>,
+    #[serde(borrow)]
+    bitrate_info: Option<Vec<BitrateInfo<'a>>>,
 }
 
 /// `playAddr` is a URL string, or in some answers a list of `{src}`.
@@ -54,21 +61,25 @@ struct Src {
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "PascalCase", default)]
-struct BitrateInfo {
-    gear_name: Option<String>,
-    codec_type: Option<String>,
-    play_addr: Option<BitratePlayAddr>,
+struct BitrateInfo<'a> {
+    #[serde(borrow)]
+    gear_name: Option<Text<'a>>,
+    #[serde(borrow)]
+    codec_type: Option<Text<'a>>,
+    #[serde(borrow)]
+    play_addr: Option<BitratePlayAddr<'a>>,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "PascalCase", default)]
-struct BitratePlayAddr {
+struct BitratePlayAddr<'a> {
     url_list: Option<Vec<Option<String>>>,
-    #[serde(deserialize_with = "ids::u32")]
+    #[serde(deserialize_with = "fields::u32")]
     width: u32,
-    #[serde(deserialize_with = "ids::u32")]
+    #[serde(deserialize_with = "fields::u32")]
     height: u32,
-    url_key: Option<String>,
+    #[serde(borrow)]
+    url_key: Option<Text<'a>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -83,9 +94,9 @@ struct ImagePost {
 struct PostImage {
     #[serde(rename = "imageURL")]
     image_url: Option<UrlList>,
-    #[serde(deserialize_with = "ids::u32")]
+    #[serde(deserialize_with = "fields::u32")]
     image_width: u32,
-    #[serde(deserialize_with = "ids::u32")]
+    #[serde(deserialize_with = "fields::u32")]
     image_height: u32,
 }
 
@@ -111,10 +122,11 @@ enum MusicUrl {
     Other(#[allow(dead_code)] serde::de::IgnoredAny),
 }
 
-/// Map one `itemStruct` to the media object. `headers` go on every video and
-/// audio item (Referer, User-Agent, the page's `tt_chain_token` cookie).
-pub fn media(item: &Value, headers: &[Header]) -> Result<Media> {
-    let item = Item::deserialize(item)
+/// Map one `itemStruct` (its JSON text) to the media object. `headers` go
+/// on every video and audio item (Referer, User-Agent, the page's
+/// `tt_chain_token` cookie).
+pub fn media(item: &str, headers: &[Header]) -> Result<Media> {
+    let item: Item = serde_json::from_str(item)
         .map_err(|e| Failure::changed(format!("itemStruct has an unknown shape: {e}")))?;
     let video = item.video.unwrap_or_default();
     let mut media = Media {
@@ -192,15 +204,18 @@ fn videos(video: &VideoInfo, headers: &[Header]) -> Vec<Video> {
     for rendition in video.bitrate_info.iter().flatten() {
         if rendition
             .codec_type
-            .as_deref()
-            .is_some_and(|c| c.eq_ignore_ascii_case("bytevc2"))
+            .as_ref()
+            .is_some_and(|c| c.as_str().eq_ignore_ascii_case("bytevc2"))
         {
             continue;
         }
         let Some(addr) = &rendition.play_addr else {
             continue;
         };
-        let key = addr.url_key.as_deref().and_then(parse_url_key);
+        let key = addr
+            .url_key
+            .as_ref()
+            .and_then(|k| parse_url_key(k.as_str()));
         if key.is_some_and(|k| k.codec == "bytevc2") {
             continue;
         }
@@ -210,7 +225,7 @@ fn videos(video: &VideoInfo, headers: &[Header]) -> Vec<Video> {
             key.map(|k| scale(k.short_side, video.width, video.height))
                 .unwrap_or((0, 0))
         };
-        let quality = nonempty(rendition.gear_name.as_deref())
+        let quality = nonempty(rendition.gear_name.as_ref().map(Text::as_str))
             .map(str::to_string)
             .or_else(|| key.map(|k| format!("{}p", k.label)))
             .unwrap_or_default();
@@ -220,8 +235,8 @@ fn videos(video: &VideoInfo, headers: &[Header]) -> Vec<Video> {
             }
         }
     }
-    let quality = nonempty(video.definition.as_deref())
-        .or(nonempty(video.ratio.as_deref()))
+    let quality = nonempty(video.definition.as_ref().map(Text::as_str))
+        .or(nonempty(video.ratio.as_ref().map(Text::as_str)))
         .unwrap_or_default();
     let size = (video.width, video.height);
     match &video.play_addr {
@@ -321,11 +336,13 @@ pub fn scale(short: u32, width: u32, height: u32) -> (u32, u32) {
     }
 }
 
-/// platformData: the final `itemStruct` with SPEC's listed names built from
-/// the web names (`id`→`aweme_id`, `stats`/`statsV2`→`statistics`,
+/// platformData: the final `itemStruct` (read once from its text, members
+/// moved rather than copied) with SPEC's listed names built from the web
+/// names (`id`→`aweme_id`, `stats`/`statsV2`→`statistics`,
 /// `imagePost.images`→`images`), every other public member kept.
-pub fn platform_data(item: &Value) -> Value {
-    let source = item.as_object().cloned().unwrap_or_default();
+pub fn platform_data(item: &str) -> Result<Value> {
+    let mut source: Map<String, Value> = serde_json::from_str(item)
+        .map_err(|e| Failure::changed(format!("itemStruct is not a JSON object: {e}")))?;
     let mut out = Map::new();
     let aweme_id = match source.get("id") {
         Some(Value::String(s)) => s.clone(),
@@ -341,22 +358,24 @@ pub fn platform_data(item: &Value) -> Value {
             .cloned()
             .unwrap_or_else(|| "".into()),
     );
-    let author = match source.get("author") {
-        Some(Value::Object(a)) => Value::Object(a.clone()),
+    let author_id = source.get("authorId").cloned();
+    let author = match source.get_mut("author") {
+        // Members moved into `out` are skipped when the rest is copied below.
+        Some(Value::Object(a)) => Value::Object(std::mem::take(a)),
         // SIGI_STATE items name the author by handle, with `authorId` beside it.
         Some(Value::String(handle)) => {
             let mut a = Map::new();
             a.insert("uniqueId".into(), handle.clone().into());
-            if let Some(id) = source.get("authorId") {
-                a.insert("id".into(), id.clone());
+            if let Some(id) = author_id {
+                a.insert("id".into(), id);
             }
             Value::Object(a)
         }
         _ => Value::Object(Map::new()),
     };
     out.insert("author".into(), author);
-    if let Some(video) = source.get("video").filter(|v| v.is_object()) {
-        out.insert("video".into(), video.clone());
+    if let Some(video) = source.get_mut("video").filter(|v| v.is_object()) {
+        out.insert("video".into(), video.take());
     }
     let images = source
         .get("imagePost")
@@ -377,15 +396,15 @@ pub fn platform_data(item: &Value) -> Value {
         }
     }
     fill_missing_members("tiktok", &mut out);
-    Value::Object(out)
+    Ok(Value::Object(out))
 }
 
-/// Media and platform data of one `itemStruct`, with the download headers
-/// the page answers in `done` call for.
-pub fn extraction(item: &Value, done: &[Exchange]) -> Result<Extraction> {
+/// Media and platform data of one `itemStruct` (its JSON text), with the
+/// download headers the page answers in `done` call for.
+pub fn extraction(item: &str, done: &[Exchange]) -> Result<Extraction> {
     Ok(Extraction {
         media: media(item, &media_headers(done))?,
-        platform_data: platform_data(item),
+        platform_data: platform_data(item)?,
     })
 }
 
@@ -413,10 +432,11 @@ pub fn media_headers(done: &[Exchange]) -> Vec<Header> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mediaparse_sdk::serde_json;
 
-    fn parse_item(text: &str) -> Result<Value> {
-        serde_json::from_str(text).map_err(|e| Failure::changed(e.to_string()))
+    /// An `itemStruct` text, checked to be JSON.
+    fn parse_item(text: &str) -> Result<&str> {
+        serde_json::from_str::<Value>(text).map_err(|e| Failure::changed(e.to_string()))?;
+        Ok(text)
     }
 
     #[test]
@@ -451,7 +471,7 @@ mod tests {
             r#"{"desc":null,"video":{"duration":"12","width":"720","height":1280.0,"playAddr":[{"src":"https://v16-webapp-prime.tiktok.com/a"},{"src":null}]},"music":{"playUrl":{"urlList":["https://sf16-ies-music.tiktokcdn.com/a.mp3"]}}}"#,
         )
         .unwrap();
-        let media = media(&item, &[]).unwrap();
+        let media = media(item, &[]).unwrap();
         assert_eq!(media.title, "");
         assert_eq!(media.duration, 12.0);
         assert_eq!(media.videos.len(), 1);
@@ -478,7 +498,7 @@ mod tests {
             ]}}"#,
         )
         .unwrap();
-        let media = media(&item, &[]).unwrap();
+        let media = media(item, &[]).unwrap();
         let urls: Vec<&str> = media.videos.iter().map(|v| v.url.as_str()).collect();
         assert_eq!(urls, ["https://v19-webapp-prime.tiktok.com/w"]);
         assert_eq!((media.videos[0].width, media.videos[0].height), (720, 1280));
@@ -488,9 +508,9 @@ mod tests {
     #[test]
     fn classified_post_without_media_needs_login() {
         let item = parse_item(r#"{"id":"1","isContentClassified":true}"#).unwrap();
-        assert_eq!(media(&item, &[]).unwrap_err().code(), "login_required");
+        assert_eq!(media(item, &[]).unwrap_err().code(), "login_required");
         let item = parse_item(r#"{"id":"1"}"#).unwrap();
-        assert!(media(&item, &[]).unwrap().is_empty());
+        assert!(media(item, &[]).unwrap().is_empty());
     }
 
     #[test]
@@ -499,7 +519,7 @@ mod tests {
             r#"{"id":"7305827432509082913","desc":"d","author":"someone","authorId":"68","statsV2":{"playCount":"5"},"imagePost":{"images":[{"imageWidth":1}]}}"#,
         )
         .unwrap();
-        let data = platform_data(&item);
+        let data = platform_data(item).unwrap();
         assert_eq!(data["aweme_id"], "7305827432509082913");
         assert_eq!(data["author"]["uniqueId"], "someone");
         assert_eq!(data["author"]["id"], "68");

@@ -1,18 +1,22 @@
 //! Reading one answer to the post-page request (guide §3–§6): the
 //! rehydration blob, its status codes, the WAF challenge, redirects.
 
+use std::collections::HashMap;
+
+use mediaparse_sdk::fields::{self, RawValue, Text};
 use mediaparse_sdk::html::script_by_id;
 use mediaparse_sdk::serde_json::{self, Value};
 use mediaparse_sdk::{Failure, HttpResponse, Result};
 use serde::Deserialize;
+use serde::de::IgnoredAny;
 
 use crate::challenge;
 
 /// What one page answer says.
 #[derive(Debug)]
 pub enum Page {
-    /// The post's `itemStruct`.
-    Item(Value),
+    /// The post's `itemStruct`, as its JSON text (read by `map`).
+    Item(String),
     /// The WAF proof-of-work page.
     Challenge,
     /// A page without the post's data and without a challenge; `canonical`
@@ -23,35 +27,47 @@ pub enum Page {
 }
 
 #[derive(Deserialize)]
-struct Universal {
-    #[serde(rename = "__DEFAULT_SCOPE__", default)]
-    scope: Scope,
+struct Universal<'a> {
+    #[serde(rename = "__DEFAULT_SCOPE__", default, borrow)]
+    scope: Scope<'a>,
 }
 
 #[derive(Deserialize, Default)]
-struct Scope {
-    #[serde(rename = "webapp.video-detail")]
-    detail: Option<VideoDetail>,
+struct Scope<'a> {
+    #[serde(rename = "webapp.video-detail", borrow)]
+    detail: Option<VideoDetail<'a>>,
     #[serde(rename = "seo.abtest")]
     seo: Option<SeoAbtest>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct VideoDetail {
+struct VideoDetail<'a> {
     #[serde(default)]
     status_code: Value,
     #[serde(default)]
     status_msg: Option<String>,
-    #[serde(default)]
-    item_info: Option<ItemInfo>,
+    #[serde(default, borrow)]
+    item_info: Option<ItemInfo<'a>>,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct ItemInfo {
-    #[serde(default)]
-    item_struct: Option<Value>,
+struct ItemInfo<'a> {
+    #[serde(default, borrow)]
+    item_struct: Option<&'a RawValue>,
+}
+
+/// `SIGI_STATE`: the posts by id (`ItemModule`, read only when it is an object).
+#[derive(Deserialize)]
+struct Sigi<'a> {
+    #[serde(rename = "ItemModule", default, borrow)]
+    item_module: Option<&'a RawValue>,
+}
+
+/// The JSON text of an object member (`itemStruct` is only ever an object).
+fn object_text(raw: &RawValue) -> Option<String> {
+    raw.get().starts_with('{').then(|| raw.get().to_string())
 }
 
 #[derive(Deserialize)]
@@ -93,8 +109,7 @@ pub fn analyze(response: &HttpResponse, id: &str) -> Result<Page> {
 }
 
 fn from_universal(blob: &str) -> Result<Page> {
-    let universal: Universal = serde_json::from_str(blob)
-        .map_err(|e| Failure::changed(format!("rehydration data is not the known JSON: {e}")))?;
+    let universal: Universal = fields::from_text(blob, "rehydration data")?;
     let canonical = universal.scope.seo.and_then(|s| s.canonical);
     let Some(detail) = universal.scope.detail else {
         return Ok(Page::NoData { canonical });
@@ -104,7 +119,7 @@ fn from_universal(blob: &str) -> Result<Page> {
     let item = detail
         .item_info
         .and_then(|i| i.item_struct)
-        .filter(Value::is_object);
+        .and_then(object_text);
     check_status(code, &msg, item.is_some())?;
     Ok(match item {
         Some(item) => Page::Item(item),
@@ -114,14 +129,21 @@ fn from_universal(blob: &str) -> Result<Page> {
 
 /// Older pages: `<script id="SIGI_STATE">` with the post at `ItemModule[id]`.
 fn from_sigi(blob: &str, id: &str) -> Result<Page> {
-    let state: Value = serde_json::from_str(blob)
-        .map_err(|e| Failure::changed(format!("SIGI_STATE is not JSON: {e}")))?;
-    let item = state
-        .get("ItemModule")
-        .and_then(|m| m.get(id))
-        .filter(|v| v.is_object());
+    // Any JSON is a SIGI_STATE; one without an `ItemModule` object has no post.
+    let module = match serde_json::from_str::<Sigi>(blob) {
+        Ok(state) => state.item_module,
+        Err(_) => {
+            fields::from_text::<IgnoredAny>(blob, "SIGI_STATE")?;
+            None
+        }
+    };
+    let posts = module.and_then(|m| serde_json::from_str::<HashMap<Text, &RawValue>>(m.get()).ok());
+    let item = posts
+        .as_ref()
+        .and_then(|posts| posts.get(&Text(id.into())))
+        .and_then(|raw| object_text(raw));
     Ok(match item {
-        Some(item) => Page::Item(item.clone()),
+        Some(item) => Page::Item(item),
         None => Page::NoData { canonical: None },
     })
 }
@@ -251,7 +273,7 @@ mod tests {
     fn sigi_state_fallback() {
         let page = r#"<script id="SIGI_STATE" type="application/json">{"ItemModule":{"1":{"id":"1","desc":"old"}}}</script>"#;
         match analyze(&response(200, page), "1").unwrap() {
-            Page::Item(item) => assert_eq!(item["desc"], "old"),
+            Page::Item(item) => assert_eq!(item, r#"{"id":"1","desc":"old"}"#),
             other => panic!("{other:?}"),
         }
         assert!(matches!(

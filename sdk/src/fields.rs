@@ -1,0 +1,246 @@
+//! Typed, borrowing reads of only the fields an extractor needs.
+//!
+//! A page's JSON is read straight from its text into `#[derive(Deserialize)]`
+//! structs that name only the members the extractor uses; everything else is
+//! skipped without being built. Building a whole `serde_json::Value` of a
+//! page costs several times more (the workspace enables serde_json's
+//! `arbitrary_precision` and `preserve_order`: every number becomes a
+//! string, every object an ordered map).
+//!
+//! - [`from_text`]: read a struct from JSON text; a shape it does not accept
+//!   is an upstream change (`upstream_changed`).
+//! - [`Text`]: a string or a number as text, borrowed from the page when it
+//!   holds no escapes; ids above 2^53 keep their exact digits.
+//! - [`RawValue`]: a member kept as its JSON text (`#[serde(borrow)] &'a
+//!   RawValue`), to read again later, for example as the platform data.
+//!
+//! ```
+//! use mediaparse_sdk::fields::{self, RawValue, Text};
+//!
+//! #[derive(serde::Deserialize)]
+//! struct Page<'a> {
+//!     #[serde(borrow)]
+//!     id: Text<'a>,
+//!     #[serde(borrow, default)]
+//!     title: Text<'a>,
+//!     #[serde(default, deserialize_with = "fields::u32")]
+//!     width: u32,
+//!     #[serde(borrow)]
+//!     item: &'a RawValue,
+//! }
+//!
+//! let text = r#"{"id":7305827432509082913,"title":"a\/b","width":"720","skipped":[1,{"x":2}],"item":{"k":[1, 2]}}"#;
+//! let page: Page = fields::from_text(text, "the page data").unwrap();
+//! assert_eq!(page.id.as_str(), "7305827432509082913");
+//! assert_eq!(page.title.as_str(), "a/b");
+//! assert_eq!(page.width, 720);
+//! assert_eq!(page.item.get(), r#"{"k":[1, 2]}"#);
+//!
+//! let Err(err) = fields::from_text::<Page>(r#"{"id":1}"#, "the page data") else { panic!() };
+//! assert_eq!(err.code(), "upstream_error");
+//! assert!(err.message().starts_with("the page data is not the known JSON"));
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+
+use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+
+use crate::Failure;
+
+pub use serde_json::value::RawValue;
+
+/// Read `T` from the JSON `text`, borrowing from it where `T` asks to. A
+/// text `T` does not accept is an upstream change; `what` names the text in
+/// the message ("the rehydration data", "the API answer").
+pub fn from_text<'a, T: Deserialize<'a>>(text: &'a str, what: &str) -> Result<T, Failure> {
+    serde_json::from_str(text)
+        .map_err(|e| Failure::changed(format!("{what} is not the known JSON: {e}")))
+}
+
+/// A JSON string or number as text: borrowed from the page when the string
+/// holds no escapes; an integer's exact digits (ids above 2^53 too), other
+/// numbers as serde_json writes them (`1.5e3` reads `1.5e+3`).
+/// `null` and any other value read as empty text, so a field of this type
+/// never fails the answer.
+///
+/// ```
+/// use mediaparse_sdk::fields::{Text, from_text};
+/// let ids: Vec<Text> = from_text(r#"["7305827432509082913", 7305827432509082913, 1.5e3, -2, null, true, {"a":1}, [3], "\u0041"]"#, "ids").unwrap();
+/// let texts: Vec<&str> = ids.iter().map(Text::as_str).collect();
+/// assert_eq!(texts, ["7305827432509082913", "7305827432509082913", "1.5e+3", "-2", "", "", "", "", "A"]);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Text<'a>(pub Cow<'a, str>);
+
+impl<'a> Text<'a> {
+    /// The text (empty for `null` and non-scalar values).
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The text, owned.
+    pub fn into_string(self) -> String {
+        self.0.into_owned()
+    }
+
+    /// The text when it is not blank.
+    pub fn nonempty(&self) -> Option<&str> {
+        Some(self.as_str()).filter(|s| !s.trim().is_empty())
+    }
+
+    /// As a finite, non-negative number (a number or a numeric string), the
+    /// reading of [`crate::ids::number`].
+    pub fn number(&self) -> Option<f64> {
+        let n: f64 = self.0.trim().parse().ok()?;
+        (n.is_finite() && n >= 0.0).then_some(n)
+    }
+}
+
+/// The name serde_json gives a number it keeps as text
+/// (`arbitrary_precision`): a one-member map holding the digits.
+const NUMBER_TOKEN: &str = "$serde_json::private::Number";
+
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = Text<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a string or a number")
+    }
+
+    fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Borrowed(v)))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Owned(v.to_string())))
+    }
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Owned(v)))
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Owned(v.to_string())))
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Owned(v.to_string())))
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Text<'de>, E> {
+        Ok(Text(Cow::Owned(v.to_string())))
+    }
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Text<'de>, E> {
+        Ok(Text::default())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Text<'de>, E> {
+        Ok(Text::default())
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Text<'de>, E> {
+        Ok(Text::default())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Text<'de>, D::Error> {
+        d.deserialize_any(TextVisitor)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Text<'de>, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(Text::default())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Text<'de>, A::Error> {
+        // A number serde_json keeps as text arrives as `{NUMBER_TOKEN: digits}`.
+        let Some(key) = map.next_key::<Cow<'de, str>>()? else {
+            return Ok(Text::default());
+        };
+        if key == NUMBER_TOKEN {
+            let digits: String = map.next_value()?;
+            return Ok(Text(Cow::Owned(digits)));
+        }
+        map.next_value::<IgnoredAny>()?;
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(Text::default())
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TextVisitor)
+    }
+}
+
+/// `deserialize_with`: a number or numeric string as `f64`; 0 when absent,
+/// negative or not a number (as [`crate::ids::f64()`], without building a
+/// `Value`).
+pub fn f64<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    Ok(Text::deserialize(d)?.number().unwrap_or(0.0))
+}
+
+/// `deserialize_with`: as [`f64()`], truncated; 0 when out of `u32` range.
+pub fn u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
+    let n = f64(d)?;
+    Ok(if n < u32::MAX as f64 { n as u32 } else { 0 })
+}
+
+/// `deserialize_with`: an id sent as a number or a string, as its text
+/// (empty for anything else), as [`crate::ids::id()`].
+pub fn id<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
+    Ok(Text::deserialize(d)?.into_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids;
+
+    #[test]
+    fn numbers_read_as_the_value_based_helpers_read_them() {
+        #[derive(serde::Deserialize)]
+        struct Fast {
+            #[serde(deserialize_with = "f64")]
+            f: f64,
+            #[serde(deserialize_with = "u32")]
+            u: u32,
+            #[serde(deserialize_with = "id")]
+            i: String,
+        }
+        #[derive(serde::Deserialize)]
+        struct Slow {
+            #[serde(deserialize_with = "ids::f64")]
+            f: f64,
+            #[serde(deserialize_with = "ids::u32")]
+            u: u32,
+            #[serde(deserialize_with = "ids::id")]
+            i: String,
+        }
+        for v in [
+            "12",
+            "\"12\"",
+            "\" 7.5 \"",
+            "-3",
+            "1.5e3",
+            "1e400",
+            "null",
+            "true",
+            "\"NaN\"",
+            "\"inf\"",
+            "[1]",
+            "{\"a\":1}",
+            "4294967296",
+            "7305827432509082913",
+            "\"x\"",
+        ] {
+            let text = format!(r#"{{"f":{v},"u":{v},"i":{v}}}"#);
+            let fast: Fast = from_text(&text, "t").unwrap();
+            let slow: Slow = serde_json::from_str(&text).unwrap();
+            assert_eq!(
+                (fast.f.to_bits(), fast.u, &fast.i),
+                (slow.f.to_bits(), slow.u, &slow.i),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn unescaped_strings_are_borrowed() {
+        let texts: Vec<Text> = from_text(r#"["plain", "esc\u002Fape"]"#, "t").unwrap();
+        assert!(matches!(texts[0].0, Cow::Borrowed("plain")));
+        assert_eq!(texts[1].as_str(), "esc/ape");
+    }
+}
