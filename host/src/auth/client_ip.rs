@@ -31,9 +31,7 @@ fn trusted_in(trusted: &[IpNet], address: IpAddr) -> bool {
 /// An IPv4-mapped IPv6 address as the IPv4 address it is.
 fn canonical(address: IpAddr) -> IpAddr {
     match address {
-        IpAddr::V6(v6) => v6
-            .to_ipv4_mapped()
-            .map_or(IpAddr::V6(v6), IpAddr::V4),
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
         v4 => v4,
     }
 }
@@ -141,7 +139,10 @@ mod tests {
     #[test]
     fn headers_from_an_untrusted_peer_are_ignored() {
         let h = headers(&[("x-forwarded-for", "9.9.9.9"), ("forwarded", "for=8.8.8.8")]);
-        assert_eq!(client_address(ip("203.0.113.5"), &h, &[]), ip("203.0.113.5"));
+        assert_eq!(
+            client_address(ip("203.0.113.5"), &h, &[]),
+            ip("203.0.113.5")
+        );
         let trusted = [parse_cidr("10.0.0.0/8").unwrap()];
         assert_eq!(
             client_address(ip("203.0.113.5"), &h, &trusted),
@@ -157,7 +158,10 @@ mod tests {
         ];
         // A client-forged left-most entry is not believed.
         let h = headers(&[("x-forwarded-for", "1.1.1.1, 198.51.100.7, 10.0.0.3")]);
-        assert_eq!(client_address(ip("10.0.0.2"), &h, &trusted), ip("198.51.100.7"));
+        assert_eq!(
+            client_address(ip("10.0.0.2"), &h, &trusted),
+            ip("198.51.100.7")
+        );
         // `Forwarded` wins over X-Forwarded-For; ports and brackets are read.
         let h = headers(&[
             ("x-forwarded-for", "1.1.1.1"),
@@ -166,7 +170,10 @@ mod tests {
                 "for=\"[2001:db8::1]:4711\";proto=https, for=10.0.0.9:80",
             ),
         ]);
-        assert_eq!(client_address(ip("::ffff:10.0.0.2"), &h, &trusted), ip("2001:db8::1"));
+        assert_eq!(
+            client_address(ip("::ffff:10.0.0.2"), &h, &trusted),
+            ip("2001:db8::1")
+        );
         // Only trusted hops: the left-most one; an unknown hop: the proxy before it.
         let h = headers(&[("x-forwarded-for", "10.1.1.1, 10.0.0.3")]);
         assert_eq!(client_address(ip("10.0.0.2"), &h, &trusted), ip("10.1.1.1"));
@@ -182,7 +189,10 @@ mod tests {
     #[test]
     fn ipv6_is_counted_per_64() {
         assert_eq!(bucket(ip("2001:db8:1:2:aaaa::1")), ip("2001:db8:1:2::"));
-        assert_eq!(bucket(ip("2001:db8:1:2:ffff::9")), bucket(ip("2001:db8:1:2::7")));
+        assert_eq!(
+            bucket(ip("2001:db8:1:2:ffff::9")),
+            bucket(ip("2001:db8:1:2::7"))
+        );
         assert_ne!(bucket(ip("2001:db8:1:3::1")), bucket(ip("2001:db8:1:2::1")));
         assert_eq!(bucket(ip("192.0.2.1")), ip("192.0.2.1"));
         assert_eq!(bucket(ip("::ffff:192.0.2.1")), ip("192.0.2.1"));

@@ -93,7 +93,14 @@ impl FailureThrottle {
 pub struct UnknownTokens {
     capacity: usize,
     ttl: Duration,
-    inner: Mutex<(HashSet<Vec<u8>>, VecDeque<(Instant, Vec<u8>)>)>,
+    inner: Mutex<Remembered>,
+}
+
+/// The hashes, and the same in the order they were added, with when.
+#[derive(Default)]
+struct Remembered {
+    hashes: HashSet<Vec<u8>>,
+    order: VecDeque<(Instant, Vec<u8>)>,
 }
 
 impl UnknownTokens {
@@ -103,17 +110,17 @@ impl UnknownTokens {
         UnknownTokens {
             capacity: capacity.max(1),
             ttl,
-            inner: Mutex::new((HashSet::new(), VecDeque::new())),
+            inner: Mutex::new(Remembered::default()),
         }
     }
 
-    fn expire(&self, inner: &mut (HashSet<Vec<u8>>, VecDeque<(Instant, Vec<u8>)>), now: Instant) {
-        while let Some((at, _)) = inner.1.front() {
-            if now.duration_since(*at) < self.ttl && inner.1.len() <= self.capacity {
+    fn expire(&self, inner: &mut Remembered, now: Instant) {
+        while let Some((at, _)) = inner.order.front() {
+            if now.duration_since(*at) < self.ttl && inner.order.len() <= self.capacity {
                 break;
             }
-            if let Some((_, hash)) = inner.1.pop_front() {
-                inner.0.remove(&hash);
+            if let Some((_, hash)) = inner.order.pop_front() {
+                inner.hashes.remove(&hash);
             }
         }
     }
@@ -122,23 +129,23 @@ impl UnknownTokens {
     pub fn contains(&self, hash: &[u8]) -> bool {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         self.expire(&mut inner, Instant::now());
-        inner.0.contains(hash)
+        inner.hashes.contains(hash)
     }
 
     pub fn insert(&self, hash: &[u8]) {
         let now = Instant::now();
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        if inner.0.insert(hash.to_vec()) {
-            inner.1.push_back((now, hash.to_vec()));
+        if inner.hashes.insert(hash.to_vec()) {
+            inner.order.push_back((now, hash.to_vec()));
         }
         self.expire(&mut inner, now);
     }
 
-    /// Forget everything (a key was created or changed on this host).
+    /// Forget everything.
     pub fn clear(&self) {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        inner.0.clear();
-        inner.1.clear();
+        inner.hashes.clear();
+        inner.order.clear();
     }
 }
 

@@ -58,7 +58,11 @@ impl Guards {
     ) -> Option<IpAddr> {
         let peer = peer?;
         if more_trusted.is_empty() {
-            return Some(client_ip::client_address(peer, headers, &self.trusted_proxies));
+            return Some(client_ip::client_address(
+                peer,
+                headers,
+                &self.trusted_proxies,
+            ));
         }
         let all: Vec<IpNet> = self
             .trusted_proxies

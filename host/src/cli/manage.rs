@@ -225,8 +225,7 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
                     None => None,
                 },
             };
-            let issued =
-                operator::create_key_within(&store, spec, max_keys_per_account, now())?;
+            let issued = operator::create_key_within(&store, spec, max_keys_per_account, now())?;
             if json {
                 print_json(&issued)?;
             } else {

@@ -46,7 +46,8 @@ where
         // Guesses count (unknown or expired tokens); a missing token costs
         // nothing and is not counted.
         let refused = |e: AuthError| {
-            if let (Some(address), AuthError::InvalidToken | AuthError::TokenExpired) = (address, &e)
+            if let (Some(address), AuthError::InvalidToken | AuthError::TokenExpired) =
+                (address, &e)
             {
                 failures.failed(address);
             }

@@ -291,7 +291,12 @@ mod tests {
             .insert_key(&key("k1", "mp_live_aaaaaaaaaaaa"), &auth::hash_token("t1"))
             .unwrap();
         // The service has looked a key up before (the cache's baseline).
-        assert!(store.key_by_token_hash(&auth::hash_token("t1")).unwrap().is_some());
+        assert!(
+            store
+                .key_by_token_hash(&auth::hash_token("t1"))
+                .unwrap()
+                .is_some()
+        );
         let crate::store::Backend::Sqlite(db) = &store.backend else {
             unreachable!("a SQLite file");
         };

@@ -351,7 +351,10 @@ mod tests {
         assert!(hash.starts_with("$argon2id$"));
         assert!(verify_password("correct horse battery", &hash));
         assert!(!verify_password("wrong horse battery", &hash));
-        assert!(!verify_password("correct horse battery", "not a phc string"));
+        assert!(!verify_password(
+            "correct horse battery",
+            "not a phc string"
+        ));
         assert!(matches!(hash_password("short"), Err(PasswordError::Rule)));
     }
 

@@ -153,7 +153,10 @@ async fn hashes_beyond_the_pool_answer_503_with_retry_after() {
             let answer = client()
                 .post(&target)
                 .header("cookie", "mp_form=self-made")
-                .form(&[("csrf", "self-made"), ("password", "a long enough password")])
+                .form(&[
+                    ("csrf", "self-made"),
+                    ("password", "a long enough password"),
+                ])
                 .send()
                 .await
                 .unwrap();
@@ -240,7 +243,13 @@ async fn sign_in_throttles_count_the_forwarded_client() {
 
     let flooder = "203.0.113.9";
     for i in 0..20 {
-        let status = sign_in_from(service, flooder, &format!("u{i}@example.com"), "guess guess").await;
+        let status = sign_in_from(
+            service,
+            flooder,
+            &format!("u{i}@example.com"),
+            "guess guess",
+        )
+        .await;
         assert_eq!(status, StatusCode::UNAUTHORIZED);
     }
     for _ in 0..10 {
@@ -249,7 +258,13 @@ async fn sign_in_throttles_count_the_forwarded_client() {
     }
     // The victim, from her own address: her allowance is whole.
     assert_eq!(
-        sign_in_from(service, "198.51.100.1", "vic@example.com", "vic's long password").await,
+        sign_in_from(
+            service,
+            "198.51.100.1",
+            "vic@example.com",
+            "vic's long password"
+        )
+        .await,
         StatusCode::SEE_OTHER
     );
 
@@ -321,12 +336,19 @@ async fn repeated_401s_are_throttled_per_address() {
 #[tokio::test]
 async fn the_operator_token_is_long_trimmed_and_guards_metrics() {
     let dir = tempfile::tempdir().unwrap();
-    let out = std::process::Command::new(mediaparse_tests::paths::host_binary())
+    let refused = tokio::process::Command::new(mediaparse_tests::paths::host_binary())
         .arg("--db")
         .arg(dir.path().join("m.db"))
         .args(["serve", "--listen", "127.0.0.1:0", "--test-mode"])
         .env("MEDIAPARSE_ADMIN_TOKEN", "short-token")
-        .output()
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let out = tokio::time::timeout(Duration::from_secs(60), refused.wait_with_output())
+        .await
+        .expect("serve with a short operator token is still running: not refused")
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{stderr}");
@@ -346,9 +368,14 @@ async fn the_operator_token_is_long_trimmed_and_guards_metrics() {
         .await
         .unwrap();
     assert_eq!(
-        admin(&service, reqwest::Method::GET, "/api/v1/admin/accounts", None)
-            .await
-            .status,
+        admin(
+            &service,
+            reqwest::Method::GET,
+            "/api/v1/admin/accounts",
+            None
+        )
+        .await
+        .status,
         200,
         "the trimmed token opens the admin API"
     );
