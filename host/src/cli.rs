@@ -249,6 +249,26 @@ pub struct ServeArgs {
     /// Open client connections at most; more wait in the accept queue.
     #[arg(long, env = "MEDIAPARSE_MAX_CONNECTIONS", default_value_t = 16_384)]
     pub max_connections: usize,
+    /// Reverse proxies whose `Forwarded` / `X-Forwarded-For` header names
+    /// the client (CIDRs or addresses, comma-separated); the right-most
+    /// address not in them is the client the throttles count.
+    #[arg(long = "trusted-proxy", env = "MEDIAPARSE_TRUSTED_PROXIES", value_delimiter = ',', value_parser = crate::auth::client_ip::parse_cidr)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Keys one account may have; creating more answers `409 key_limit_reached`.
+    #[arg(
+        long,
+        env = "MEDIAPARSE_MAX_KEYS_PER_ACCOUNT",
+        default_value_t = crate::operator::DEFAULT_MAX_KEYS_PER_ACCOUNT
+    )]
+    pub max_keys_per_account: u32,
+    /// Password hashes (argon2id) computed at once at most; sign-ins beyond
+    /// it answer `503` with `Retry-After`. Default: half the cores, at least 1.
+    #[arg(long, env = "MEDIAPARSE_PASSWORD_HASHES")]
+    pub password_hashes: Option<usize>,
+    /// Serve `/metrics` on this address only, without a token (default:
+    /// on the main address, behind the operator token).
+    #[arg(long, env = "MEDIAPARSE_METRICS_LISTEN")]
+    pub metrics_listen: Option<SocketAddr>,
     #[command(flatten)]
     pub tunnel: TunnelArgs,
 }

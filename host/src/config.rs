@@ -51,6 +51,10 @@ pub struct OperatorConfig {
     /// The web console (`[console]`): who may sign up.
     #[serde(default)]
     pub console: ConsoleSettings,
+    /// Reverse proxies (CIDRs) whose `Forwarded` / `X-Forwarded-For` names
+    /// the client, besides `--trusted-proxy`.
+    #[serde(default)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 /// `[console]`: `signup = "invite"` (default: only invited users) or

@@ -19,6 +19,9 @@ pub enum OperatorError {
     NotFound(&'static str, String),
     #[error("{0}")]
     Invalid(String),
+    /// The account has as many keys as it may have.
+    #[error("{0}")]
+    KeyLimit(String),
     #[error(transparent)]
     Store(StoreError),
 }
@@ -28,6 +31,7 @@ impl From<StoreError> for OperatorError {
         match e {
             StoreError::NotFound(what, id) => OperatorError::NotFound(what, id),
             StoreError::Invalid(m) => OperatorError::Invalid(m),
+            e @ StoreError::KeyLimit(_) => OperatorError::KeyLimit(e.to_string()),
             e @ (StoreError::Sqlite(_)
             | StoreError::SchemaTooNew { .. }
             | StoreError::Unsupported(_)
@@ -46,6 +50,7 @@ impl OperatorError {
             OperatorError::NotFound("account", _) => ErrorCode::AccountNotFound,
             OperatorError::NotFound(..) => ErrorCode::NotFound,
             OperatorError::Invalid(_) => ErrorCode::InvalidRequest,
+            OperatorError::KeyLimit(_) => ErrorCode::KeyLimitReached,
             OperatorError::Store(_) => ErrorCode::Internal,
         }
     }
@@ -141,7 +146,24 @@ pub fn parse_rate_limit(value: &str) -> Result<Option<u32>> {
     }
 }
 
+/// Keys one account may have unless the operator says otherwise
+/// (`--max-keys-per-account`): per-key rate limits are not multiplied by
+/// creating keys without end.
+pub const DEFAULT_MAX_KEYS_PER_ACCOUNT: u32 = 20;
+
+/// [`create_key_within`] at the default bound.
 pub fn create_key(store: &Store, spec: KeySpec, now: i64) -> Result<IssuedKey> {
+    create_key_within(store, spec, DEFAULT_MAX_KEYS_PER_ACCOUNT, now)
+}
+
+/// Create a key unless its account already has `max_keys` keys
+/// (`KeyLimit`, `409 key_limit_reached`).
+pub fn create_key_within(
+    store: &Store,
+    spec: KeySpec,
+    max_keys: u32,
+    now: i64,
+) -> Result<IssuedKey> {
     let token = auth::mint_token();
     let key = KeyRecord {
         id: new_id("key"),
@@ -154,7 +176,7 @@ pub fn create_key(store: &Store, spec: KeySpec, now: i64) -> Result<IssuedKey> {
         rotated_at: None,
         rate_limit_per_minute: spec.rate_limit_per_minute,
     };
-    store.insert_key(&key, &auth::hash_token(&token))?;
+    store.insert_key_within(&key, &auth::hash_token(&token), Some(max_keys))?;
     Ok(IssuedKey {
         key: key_view(&key, now),
         token,
@@ -363,6 +385,26 @@ mod tests {
         assert_eq!(parse_rate_limit("30").unwrap(), Some(30));
         assert!(parse_rate_limit("-1").is_err());
         assert_eq!(rfc3339(1_795_305_600), "2026-11-22T00:00:00Z");
+    }
+
+    #[test]
+    fn an_account_has_twenty_keys_at_most_by_default() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("t.db")).unwrap();
+        let spec = || KeySpec {
+            name: "app".into(),
+            account: "acme".into(),
+            expires_on: None,
+            platforms: None,
+            rate_limit_per_minute: Some(5),
+        };
+        for _ in 0..DEFAULT_MAX_KEYS_PER_ACCOUNT {
+            create_key(&store, spec(), 100).unwrap();
+        }
+        let refused = create_key(&store, spec(), 100).unwrap_err();
+        assert_eq!(refused.code(), ErrorCode::KeyLimitReached);
+        assert_eq!(refused.code().status(), 409);
+        assert_eq!(DEFAULT_MAX_KEYS_PER_ACCOUNT, 20);
     }
 
     #[test]

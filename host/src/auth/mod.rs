@@ -2,11 +2,17 @@
 //! platform permissions and per-key rate limits. Tokens are shown once and
 //! stored only as SHA-256.
 
+pub mod client_ip;
+pub mod failures;
+mod guards;
+pub mod password_pool;
 pub mod ratelimit;
 
 use base64::Engine as _;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
+
+pub use guards::Guards;
 
 use crate::core::ErrorCode;
 use crate::store::{KeyRecord, Store, StoreError};
@@ -84,20 +90,31 @@ pub fn bearer(header: Option<&str>) -> Result<&str, AuthError> {
     }
 }
 
-/// The key of an `Authorization` header value, checked for expiry at
-/// `now_unix_s` (blocking: it reads the store).
-pub fn authenticate_header(
-    store: &Store,
-    header: Option<&str>,
-    now_unix_s: i64,
-) -> Result<KeyRecord, AuthError> {
-    authenticate(store, bearer(header)?, now_unix_s)
+/// Could `token` be one this service minted? The prefix and base64url
+/// after it, of a sane length: anything else is refused without a lookup.
+pub fn plausible_token(token: &str) -> bool {
+    token.len() <= 128
+        && token.strip_prefix(TOKEN_PREFIX).is_some_and(|rest| {
+            !rest.is_empty()
+                && rest
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
 }
 
 /// Look a token up and check its expiry at `now_unix_s`.
 pub fn authenticate(store: &Store, token: &str, now_unix_s: i64) -> Result<KeyRecord, AuthError> {
+    authenticate_hash(store, &hash_token(token), now_unix_s)
+}
+
+/// [`authenticate`] by the token's hash.
+pub fn authenticate_hash(
+    store: &Store,
+    token_hash: &[u8],
+    now_unix_s: i64,
+) -> Result<KeyRecord, AuthError> {
     let key = store
-        .key_by_token_hash(&hash_token(token))?
+        .key_by_token_hash(token_hash)?
         .ok_or(AuthError::InvalidToken)?;
     if is_expired(&key, now_unix_s) {
         return Err(AuthError::TokenExpired);
@@ -211,6 +228,15 @@ mod tests {
             Err(AuthError::InvalidToken)
         ));
         assert_eq!(bearer(Some("bearer  mp_live_x ")).ok(), Some("mp_live_x"));
+    }
+
+    #[test]
+    fn implausible_tokens_are_known_without_a_lookup() {
+        assert!(plausible_token(&mint_token()));
+        assert!(!plausible_token("mp_live_"));
+        assert!(!plausible_token("sk-abc"));
+        assert!(!plausible_token("mp_live_abc$def"));
+        assert!(!plausible_token(&format!("mp_live_{}", "a".repeat(200))));
     }
 
     #[test]

@@ -28,6 +28,13 @@ pub enum KeysCommand {
         /// Requests per minute for this key, or `off`; omit for the service default.
         #[arg(long)]
         rate_limit: Option<String>,
+        /// Refuse the key if its account already has this many keys.
+        #[arg(
+            long,
+            env = "MEDIAPARSE_MAX_KEYS_PER_ACCOUNT",
+            default_value_t = operator::DEFAULT_MAX_KEYS_PER_ACCOUNT
+        )]
+        max_keys_per_account: u32,
         #[arg(long)]
         json: bool,
     },
@@ -203,6 +210,7 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
             expires,
             platforms,
             rate_limit,
+            max_keys_per_account,
             json,
         } => {
             let spec = KeySpec {
@@ -217,7 +225,7 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
                     None => None,
                 },
             };
-            let issued = operator::create_key(&store, spec, now())?;
+            let issued = operator::create_key_within(&store, spec, max_keys_per_account, now())?;
             if json {
                 print_json(&issued)?;
             } else {

@@ -50,6 +50,10 @@ pub enum ErrorCode {
     StoreBusy,
     /// The database cannot be reached (stopped, restarting, failing over).
     DatabaseUnavailable,
+    /// Too many failed authentications from this client address.
+    AuthThrottled,
+    /// The account has as many API keys as it may have.
+    KeyLimitReached,
 }
 
 /// Which operations answer a code; the OpenAPI document lists the first two.
@@ -217,6 +221,15 @@ pub const ERRORS: &[ErrorSpec] = &[
         "rate limit exceeded",
         Retry::Computed,
         "The key's own request rate limit is exhausted (`Retry-After` says when to retry); nothing is fetched or charged.",
+        Scope::Parse,
+    ),
+    row(
+        ErrorCode::AuthThrottled,
+        "auth_throttled",
+        429,
+        "too many failed authentications from this address",
+        Retry::Computed,
+        "This client address (IPv6: its /64) sent too many unknown or expired tokens (or wrong operator tokens); its requests are refused without looking the token up until `Retry-After` seconds pass.",
         Scope::Parse,
     ),
     row(
@@ -390,6 +403,15 @@ pub const ERRORS: &[ErrorSpec] = &[
         "The database (PostgreSQL) cannot be reached; nothing was charged. The hosts reconnect by themselves when it returns.",
         Scope::Parse,
     ),
+    row(
+        ErrorCode::KeyLimitReached,
+        "key_limit_reached",
+        409,
+        "the account has as many keys as it may have",
+        Retry::No,
+        "Creating a key in an account that already has the most keys one account may have (`--max-keys-per-account`, default 20); delete a key first.",
+        Scope::Service,
+    ),
 ];
 
 const fn row(
@@ -450,13 +472,13 @@ impl ErrorCode {
     }
 }
 
-const INTERNAL_ROW: usize = 15;
+const INTERNAL_ROW: usize = 16;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 33] = [
+    const ALL: [ErrorCode; 35] = [
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,
@@ -490,6 +512,8 @@ mod tests {
         ErrorCode::IdempotencyConflict,
         ErrorCode::StoreBusy,
         ErrorCode::DatabaseUnavailable,
+        ErrorCode::AuthThrottled,
+        ErrorCode::KeyLimitReached,
     ];
 
     #[test]

@@ -175,7 +175,11 @@ async fn create_key(
         platforms: platforms(&b.platforms, &known_platforms(&state))?,
         rate_limit_per_minute: b.rate_limit_per_minute,
     };
-    let issued = op(&state, move |s, now| operator::create_key(s, spec, now)).await?;
+    let max_keys = state.guards.max_keys_per_account;
+    let issued = op(&state, move |s, now| {
+        operator::create_key_within(s, spec, max_keys, now)
+    })
+    .await?;
     ok(StatusCode::CREATED, issued)
 }
 

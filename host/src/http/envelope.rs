@@ -125,7 +125,9 @@ impl From<OperatorError> for ApiError {
             OperatorError::Store(crate::store::StoreError::Unavailable(m)) => unavailable(m),
             OperatorError::Store(e) => internal(e),
             OperatorError::Invalid(m) => ApiError::invalid_request(m),
-            OperatorError::NotFound(..) => ApiError::new(e.code(), e.to_string()),
+            OperatorError::NotFound(..) | OperatorError::KeyLimit(_) => {
+                ApiError::new(e.code(), e.to_string())
+            }
         }
     }
 }

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::envelope::{ApiError, internal};
 use super::state::AppState;
+use crate::auth::AuthError;
 use crate::core::ErrorCode;
 use crate::store::KeyRecord;
 
@@ -21,7 +22,11 @@ fn authorization(headers: &HeaderMap) -> Option<&str> {
 }
 
 /// The customer key of the request's bearer token: known and not expired
-/// (`401 missing_token | invalid_token | token_expired`).
+/// (`401 missing_token | invalid_token | token_expired`). A client address
+/// with too many unknown or expired tokens is refused first (`429
+/// auth_throttled`), and a
+/// token that cannot be ours or was refused a moment ago is refused without
+/// a database read: a flood of bogus tokens costs the store nothing.
 #[derive(Clone, Debug)]
 pub struct ApiKey(pub KeyRecord);
 
@@ -33,22 +38,61 @@ where
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
         let state = Arc::<AppState>::from_ref(state);
-        let header = authorization(&parts.headers).map(String::from);
+        let address = state.client_address(&parts.extensions, &parts.headers);
+        let failures = &state.guards.api_failures;
+        if let Some(address) = address {
+            failures.check(address).map_err(auth_throttled)?;
+        }
+        // Guesses count (unknown or expired tokens); a missing token costs
+        // nothing and is not counted.
+        let refused = |e: AuthError| {
+            if let (Some(address), AuthError::InvalidToken | AuthError::TokenExpired) =
+                (address, &e)
+            {
+                failures.failed(address);
+            }
+            ApiError::from(e)
+        };
+        let token = crate::auth::bearer(authorization(&parts.headers)).map_err(refused)?;
+        if !crate::auth::plausible_token(token) {
+            return Err(refused(AuthError::InvalidToken));
+        }
+        let hash = crate::auth::hash_token(token);
+        if state.guards.unknown_tokens.contains(&hash) {
+            return Err(refused(AuthError::InvalidToken));
+        }
         let store = state.services.store.clone();
         let now = state.auth_now();
         let span = tracing::Span::current();
-        tokio::task::spawn_blocking(move || {
-            span.in_scope(|| crate::auth::authenticate_header(&store, header.as_deref(), now))
+        let lookup = hash.clone();
+        let found = tokio::task::spawn_blocking(move || {
+            span.in_scope(|| crate::auth::authenticate_hash(&store, &lookup, now))
         })
         .await
-        .map_err(internal)?
-        .map(ApiKey)
-        .map_err(ApiError::from)
+        .map_err(internal)?;
+        match found {
+            Ok(key) => Ok(ApiKey(key)),
+            Err(e) => {
+                if matches!(e, AuthError::InvalidToken) {
+                    state.guards.unknown_tokens.insert(&hash);
+                }
+                Err(refused(e))
+            }
+        }
     }
 }
 
+/// `429 auth_throttled`, retry after `secs`.
+fn auth_throttled(secs: u64) -> ApiError {
+    let mut e = ApiError::of(ErrorCode::AuthThrottled);
+    e.retry_after = Some(secs);
+    e
+}
+
 /// The operator token of `/api/v1/admin/` (`404` when the admin API is
-/// off, `401` for any other token). Digests are compared so timing says nothing.
+/// off, `401` for any other token). Digests are compared so timing says
+/// nothing; wrong tokens are counted per client address, and an address
+/// with too many is refused before its token is compared (`429 auth_throttled`).
 #[derive(Clone, Copy, Debug)]
 pub struct OperatorToken;
 
@@ -66,8 +110,23 @@ where
                 "the admin API is not enabled",
             ));
         };
-        let token = crate::auth::bearer(authorization(&parts.headers))?;
+        let address = state.client_address(&parts.extensions, &parts.headers);
+        let failures = &state.guards.admin_failures;
+        if let Some(address) = address {
+            failures.check(address).map_err(auth_throttled)?;
+        }
+        let failed = || {
+            if let Some(address) = address {
+                failures.failed(address);
+            }
+        };
+        let token = crate::auth::bearer(authorization(&parts.headers)).inspect_err(|e| {
+            if matches!(e, AuthError::InvalidToken) {
+                failed();
+            }
+        })?;
         if Sha256::digest(token.as_bytes()) != Sha256::digest(expected.as_bytes()) {
+            failed();
             return Err(ApiError::new(
                 ErrorCode::InvalidToken,
                 "Unauthorized: not the operator token",

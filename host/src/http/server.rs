@@ -31,6 +31,14 @@ pub struct ServeOptions {
     pub fixed_clock_ms: Option<u64>,
     pub config: Option<PathBuf>,
     pub admin_token: Option<String>,
+    /// `--trusted-proxy`: CIDRs of reverse proxies whose forwarding headers are believed.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Keys one account may have.
+    pub max_keys_per_account: u32,
+    /// Serve `/metrics` here (no token) instead of on `listen` behind the operator token.
+    pub metrics_listen: Option<SocketAddr>,
+    /// Password hashes in flight at most (`None`: half the cores).
+    pub password_hashes: Option<usize>,
     /// Folder of compiled components (`.cwasm`); `None`: compile every start.
     pub compiled_cache: Option<PathBuf>,
     /// Default requests per minute per key (`--rate-limit`; 0 = unlimited).
@@ -66,8 +74,26 @@ pub struct TunnelOptions {
 /// How long in-flight requests get to finish after SIGTERM / Ctrl-C.
 pub const SHUTDOWN_GRACE: std::time::Duration = std::time::Duration::from_secs(40);
 
+/// Shortest operator token accepted, in bytes: a guessable one would open
+/// every account's books.
+pub const MIN_ADMIN_TOKEN_BYTES: usize = 32;
+
+/// The operator token as configured: trimmed, `None` when empty (admin API
+/// off), refused when shorter than [`MIN_ADMIN_TOKEN_BYTES`].
+pub fn admin_token(configured: Option<&str>) -> anyhow::Result<Option<String>> {
+    match configured.map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(t) if t.len() < MIN_ADMIN_TOKEN_BYTES => anyhow::bail!(
+            "the operator token (--admin-token / MEDIAPARSE_ADMIN_TOKEN) is {} bytes; it must be at least {MIN_ADMIN_TOKEN_BYTES} (e.g. `openssl rand -hex 32`)",
+            t.len()
+        ),
+        Some(t) => Ok(Some(t.to_string())),
+    }
+}
+
 pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
+    let admin_token = admin_token(options.admin_token.as_deref())?;
     // Blocking (the PostgreSQL client must not run on an async worker).
     let store = {
         let database = options.database.clone();
@@ -149,7 +175,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     let state = Arc::new(AppState {
         services: services.clone(),
         config_source: Arc::new(config_source),
-        admin_token: options.admin_token.filter(|t| !t.trim().is_empty()),
+        admin_token,
         max_body_bytes: 64 * 1024,
         rate_limits,
         account_rate_limits,
@@ -158,7 +184,29 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
             ..McpSettings::new(options.mcp_allowed_hosts)
         },
         tunnel,
+        guards: crate::auth::Guards::new(
+            options.trusted_proxies,
+            options.max_keys_per_account,
+            options
+                .password_hashes
+                .unwrap_or_else(crate::auth::password_pool::PasswordPool::default_size),
+        ),
+        metrics_elsewhere: options.metrics_listen.is_some(),
     });
+    // The unknown-e-mail sign-in takes as long as a verification: measure one.
+    state
+        .guards
+        .passwords
+        .calibrate(super::console::calibrate_password_check);
+    if let Some(metrics_addr) = options.metrics_listen {
+        let metrics_listener = tokio::net::TcpListener::bind(metrics_addr).await?;
+        tracing::info!(addr = %metrics_listener.local_addr()?, "metrics listening");
+        tokio::spawn(async move {
+            if let Err(e) = axum::serve(metrics_listener, super::ops::metrics_router()).await {
+                tracing::error!(error = %e, "the metrics listener stopped");
+            }
+        });
+    }
     let mcp_shutdown = state.mcp.shutdown.clone();
     let watched = crate::reload::Watched {
         registry: services.registry.clone(),

@@ -26,9 +26,35 @@ pub struct AppState {
     pub mcp: super::mcp::McpSettings,
     /// Media delivery through the tunnel: base URL, token TTL and keys.
     pub tunnel: Arc<crate::tunnel::TunnelSettings>,
+    /// Client addresses, the password pool, failure throttles, key bound.
+    pub guards: crate::auth::Guards,
+    /// `/metrics` is served on its own address (`--metrics-listen`), not here.
+    pub metrics_elsewhere: bool,
 }
 
 impl AppState {
+    /// The client's address as throttles count it (see `auth::client_ip`).
+    pub fn client_address(
+        &self,
+        extensions: &axum::http::Extensions,
+        headers: &axum::http::HeaderMap,
+    ) -> Option<std::net::IpAddr> {
+        let peer = extensions
+            .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+            .map(|c| c.0.ip());
+        let config = self.services.config.load();
+        self.guards
+            .client_address(peer, headers, &config.trusted_proxies)
+    }
+
+    /// A fingerprint of the operator token: operator console sessions are
+    /// bound to it, so they end when the token changes.
+    pub fn operator_fingerprint(&self) -> Option<String> {
+        self.admin_token
+            .as_deref()
+            .map(crate::http::console::operator_fingerprint)
+    }
+
     /// Now, for key expiry checks.
     pub fn auth_now(&self) -> i64 {
         self.services.clock.auth_now_s()

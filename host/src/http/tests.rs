@@ -25,7 +25,7 @@ use crate::registry::{Registry, Runtime, SandboxLimits};
 use crate::reload::ConfigSource;
 use crate::store::Store;
 
-const OPERATOR: &str = "operator-secret-token";
+const OPERATOR: &str = "operator-secret-token-for-the-http-tests";
 /// 2026-11-22T12:00:00Z, the fixed key-expiry clock.
 const NOW_S: i64 = 1_795_348_800;
 
@@ -94,6 +94,8 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
             meter: crate::tunnel::limits::Meter::new(Default::default(), store.clone()),
             merge: crate::tunnel::merge::MergeSettings::unavailable(),
         }),
+        guards: Default::default(),
+        metrics_elsewhere: false,
     });
     Harness {
         _dir: dir,

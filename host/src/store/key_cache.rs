@@ -80,6 +80,15 @@ impl KeyCache {
         }
     }
 
+    /// SQLite: whether a `data_version` was noted (the baseline later
+    /// changes are seen against).
+    pub fn data_version_known(&self) -> bool {
+        self.data_version
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+    }
+
     /// PostgreSQL: whether the cache may answer (the listener is connected).
     pub fn usable(&self) -> bool {
         self.listening.load(Ordering::SeqCst)

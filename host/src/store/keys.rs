@@ -250,4 +250,67 @@ mod tests {
             assert!(store.keys_of_account("acme").unwrap().is_empty());
         });
     }
+
+    #[test]
+    fn keys_per_account_are_bounded_in_the_transaction() {
+        each_backend(|t| {
+            let store = &t.store;
+            for i in 0..3 {
+                store
+                    .insert_key_within(
+                        &key(&format!("k{i}"), "mp_live_aaaaaaaaaaaa"),
+                        &auth::hash_token(&format!("t{i}")),
+                        Some(3),
+                    )
+                    .unwrap();
+            }
+            assert!(matches!(
+                store.insert_key_within(
+                    &key("k3", "mp_live_aaaaaaaaaaaa"),
+                    &auth::hash_token("t3"),
+                    Some(3)
+                ),
+                Err(StoreError::KeyLimit(3))
+            ));
+            let mut other = key("k4", "mp_live_aaaaaaaaaaaa");
+            other.account_id = "beta".into();
+            store
+                .insert_key_within(&other, &auth::hash_token("t4"), Some(3))
+                .unwrap();
+            assert_eq!(store.keys_of_account("acme").unwrap().len(), 3);
+        });
+    }
+
+    /// A token no key has is looked up on a read-only connection: it
+    /// answers while a charge holds the writer.
+    #[test]
+    fn an_unknown_token_does_not_wait_for_the_writer() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = crate::store::Store::open(&dir.path().join("t.db")).unwrap();
+        store
+            .insert_key(&key("k1", "mp_live_aaaaaaaaaaaa"), &auth::hash_token("t1"))
+            .unwrap();
+        // The service has looked a key up before (the cache's baseline).
+        assert!(
+            store
+                .key_by_token_hash(&auth::hash_token("t1"))
+                .unwrap()
+                .is_some()
+        );
+        let crate::store::Backend::Sqlite(db) = &store.backend else {
+            unreachable!("a SQLite file");
+        };
+        let writer = crate::store::lock(&db.writer);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let lookup = store.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(lookup.key_by_token_hash(&auth::hash_token("bogus")));
+        });
+        let answer = rx.recv_timeout(std::time::Duration::from_secs(10));
+        drop(writer);
+        assert!(
+            matches!(answer, Ok(Ok(None))),
+            "the unknown token waited for the writer: {answer:?}"
+        );
+    }
 }

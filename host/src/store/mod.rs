@@ -85,6 +85,9 @@ pub enum StoreError {
     /// account, key or platform): refused, so no parse passes as charged.
     #[error("ledger request id {0} already belongs to another charge")]
     LedgerIdTaken(String),
+    /// The account already has this many keys, the most it may have.
+    #[error("the account already has {0} keys, the most it may have; delete one first")]
+    KeyLimit(u32),
 }
 
 pub type StoreResult<T> = Result<T, StoreError>;
@@ -334,15 +337,37 @@ impl Store {
     }
 
     pub fn insert_key(&self, key: &KeyRecord, token_hash: &[u8]) -> StoreResult<()> {
+        self.insert_key_within(key, token_hash, None)
+    }
+
+    /// Insert a key unless its account already has `max_keys` keys
+    /// (`KeyLimit`); counted and inserted in one transaction, so concurrent
+    /// creations cannot pass the bound together.
+    pub fn insert_key_within(
+        &self,
+        key: &KeyRecord,
+        token_hash: &[u8],
+        max_keys: Option<u32>,
+    ) -> StoreResult<()> {
         accounts::validate_account_id(&key.account_id)?;
         dispatch!(
             self,
             |c| {
-                let tx = c.transaction()?;
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 tx.execute(
                     "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
                     params![key.account_id, key.created_at],
                 )?;
+                if let Some(max) = max_keys {
+                    let count: i64 = tx.query_row(
+                        "SELECT COUNT(*) FROM api_keys WHERE account_id = ?1",
+                        [&key.account_id],
+                        |r| r.get(0),
+                    )?;
+                    if count >= i64::from(max) {
+                        return Err(StoreError::KeyLimit(max));
+                    }
+                }
                 tx.execute(
                 "INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
@@ -362,7 +387,7 @@ impl Store {
                 tx.commit()?;
                 Ok(())
             },
-            |p| p.insert_key(key, token_hash)
+            |p| p.insert_key(key, token_hash, max_keys)
         )
     }
 
@@ -371,12 +396,16 @@ impl Store {
     pub fn key_by_token_hash(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
         let usable = match &self.backend {
             Backend::Sqlite(_) => {
-                // Another connection's commit (the CLI) changes data_version.
-                let version = self.with(|c| {
-                    Ok(c.prepare_cached("PRAGMA data_version")?
-                        .query_row([], |r| r.get::<_, i64>(0))?)
-                })?;
-                self.keys.observe_data_version(version);
+                // Another connection's commit (the CLI) changes data_version;
+                // only a cached answer needs that check (a miss is read
+                // fresh below), so an unknown token never waits for the writer.
+                if self.keys.get(token_hash).0.is_some() || !self.keys.data_version_known() {
+                    let version = self.with(|c| {
+                        Ok(c.prepare_cached("PRAGMA data_version")?
+                            .query_row([], |r| r.get::<_, i64>(0))?)
+                    })?;
+                    self.keys.observe_data_version(version);
+                }
                 true
             }
             Backend::Postgres(p) => {
@@ -388,7 +417,9 @@ impl Store {
         if usable && let Some(key) = cached {
             return Ok(Some(key));
         }
-        let key = dispatch!(
+        // On SQLite a read-only connection: the last committed keys, without
+        // waiting for a charge in progress.
+        let key = dispatch_read!(
             self,
             |c| {
                 Ok(c.prepare_cached(&format!(

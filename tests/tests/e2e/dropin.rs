@@ -12,7 +12,7 @@ use mediaparse_tests::paths;
 use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
 
-const ADMIN: &str = "operator-token-for-dropin";
+const ADMIN: &str = "operator-token-for-dropin-at-least-32-bytes";
 const LIMIT: Duration = Duration::from_secs(60);
 
 /// Write `bytes` as `dir/name` the way an operator should: temporary name, rename.

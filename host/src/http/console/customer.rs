@@ -311,7 +311,12 @@ async fn create_key(State(state): State<Arc<AppState>>, c: Customer, body: Bytes
             return keys_page(&state, &c, Flash::Error(m), None, StatusCode::BAD_REQUEST).await;
         }
     };
-    match blocking(&state, move |s, now| operator::create_key(s, spec, now)).await {
+    let max_keys = state.guards.max_keys_per_account;
+    match blocking(&state, move |s, now| {
+        operator::create_key_within(s, spec, max_keys, now)
+    })
+    .await
+    {
         Ok(Ok(issued)) => {
             let shown = shown_once("new-token", &issued.token);
             let flash = Flash::Ok(format!("Key {} created.", issued.key.name));
@@ -319,6 +324,9 @@ async fn create_key(State(state): State<Arc<AppState>>, c: Customer, body: Bytes
         }
         Ok(Err(OperatorError::Invalid(m))) => {
             keys_page(&state, &c, Flash::Error(m), None, StatusCode::BAD_REQUEST).await
+        }
+        Ok(Err(OperatorError::KeyLimit(m))) => {
+            keys_page(&state, &c, Flash::Error(m), None, StatusCode::CONFLICT).await
         }
         Ok(Err(e)) => internal(e).into_response(),
         Err(r) => r,

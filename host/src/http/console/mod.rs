@@ -37,7 +37,7 @@ use axum::routing::get;
 use super::state::AppState;
 
 pub use invite_api::{Invited, invitation};
-pub use session::Throttle;
+pub use session::{Throttle, calibrate_password_check, operator_fingerprint};
 
 pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
     let throttle = Arc::new(Throttle::default());
@@ -50,6 +50,7 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(playground::router())
         .merge(admin::router())
         .layer(axum::Extension(throttle))
+        .layer(axum::middleware::from_fn(super::page_headers::add))
         .merge(invite_api::router(state))
 }
 

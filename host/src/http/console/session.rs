@@ -1,16 +1,17 @@
 //! Console sessions and their rules: argon2id passwords, random session
-//! tokens stored hashed, the cookie (`HttpOnly`, `SameSite=Lax`, `Secure`
-//! behind https), idle and absolute expiry, CSRF tokens, and the sign-in
-//! throttle (per e-mail and per client address).
+//! tokens stored hashed, the cookie (`HttpOnly`, `SameSite=Lax`; behind
+//! https `__Host-` and `Secure`), idle and absolute expiry, operator
+//! sessions bound to the operator token, CSRF tokens, and the sign-in
+//! throttle (per client address, then per e-mail).
 
 use std::net::IpAddr;
 use std::num::NonZeroU32;
-use std::sync::{Arc, LazyLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use argon2::Argon2;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::{HeaderMap, header};
 use axum::response::{IntoResponse, Redirect, Response};
@@ -21,6 +22,7 @@ use sha2::{Digest, Sha256};
 
 use super::super::envelope::internal;
 use super::super::state::AppState;
+use crate::auth::client_ip::bucket;
 use crate::store::{SessionRecord, UserRecord};
 
 pub const SESSION_COOKIE: &str = "mp_session";
@@ -73,30 +75,36 @@ pub fn hash_password(password: &str) -> Result<String, PasswordError> {
         .map_err(PasswordError::Hash)
 }
 
-/// Verify against a stored hash; with none (unknown e-mail, invited user
-/// without a password) a dummy hash is checked so the answer takes as long.
-pub fn verify_password(password: &str, stored: Option<&str>) -> bool {
-    static DUMMY: LazyLock<String> =
-        LazyLock::new(|| hash_password(&random_secret()).unwrap_or_default());
-    let (phc, real) = match stored {
-        Some(s) => (s, true),
-        None => (DUMMY.as_str(), false),
-    };
-    let Ok(parsed) = PasswordHash::new(phc) else {
+/// Verify against a stored PHC string (blocking: argon2id; run it on the
+/// password pool). A stored value that does not parse never verifies.
+pub fn verify_password(password: &str, stored: &str) -> bool {
+    let Ok(parsed) = PasswordHash::new(stored) else {
         return false;
     };
     Argon2::default()
         .verify_password(password.as_bytes(), &parsed)
         .is_ok()
-        && real
 }
 
-/// Sign-in attempts: per e-mail 5 at once then one per 3 minutes; per
-/// client address 20 at once then one per 30 s. In memory (a restart
-/// refills them), like the API's rate limits.
+/// One verification against a throwaway hash: what the password pool
+/// measures so an unknown e-mail's answer takes as long as a real check.
+pub fn calibrate_password_check() {
+    if let Ok(hash) = hash_password(&random_secret()) {
+        let _ = verify_password("not the password", &hash);
+    }
+}
+
+/// Sign-in attempts: per client address 20 at once then one per 30 s, and
+/// only then per e-mail 5 at once then one per 3 minutes (an address
+/// refused spends nothing of the e-mail's allowance, so nobody can lock a
+/// user out from one address); the operator sign-in per address 10 at
+/// once then one per 30 s. Addresses are counted as `auth::client_ip`
+/// says (IPv6 per /64). In memory (a restart refills them), like the
+/// API's rate limits.
 pub struct Throttle {
     by_email: DefaultKeyedRateLimiter<String>,
     by_address: DefaultKeyedRateLimiter<IpAddr>,
+    operator_by_address: DefaultKeyedRateLimiter<IpAddr>,
 }
 
 impl Default for Throttle {
@@ -109,32 +117,42 @@ impl Default for Throttle {
         Throttle {
             by_email: RateLimiter::keyed(quota(180, 5)),
             by_address: RateLimiter::keyed(quota(30, 20)),
+            operator_by_address: RateLimiter::keyed(quota(30, 10)),
         }
     }
 }
 
+/// The key of a request without a known peer (in-process tests): one bucket.
+const NO_ADDRESS: IpAddr = IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED);
+
 impl Throttle {
-    /// Take one attempt for this e-mail and address; `false`: too many.
-    pub fn allow(&self, email: &str, address: Option<IpAddr>) -> bool {
-        // Forget idle buckets now and then so the maps stay small.
+    fn forget_idle(&self) {
+        // Now and then, so the maps stay small.
         if rand::rng().next_u32().is_multiple_of(256) {
             self.by_email.retain_recent();
             self.by_address.retain_recent();
+            self.operator_by_address.retain_recent();
         }
-        let address_ok = address.is_none_or(|a| self.by_address.check_key(&a).is_ok());
-        let email_ok = self
-            .by_email
-            .check_key(&email.trim().to_ascii_lowercase())
-            .is_ok();
-        address_ok && email_ok
     }
-}
 
-/// The client's address (the accept loop records it on each request).
-pub fn client_address(parts_extensions: &axum::http::Extensions) -> Option<IpAddr> {
-    parts_extensions
-        .get::<ConnectInfo<std::net::SocketAddr>>()
-        .map(|c| c.0.ip())
+    /// Take one attempt for this address, then for this e-mail; `false`: too many.
+    pub fn allow(&self, email: &str, address: Option<IpAddr>) -> bool {
+        self.forget_idle();
+        let address = bucket(address.unwrap_or(NO_ADDRESS));
+        if self.by_address.check_key(&address).is_err() {
+            return false;
+        }
+        self.by_email
+            .check_key(&email.trim().to_ascii_lowercase())
+            .is_ok()
+    }
+
+    /// Take one operator sign-in attempt for this address; `false`: too many.
+    pub fn allow_operator(&self, address: Option<IpAddr>) -> bool {
+        self.forget_idle();
+        let address = bucket(address.unwrap_or(NO_ADDRESS));
+        self.operator_by_address.check_key(&address).is_ok()
+    }
 }
 
 pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
@@ -149,15 +167,57 @@ pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         .filter(|v| !v.is_empty())
 }
 
-/// A `Set-Cookie` value for the console's path; `None` value clears it.
-pub fn set_cookie(state: &AppState, name: &str, value: Option<&str>, max_age: i64) -> String {
-    let secure = if state.tunnel.public_base_url.starts_with("https://") {
-        "; Secure"
+/// A cookie's name: behind https with the `__Host-` prefix (the browser
+/// then insists on `Secure`, `Path=/` and no `Domain`, so no other site or
+/// plain-http page can set or shadow it).
+pub fn cookie_name(state: &AppState, name: &str) -> String {
+    if https(state) {
+        format!("__Host-{name}")
     } else {
-        ""
-    };
+        name.to_string()
+    }
+}
+
+fn https(state: &AppState) -> bool {
+    state.tunnel.public_base_url.starts_with("https://")
+}
+
+/// The request's value of the console cookie `name` (as [`cookie_name`] names it).
+pub fn read_cookie<'a>(state: &AppState, headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    cookie(headers, &cookie_name(state, name))
+}
+
+/// A `Set-Cookie` value; `None` value clears it. Behind https: `__Host-`,
+/// `Path=/` and `Secure`; otherwise the console's path.
+pub fn set_cookie(state: &AppState, name: &str, value: Option<&str>, max_age: i64) -> String {
     let (value, max_age) = value.map_or(("", 0), |v| (v, max_age));
-    format!("{name}={value}; Path=/console; HttpOnly; SameSite=Lax; Max-Age={max_age}{secure}")
+    let name = cookie_name(state, name);
+    if https(state) {
+        format!("{name}={value}; Path=/; HttpOnly; SameSite=Lax; Max-Age={max_age}; Secure")
+    } else {
+        format!("{name}={value}; Path=/console; HttpOnly; SameSite=Lax; Max-Age={max_age}")
+    }
+}
+
+/// Operator session cookies start with this; their stored digest also
+/// covers the operator token's fingerprint, so a new token ends them.
+const OPERATOR_MARK: &str = "op.";
+
+/// The fingerprint of an operator token that operator sessions are bound to.
+pub fn operator_fingerprint(token: &str) -> String {
+    digest(&format!("mediaparse operator session\n{token}"))
+}
+
+/// How a session cookie's value is stored: its digest; for an operator
+/// session the digest of the value and the operator token's fingerprint
+/// (`None`: an operator cookie while the admin API is off).
+fn stored_digest(state: &AppState, cookie_value: &str) -> Option<String> {
+    match cookie_value.strip_prefix(OPERATOR_MARK) {
+        Some(secret) => state
+            .operator_fingerprint()
+            .map(|f| digest(&format!("{secret}.{f}"))),
+        None => Some(digest(cookie_value)),
+    }
 }
 
 /// Start a session for a user (or the operator, `user_id` `None`); returns
@@ -167,10 +227,18 @@ pub async fn start(
     user_id: Option<String>,
     operator: bool,
 ) -> Result<String, Response> {
-    let token = random_secret();
+    let secret = random_secret();
+    let token = if operator {
+        format!("{OPERATOR_MARK}{secret}")
+    } else {
+        secret
+    };
+    let Some(token_hash) = stored_digest(state, &token) else {
+        return Err(Redirect::to("/console/admin/sign-in").into_response());
+    };
     let now = state.auth_now();
     let record = SessionRecord {
-        token_hash: digest(&token),
+        token_hash,
         user_id,
         operator,
         csrf: random_secret(),
@@ -198,18 +266,23 @@ pub async fn current(
     state: &AppState,
     headers: &HeaderMap,
 ) -> Result<Option<SessionRecord>, Response> {
-    let Some(token) = cookie(headers, SESSION_COOKIE) else {
+    let Some(token) = read_cookie(state, headers, SESSION_COOKIE) else {
         return Ok(None);
     };
-    let hash = digest(token);
+    let operator_cookie = token.starts_with(OPERATOR_MARK);
+    let Some(hash) = stored_digest(state, token) else {
+        return Ok(None);
+    };
     let now = state.auth_now();
     let store = state.services.store.clone();
-    tokio::task::spawn_blocking(move || {
+    let found = tokio::task::spawn_blocking(move || {
         store.live_session(&hash, now - ABSOLUTE_SECS, now - IDLE_SECS, now)
     })
     .await
     .map_err(|e| internal(e).into_response())?
-    .map_err(|e| internal(e).into_response())
+    .map_err(|e| internal(e).into_response())?;
+    // An operator session is honoured only from a cookie bound to the token.
+    Ok(found.filter(|s| s.operator == operator_cookie))
 }
 
 /// A signed-in customer: the session and its user.
@@ -276,9 +349,12 @@ mod tests {
     fn passwords_verify_only_with_the_right_hash() {
         let hash = hash_password("correct horse battery").unwrap();
         assert!(hash.starts_with("$argon2id$"));
-        assert!(verify_password("correct horse battery", Some(&hash)));
-        assert!(!verify_password("wrong horse battery", Some(&hash)));
-        assert!(!verify_password("correct horse battery", None));
+        assert!(verify_password("correct horse battery", &hash));
+        assert!(!verify_password("wrong horse battery", &hash));
+        assert!(!verify_password(
+            "correct horse battery",
+            "not a phc string"
+        ));
         assert!(matches!(hash_password("short"), Err(PasswordError::Rule)));
     }
 
@@ -296,6 +372,42 @@ mod tests {
             allowed += usize::from(t.allow(&format!("u{i}@x.io"), Some(b)));
         }
         assert_eq!(allowed, 20, "per address");
+    }
+
+    #[test]
+    fn a_refused_address_does_not_spend_the_emails_allowance() {
+        let t = Throttle::default();
+        let flooder: IpAddr = "203.0.113.9".parse().unwrap();
+        // The flooder uses up its address allowance on other e-mails...
+        for i in 0..20 {
+            assert!(t.allow(&format!("u{i}@x.io"), Some(flooder)));
+        }
+        // ...and goes on trying the victim's e-mail: refused by address.
+        for _ in 0..10 {
+            assert!(!t.allow("victim@x.io", Some(flooder)));
+        }
+        // The victim, from elsewhere, still has all five tries.
+        let victim: IpAddr = "198.51.100.1".parse().unwrap();
+        for _ in 0..5 {
+            assert!(t.allow("victim@x.io", Some(victim)));
+        }
+    }
+
+    #[test]
+    fn operator_sign_in_is_throttled_per_address_and_ipv6_per_64() {
+        let t = Throttle::default();
+        let a: IpAddr = "2001:db8:1:2::1".parse().unwrap();
+        for _ in 0..10 {
+            assert!(t.allow_operator(Some(a)));
+        }
+        assert!(!t.allow_operator(Some(a)));
+        assert!(
+            !t.allow_operator(Some("2001:db8:1:2:ffff::2".parse().unwrap())),
+            "the same /64"
+        );
+        // Another address is not locked out by the first one's guesses.
+        assert!(t.allow_operator(Some("2001:db8:1:3::1".parse().unwrap())));
+        assert!(t.allow_operator(Some("192.0.2.7".parse().unwrap())));
     }
 
     #[test]

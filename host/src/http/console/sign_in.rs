@@ -1,7 +1,13 @@
 //! Signing in and out: customers by e-mail and password, the operator by
 //! the operator token; one-time invitation links; open sign-up.
-//! The same answer for an unknown e-mail and a wrong password, after the
-//! same work (a dummy argon2 verification).
+//!
+//! Password hashing is the expensive part, so it comes last: the form's
+//! CSRF token, the throttle and the lookup (invitation secret known, e-mail
+//! known with a password) come first, and the hash runs on the password
+//! pool (`auth::password_pool`), `503` with `Retry-After` when it is full.
+//! An unknown e-mail gets the same answer as a wrong password after the
+//! same time, spent asleep rather than hashing (the pool's measured
+//! verification time, ±10 %), and the same `503` while the pool is full.
 
 use std::sync::Arc;
 
@@ -18,8 +24,10 @@ use super::super::state::AppState;
 use super::form::Form;
 use super::layout::{Flash, Nav, csrf_field, page, refusal, respond};
 use super::session::{
-    self, FORM_COOKIE, SESSION_COOKIE, Throttle, cookie, csrf_ok, digest, same_secret, set_cookie,
+    self, FORM_COOKIE, SESSION_COOKIE, Throttle, csrf_ok, digest, read_cookie, same_secret,
+    set_cookie,
 };
+use crate::auth::password_pool::{PoolError, RETRY_AFTER_S};
 use crate::config::Signup;
 use crate::core::ids::new_id;
 
@@ -44,7 +52,7 @@ const THROTTLED: &str = "Too many sign-in attempts. Wait a few minutes and try a
 
 /// The pre-session CSRF token: the cookie's, or a fresh one to set.
 fn form_token(state: &AppState, headers: &HeaderMap) -> (String, Option<String>) {
-    match cookie(headers, FORM_COOKIE) {
+    match read_cookie(state, headers, FORM_COOKIE) {
         Some(t) => (t.to_string(), None),
         None => {
             let t = session::random_secret();
@@ -62,8 +70,29 @@ fn with_cookie(mut response: Response, set: Option<String>) -> Response {
 }
 
 /// The pre-session form's field matches its cookie.
-fn form_csrf_ok(headers: &HeaderMap, form: &Form) -> bool {
-    cookie(headers, FORM_COOKIE).is_some_and(|c| same_secret(form.get("csrf"), c))
+fn form_csrf_ok(state: &AppState, headers: &HeaderMap, form: &Form) -> bool {
+    read_cookie(state, headers, FORM_COOKIE).is_some_and(|c| same_secret(form.get("csrf"), c))
+}
+
+/// Every password-hashing slot is taken: come back in a moment.
+fn busy() -> Response {
+    let mut response = refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "Busy",
+        "Too many sign-ins at this moment. Try again in a few seconds.",
+    );
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, RETRY_AFTER_S.into());
+    response
+}
+
+/// The answer for a password pool failure.
+fn pool_failed(e: PoolError) -> Response {
+    match e {
+        PoolError::Busy => busy(),
+        PoolError::Join(e) => internal(e).into_response(),
+    }
 }
 
 fn csrf_refused() -> Response {
@@ -120,7 +149,7 @@ async fn sign_in(
     axum::Extension(throttle): axum::Extension<Arc<Throttle>>,
     request: axum::extract::Request,
 ) -> Response {
-    let address = session::client_address(request.extensions());
+    let address = state.client_address(request.extensions(), request.headers());
     let headers = request.headers().clone();
     let Ok(body) = axum::body::to_bytes(request.into_body(), 16 * 1024).await else {
         return refusal(
@@ -130,7 +159,7 @@ async fn sign_in(
         );
     };
     let form = Form::parse(&body);
-    if !form_csrf_ok(&headers, &form) {
+    if !form_csrf_ok(&state, &headers, &form) {
         return csrf_refused();
     }
     let email = form.get("email").to_string();
@@ -151,24 +180,35 @@ async fn sign_in(
         tracing::info!(?address, "console sign-in throttled");
         return again(StatusCode::TOO_MANY_REQUESTS, THROTTLED);
     }
-    let password = form.get("password").to_string();
     let store = state.services.store.clone();
     let lookup = email.clone();
-    let checked = tokio::task::spawn_blocking(move || {
-        let found = store.user_for_sign_in(&lookup)?;
-        let stored = found.as_ref().and_then(|f| f.password_hash.clone());
-        let ok = session::verify_password(&password, stored.as_deref());
-        Ok::<_, crate::store::StoreError>(found.filter(|_| ok).map(|f| f.user))
-    })
-    .await;
-    match checked {
-        Ok(Ok(Some(user))) => match session::start(&state, Some(user.id), false).await {
+    let found = match tokio::task::spawn_blocking(move || store.user_for_sign_in(&lookup)).await {
+        Ok(Ok(found)) => found,
+        Ok(Err(e)) => return internal(e).into_response(),
+        Err(e) => return internal(e).into_response(),
+    };
+    let pool = &state.guards.passwords;
+    let known = found.and_then(|f| f.password_hash.clone().map(|hash| (f.user, hash)));
+    let Some((user, stored)) = known else {
+        // No hash to check: answer as a wrong password would, as late,
+        // and busy when a real check would be.
+        if pool.is_full() {
+            return busy();
+        }
+        pool.pretend_verify().await;
+        return again(StatusCode::UNAUTHORIZED, SIGN_IN_REFUSED);
+    };
+    let password = form.get("password").to_string();
+    match pool
+        .verify(move || session::verify_password(&password, &stored))
+        .await
+    {
+        Ok(true) => match session::start(&state, Some(user.id), false).await {
             Ok(cookie) => signed_in(cookie, "/console"),
             Err(r) => r,
         },
-        Ok(Ok(None)) => again(StatusCode::UNAUTHORIZED, SIGN_IN_REFUSED),
-        Ok(Err(e)) => internal(e).into_response(),
-        Err(e) => internal(e).into_response(),
+        Ok(false) => again(StatusCode::UNAUTHORIZED, SIGN_IN_REFUSED),
+        Err(e) => pool_failed(e),
     }
 }
 
@@ -284,10 +324,31 @@ async fn accept_invite(
     body: Bytes,
 ) -> Response {
     let form = Form::parse(&body);
-    if !form_csrf_ok(&headers, &form) {
+    if !form_csrf_ok(&state, &headers, &form) {
         return csrf_refused();
     }
-    let password_hash = match session::hash_password(form.get("password")) {
+    // The link first: an unknown or used secret costs a lookup, never a hash.
+    let store = state.services.store.clone();
+    let now = state.auth_now();
+    let hash = digest(&secret);
+    let lookup = hash.clone();
+    match tokio::task::spawn_blocking(move || store.user_by_invite(&lookup, now)).await {
+        Ok(Ok(Some(_))) => {}
+        Ok(Ok(None)) => return invalid_link(),
+        Ok(Err(e)) => return internal(e).into_response(),
+        Err(e) => return internal(e).into_response(),
+    }
+    let password = form.get("password").to_string();
+    let hashed = match state
+        .guards
+        .passwords
+        .run(move || session::hash_password(&password))
+        .await
+    {
+        Ok(hashed) => hashed,
+        Err(e) => return pool_failed(e),
+    };
+    let password_hash = match hashed {
         Ok(h) => h,
         Err(e) => {
             let body = password_form(&format!("/console/invite/{secret}"), form.get("csrf"), None);
@@ -304,8 +365,6 @@ async fn accept_invite(
         }
     };
     let store = state.services.store.clone();
-    let now = state.auth_now();
-    let hash = digest(&secret);
     let user =
         match tokio::task::spawn_blocking(move || store.accept_invite(&hash, &password_hash, now))
             .await
@@ -357,7 +416,7 @@ async fn sign_up(
     if settings.signup != Signup::Open {
         return sign_up_closed();
     }
-    let address = session::client_address(request.extensions());
+    let address = state.client_address(request.extensions(), request.headers());
     let headers = request.headers().clone();
     let Ok(body) = axum::body::to_bytes(request.into_body(), 16 * 1024).await else {
         return refusal(
@@ -367,7 +426,7 @@ async fn sign_up(
         );
     };
     let form = Form::parse(&body);
-    if !form_csrf_ok(&headers, &form) {
+    if !form_csrf_ok(&state, &headers, &form) {
         return csrf_refused();
     }
     let email = form.get("email").to_string();
@@ -382,7 +441,17 @@ async fn sign_up(
     if !throttle.allow(&email, address) {
         return again(StatusCode::TOO_MANY_REQUESTS, THROTTLED.into());
     }
-    let password_hash = match session::hash_password(form.get("password")) {
+    let password = form.get("password").to_string();
+    let hashed = match state
+        .guards
+        .passwords
+        .run(move || session::hash_password(&password))
+        .await
+    {
+        Ok(hashed) => hashed,
+        Err(e) => return pool_failed(e),
+    };
+    let password_hash = match hashed {
         Ok(h) => h,
         Err(e) => return again(StatusCode::BAD_REQUEST, e.to_string()),
     };
@@ -463,7 +532,7 @@ async fn operator_sign_in(
             "Start the service with an operator token (--admin-token) to use the operator console.",
         );
     };
-    let address = session::client_address(request.extensions());
+    let address = state.client_address(request.extensions(), request.headers());
     let headers = request.headers().clone();
     let Ok(body) = axum::body::to_bytes(request.into_body(), 16 * 1024).await else {
         return refusal(
@@ -473,7 +542,7 @@ async fn operator_sign_in(
         );
     };
     let form = Form::parse(&body);
-    if !form_csrf_ok(&headers, &form) {
+    if !form_csrf_ok(&state, &headers, &form) {
         return csrf_refused();
     }
     let again = |status: StatusCode, message: &str| {
@@ -488,7 +557,7 @@ async fn operator_sign_in(
             ),
         )
     };
-    if !throttle.allow("operator", address) {
+    if !throttle.allow_operator(address) {
         return again(StatusCode::TOO_MANY_REQUESTS, THROTTLED);
     }
     if !same_secret(form.get("token"), &expected) {

@@ -336,7 +336,8 @@ pub fn router() -> Router<Arc<AppState>> {
             ADMIN.clone(),
         )
         .into();
-    docs.route("/openapi.json", axum::routing::get(served_public))
+    docs.layer(axum::middleware::from_fn(super::page_headers::add))
+        .route("/openapi.json", axum::routing::get(served_public))
 }
 
 async fn served_public(State(state): State<Arc<AppState>>) -> axum::Json<Value> {

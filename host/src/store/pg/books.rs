@@ -182,10 +182,31 @@ impl Pg {
             .collect())
     }
 
-    pub fn insert_key(&self, key: &KeyRecord, token_hash: &[u8]) -> StoreResult<()> {
+    pub fn insert_key(
+        &self,
+        key: &KeyRecord,
+        token_hash: &[u8],
+        max_keys: Option<u32>,
+    ) -> StoreResult<()> {
         let mut client = self.client()?;
         let mut tx = client.transaction()?;
         tx.execute(ENSURE_ACCOUNT, &[&key.account_id, &key.created_at])?;
+        if let Some(max) = max_keys {
+            // The account row's lock serialises concurrent creations.
+            tx.execute(
+                "SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE",
+                &[&key.account_id],
+            )?;
+            let count: i64 = tx
+                .query_one(
+                    "SELECT COUNT(*) FROM api_keys WHERE account_id = $1",
+                    &[&key.account_id],
+                )?
+                .get(0);
+            if count >= i64::from(max) {
+                return Err(StoreError::KeyLimit(max));
+            }
+        }
         tx.execute(
             "INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",

@@ -9,7 +9,7 @@ use mediaparse_tests::paths;
 use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
 
-pub const ADMIN: &str = "operator-secret-for-tests";
+pub const ADMIN: &str = "operator-secret-for-tests-at-least-32-bytes";
 
 /// The TikTok fixture cases that parse to media (price 1 each).
 pub fn tiktok_cases() -> Vec<Case> {

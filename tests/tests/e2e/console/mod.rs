@@ -3,6 +3,7 @@
 //! issue's flow in headless Chromium over WebDriver (`browser`).
 
 mod browser;
+mod doors;
 mod http;
 mod recheck;
 pub(crate) mod support;

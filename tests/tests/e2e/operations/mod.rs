@@ -19,7 +19,7 @@ use mediaparse_tests::guest;
 use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
 
-pub const ADMIN: &str = "operator-token-for-tests";
+pub const ADMIN: &str = "operator-token-for-tests-at-least-32-bytes";
 
 /// The fake upstream the test guest's `ok` and `slow` modes fetch from.
 pub async fn upstream() -> FakeUpstream {
@@ -152,6 +152,7 @@ impl Running {
     pub async fn metrics(&self) -> String {
         self.client
             .get(self.service.url("/metrics"))
+            .bearer_auth(ADMIN)
             .send()
             .await
             .expect("metrics")

@@ -17,6 +17,9 @@ use serde_json::Value;
 
 use super::parse;
 
+/// The operator token of the rig (it opens `/metrics`).
+const METRICS_TOKEN: &str = "operator-token-of-the-tunnel-media-rig";
+
 struct Rig {
     _upstream: FakeUpstream,
     cdn: FakeCdn,
@@ -41,6 +44,8 @@ impl Rig {
         let service = Service::start(ServiceOptions {
             upstream: Some(cdn.base_url()),
             extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
+            // `/metrics` is behind the operator token.
+            admin_token: Some(METRICS_TOKEN.into()),
             ..Default::default()
         })
         .await
@@ -395,6 +400,7 @@ async fn limits_answer_429_and_bytes_show_in_usage_and_metrics() {
     assert_eq!(account["data"]["usage"]["tunnel"]["bytes"], bytes);
     let metrics = client
         .get(rig.service.url("/metrics"))
+        .bearer_auth(METRICS_TOKEN)
         .send()
         .await
         .unwrap()
