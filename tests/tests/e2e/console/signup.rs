@@ -14,31 +14,34 @@ use serde_json::Value;
 
 use super::support::{Browser, between};
 
-/// The end of one message in the mailbox file.
-const END: &str = "--END-OF-MESSAGE--";
-
-/// A mail command writing to a file, and the configuration that uses it.
+/// A mail command writing each message to its own file (mail commands run
+/// concurrently), and the configuration that uses it.
 struct Mailbox {
     dir: tempfile::TempDir,
-    file: PathBuf,
+    folder: PathBuf,
 }
 
 impl Mailbox {
     fn new() -> Mailbox {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("mailbox");
+        let folder = dir.path().join("mailbox");
+        std::fs::create_dir(&folder).unwrap();
         let script = dir.path().join("mail.sh");
         std::fs::write(
             &script,
             format!(
-                "#!/bin/sh\n{{ printf 'Recipient-Argument: %s\\n' \"$1\"; cat; printf '\\n{END}\\n'; }} >> '{}'\n",
-                file.display()
+                "#!/bin/sh
+f=$(mktemp '{0}/msg.XXXXXX')
+{{ printf 'Recipient-Argument: %s\\n' \"$1\"; cat; }} > \"$f\"
+mv \"$f\" \"$f.eml\"
+",
+                folder.display()
             ),
         )
         .unwrap();
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
-        Mailbox { dir, file }
+        Mailbox { dir, folder }
     }
 
     fn config(&self, extra: &str) -> PathBuf {
@@ -51,13 +54,19 @@ impl Mailbox {
         self.dir.path().join("mail.sh")
     }
 
+    /// The messages delivered so far, oldest first.
     fn messages(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.file)
-            .unwrap_or_default()
-            .split_terminator(END)
-            .map(|m| m.trim().to_string())
-            .filter(|m| !m.is_empty())
-            .collect()
+        let mut found: Vec<(std::time::SystemTime, String)> = std::fs::read_dir(&self.folder)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|x| x == "eml"))
+            .map(|p| {
+                let modified = std::fs::metadata(&p).unwrap().modified().unwrap();
+                (modified, std::fs::read_to_string(&p).unwrap())
+            })
+            .collect();
+        found.sort();
+        found.into_iter().map(|(_, m)| m).collect()
     }
 
     /// The mailbox once it holds `n` messages (polled, 30 s deadline).
