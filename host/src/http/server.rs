@@ -47,6 +47,8 @@ pub struct ServeOptions {
     pub connections: super::listener::ConnectionLimits,
     /// Public base URL, token TTL and keys of the media tunnel.
     pub tunnel: TunnelOptions,
+    /// How long a cached API key is used before it is read again.
+    pub key_cache_ttl: std::time::Duration,
 }
 
 /// The media tunnel's options (`serve --public-base-url`, `--tunnel-ttl-secs`, `--tunnel-keys`).
@@ -71,9 +73,16 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     // Blocking (the PostgreSQL client must not run on an async worker).
     let store = {
         let database = options.database.clone();
-        tokio::task::spawn_blocking(move || Store::connect(&database)).await??
+        // PostgreSQL: one pooled connection per admitted parse (and a reserve).
+        let max_parses = options
+            .admission
+            .max_in_flight
+            .clamp(1, crate::parse::admission::INSTANCE_POOL);
+        tokio::task::spawn_blocking(move || Store::connect_for_parses(&database, max_parses))
+            .await??
     };
     tracing::info!(backend = store.backend_name(), "database open");
+    store.set_key_cache_ttl(options.key_cache_ttl);
     // Several hosts share one PostgreSQL: their rate limits are counted there.
     let (rate_limits, account_rate_limits) = if store.backend_name() == "postgres" {
         (

@@ -247,3 +247,85 @@ fn request_counts_are_shared_by_every_host() {
         assert_eq!(hosts[1].count_request("account:k1", 100).unwrap(), 1);
     });
 }
+
+/// PostgreSQL: a change that sends no notification (a lost NOTIFY, a
+/// silent network path) still reaches the cache once its TTL runs out.
+#[test]
+fn a_cached_postgres_key_expires_even_when_listen_is_silent() {
+    let t = super::both::postgres();
+    let DbLocation::Postgres(url) = &t.location else {
+        unreachable!("a PostgreSQL test store")
+    };
+    let ttl = std::time::Duration::from_secs(5);
+    t.store.set_key_cache_ttl(ttl);
+    t.store
+        .insert_key(&test_key("k1", "acme", None), b"token-1")
+        .unwrap();
+    // Warm the cache once the listener is up (a fresh read is then cached).
+    let started = std::time::Instant::now();
+    while !t.store.keys.usable() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "listener never up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(t.store.key_by_token_hash(b"token-1").unwrap().is_some());
+    // Change the row behind the service's back: no NOTIFY is sent.
+    let mut raw = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    raw.execute(
+        "UPDATE api_keys SET rate_limit_per_minute = 9 WHERE id = 'k1'",
+        &[],
+    )
+    .unwrap();
+    let changed_at = std::time::Instant::now();
+    let limit = |s: &Store| {
+        s.key_by_token_hash(b"token-1")
+            .unwrap()
+            .unwrap()
+            .rate_limit_per_minute
+    };
+    assert_eq!(
+        limit(&t.store),
+        None,
+        "the cached key answers until its TTL"
+    );
+    while limit(&t.store) != Some(9) {
+        assert!(
+            changed_at.elapsed() < ttl + std::time::Duration::from_secs(10),
+            "the cached key outlived its TTL"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// PostgreSQL: a store sized for N parses in flight lends N connections at
+/// once (each admitted parse can reach the books without waiting past the
+/// checkout timeout).
+#[test]
+fn a_postgres_pool_sized_from_admission_lends_a_connection_to_every_parse() {
+    let max_parses = 40;
+    let url = test_pg::fresh_database();
+    let store = Store::connect_for_parses(&DbLocation::Postgres(url), max_parses).unwrap();
+    let super::Backend::Postgres(pg) = &store.backend else {
+        unreachable!("a PostgreSQL store")
+    };
+    let barrier = std::sync::Barrier::new(max_parses);
+    std::thread::scope(|scope| {
+        let held: Vec<_> = (0..max_parses)
+            .map(|_| {
+                scope.spawn(|| {
+                    // Every connection is held until all were lent.
+                    let client = pg.client();
+                    barrier.wait();
+                    client.map(drop)
+                })
+            })
+            .collect();
+        for h in held {
+            h.join()
+                .unwrap()
+                .expect("a connection for every admitted parse");
+        }
+    });
+}

@@ -44,6 +44,7 @@ mod users;
 pub use backup::{BackupSummary, backup_sqlite};
 pub use copy::{CopySummary, copy_sqlite_to_postgres};
 pub use location::{DbLocation, DbLocationError};
+pub use pg::CHARGE_SETTLE_BUDGET;
 pub use schema::SCHEMA_VERSION;
 
 pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_REASON_CHARS};
@@ -167,10 +168,21 @@ pub(crate) use dispatch_read;
 impl Store {
     /// Open the database `--db` names, applying missing migrations.
     pub fn connect(location: &DbLocation) -> StoreResult<Store> {
+        Store::connect_sized(location, pg::DEFAULT_POOL_SIZE)
+    }
+
+    /// [`Store::connect`] for a service admitting `max_parses` parses at
+    /// once: on PostgreSQL its pool holds one connection per admitted parse
+    /// plus a reserve ([`pg::pool_size_for`]).
+    pub fn connect_for_parses(location: &DbLocation, max_parses: usize) -> StoreResult<Store> {
+        Store::connect_sized(location, pg::pool_size_for(max_parses))
+    }
+
+    fn connect_sized(location: &DbLocation, pool_size: u32) -> StoreResult<Store> {
         match location {
             DbLocation::Sqlite(path) => Store::open(path),
             DbLocation::Postgres(url) => Ok(Store {
-                backend: Backend::Postgres(pg::Pg::connect(url)?),
+                backend: Backend::Postgres(pg::Pg::connect_sized(url, pool_size)?),
                 keys: Default::default(),
             }),
         }
@@ -362,6 +374,12 @@ impl Store {
         )
     }
 
+    /// Use a cached key for at most `ttl` before reading it again (zero:
+    /// keys are not cached), whatever change notifications say.
+    pub fn set_key_cache_ttl(&self, ttl: std::time::Duration) {
+        self.keys.set_ttl(ttl);
+    }
+
     /// The key whose token hashes to `token_hash`, from the key cache when
     /// it holds it (see `key_cache` for how changes anywhere reach it).
     pub fn key_by_token_hash(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
@@ -497,6 +515,12 @@ fn open_sqlite(path: &Path) -> StoreResult<Connection> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    // A new database file is the owner's only (its WAL and shared-memory
+    // files take the database file's mode).
+    if !path.as_os_str().is_empty() && path != Path::new(":memory:") {
+        crate::core::private_file::create_private(path)
+            .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", path.display())))?;
     }
     let conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;

@@ -156,7 +156,7 @@ impl Pg {
     /// its ledger row breaks the unique index, which rolls the whole
     /// statement (the debit too) back; that retry is answered `Charged` with
     /// the current balance.
-    fn charge_attempt(
+    pub(crate) fn charge_attempt(
         &self,
         account: &str,
         key_id: &str,
