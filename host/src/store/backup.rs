@@ -6,8 +6,9 @@
 //! SQLite restarts an online backup whenever another connection writes, so
 //! on a busy database the stepped copy may never end. It gets a bounded
 //! time ([`ONLINE_BUDGET`]); if it has not finished by then, one final pass
-//! copies everything while holding the source's write lock (writers wait,
-//! readers go on), which always ends.
+//! copies everything inside one read transaction (a shared lock on one
+//! snapshot: no write can restart it, and in WAL mode writers go on), which
+//! always ends.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -36,6 +37,9 @@ pub const ONLINE_BUDGET: Duration = Duration::from_secs(10);
 /// writers get the lock in between).
 const STEP_PAGES: i32 = 256;
 const STEP_PAUSE: Duration = Duration::from_millis(2);
+
+/// How long the final pass retries a busy step before giving up.
+const LOCKED_PASS_PATIENCE: Duration = Duration::from_secs(5);
 
 /// Copy the database at `source` to the new file `dest`.
 pub fn backup_sqlite(source: &Path, dest: &Path) -> StoreResult<BackupSummary> {
@@ -126,22 +130,38 @@ fn copy_online(src: &Connection, dst: &mut Connection, budget: Duration) -> Stor
     }
 }
 
-/// Copy the whole database in one step while holding the source's write
-/// lock, so no writer can restart the copy.
+/// Copy the whole database in one step inside one read transaction on the
+/// source: its shared lock pins one snapshot, so no writer can restart the
+/// copy (in WAL mode writers go on meanwhile; nothing waits for a writer,
+/// so a database that is never quiet cannot starve it).
 fn copy_locked(src: &Connection, dst: &mut Connection) -> StoreResult<()> {
     use rusqlite::backup::{Backup, StepResult};
-    // Waits (busy timeout) for a writer in progress, then holds writers off.
-    src.execute_batch("BEGIN IMMEDIATE")?;
-    let copied = Backup::new(src, dst).and_then(|backup| backup.step(-1));
+    src.execute_batch("BEGIN DEFERRED")?;
+    // The first read takes the shared lock and fixes the snapshot.
+    let copied = src
+        .query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .and_then(|_| Backup::new(src, dst))
+        .and_then(|backup| {
+            // A busy answer (the destination, a checkpoint finishing) is transient.
+            let started = Instant::now();
+            loop {
+                match backup.step(-1)? {
+                    StepResult::Done => return Ok(None),
+                    other if started.elapsed() >= LOCKED_PASS_PATIENCE => {
+                        return Ok(Some(other));
+                    }
+                    _ => std::thread::sleep(STEP_PAUSE),
+                }
+            }
+        });
     // Nothing was written: ending the transaction only releases the lock.
     let released = src.execute_batch("ROLLBACK");
-    match copied? {
-        StepResult::Done => {}
-        other => {
-            return Err(StoreError::Invalid(format!(
-                "the locked backup pass did not finish: {other:?}"
-            )));
-        }
+    if let Some(other) = copied? {
+        return Err(StoreError::Invalid(format!(
+            "the locked backup pass did not finish: {other:?}"
+        )));
     }
     released?;
     Ok(())

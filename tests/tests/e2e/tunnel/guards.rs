@@ -14,6 +14,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use super::media::Rig;
 use super::parse;
 
+/// The operator token the rigs that need the admin API or `/metrics` use.
+const ADMIN_TOKEN: &str = "an-operator-token-of-at-least-32-bytes-long";
+
 /// Create a key for the rig's account; its (id, token).
 fn key(rig: &Rig) -> (String, String) {
     let (code, out) = rig
@@ -151,6 +154,7 @@ async fn clients_that_stop_reading_give_their_streams_back() {
             "--response-write-timeout-ms".into(),
             write_timeout.as_millis().to_string(),
         ],
+        admin_token: Some(ADMIN_TOKEN.into()),
         ..Default::default()
     })
     .await;
@@ -185,7 +189,31 @@ async fn clients_that_stop_reading_give_their_streams_back() {
         );
         tokio::time::sleep(Duration::from_millis(200)).await;
     };
-    // The stalled sockets see their connection closed.
+    // Every stalled stream is released (the gauge of open streams drops to 0)…
+    let open_streams = || async {
+        let text = client
+            .get(rig.service.url("/metrics"))
+            .bearer_auth(ADMIN_TOKEN)
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap();
+        text.lines()
+            .find(|l| l.starts_with("mediaparse_tunnel_streams{platform=\"bilibili\"}"))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .expect("the open tunnel streams gauge in /metrics")
+    };
+    while open_streams().await > 0.0 {
+        assert!(
+            Instant::now() < deadline,
+            "stalled streams still open after {:?}",
+            started.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    // …and the stalled sockets see their connection closed (after what was buffered).
     let mut closed = 0;
     for mut s in stalled {
         let mut buf = vec![0; 1 << 20];
@@ -310,7 +338,7 @@ async fn tunnel_tokens_die_with_their_key() {
 async fn tunnel_tokens_and_invitation_secrets_stay_out_of_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("service.log");
-    let admin = "an-operator-token-of-at-least-32-bytes-long";
+    let admin = ADMIN_TOKEN;
     let rig = Rig::start_with(ServiceOptions {
         log_file: Some(log.clone()),
         admin_token: Some(admin.into()),
