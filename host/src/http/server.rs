@@ -73,13 +73,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
     // Blocking (the PostgreSQL client must not run on an async worker).
     let store = {
         let database = options.database.clone();
-        // PostgreSQL: one pooled connection per admitted parse (and a reserve).
-        let max_parses = options
-            .admission
-            .max_in_flight
-            .clamp(1, crate::parse::admission::INSTANCE_POOL);
-        tokio::task::spawn_blocking(move || Store::connect_for_parses(&database, max_parses))
-            .await??
+        tokio::task::spawn_blocking(move || Store::connect(&database)).await??
     };
     tracing::info!(backend = store.backend_name(), "database open");
     store.set_key_cache_ttl(options.key_cache_ttl);

@@ -303,34 +303,3 @@ fn a_cached_postgres_key_expires_even_when_listen_is_silent() {
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
 }
-
-/// PostgreSQL: a store sized for N parses in flight lends N connections at
-/// once (each admitted parse can reach the books without waiting past the
-/// checkout timeout).
-#[test]
-fn a_postgres_pool_sized_from_admission_lends_a_connection_to_every_parse() {
-    let max_parses = 40;
-    let url = test_pg::fresh_database();
-    let store = Store::connect_for_parses(&DbLocation::Postgres(url), max_parses).unwrap();
-    let super::Backend::Postgres(pg) = &store.backend else {
-        unreachable!("a PostgreSQL store")
-    };
-    let barrier = std::sync::Barrier::new(max_parses);
-    std::thread::scope(|scope| {
-        let held: Vec<_> = (0..max_parses)
-            .map(|_| {
-                scope.spawn(|| {
-                    // Every connection is held until all were lent.
-                    let client = pg.client();
-                    barrier.wait();
-                    client.map(drop)
-                })
-            })
-            .collect();
-        for h in held {
-            h.join()
-                .unwrap()
-                .expect("a connection for every admitted parse");
-        }
-    });
-}

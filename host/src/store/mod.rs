@@ -168,21 +168,10 @@ pub(crate) use dispatch_read;
 impl Store {
     /// Open the database `--db` names, applying missing migrations.
     pub fn connect(location: &DbLocation) -> StoreResult<Store> {
-        Store::connect_sized(location, pg::DEFAULT_POOL_SIZE)
-    }
-
-    /// [`Store::connect`] for a service admitting `max_parses` parses at
-    /// once: on PostgreSQL its pool holds one connection per admitted parse
-    /// plus a reserve ([`pg::pool_size_for`]).
-    pub fn connect_for_parses(location: &DbLocation, max_parses: usize) -> StoreResult<Store> {
-        Store::connect_sized(location, pg::pool_size_for(max_parses))
-    }
-
-    fn connect_sized(location: &DbLocation, pool_size: u32) -> StoreResult<Store> {
         match location {
             DbLocation::Sqlite(path) => Store::open(path),
             DbLocation::Postgres(url) => Ok(Store {
-                backend: Backend::Postgres(pg::Pg::connect_sized(url, pool_size)?),
+                backend: Backend::Postgres(pg::Pg::connect(url)?),
                 keys: Default::default(),
             }),
         }

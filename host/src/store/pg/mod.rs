@@ -35,23 +35,8 @@ pub(super) type PooledClient = r2d2::PooledConnection<Manager>;
 /// How long a request waits for a pooled connection before the store answers
 /// "database unavailable" (a stopped server must not hang every request).
 const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(2);
-/// Connections per host when nothing says otherwise (the service sizes its
-/// pool from its admission bound, see [`pool_size_for`]).
-pub const DEFAULT_POOL_SIZE: u32 = 16;
-
-/// Connections a host keeps beside one per admitted parse: the console, the
-/// tunnel's key checks, the admin API, the shared rate limits' counts.
-pub const POOL_RESERVE: u32 = 8;
-
-/// The pool for a service admitting `max_parses` parses at once: one
-/// connection per parse in flight plus [`POOL_RESERVE`], so an admitted
-/// parse never waits for a connection (the operator sizes PostgreSQL's
-/// `max_connections` for hosts × this).
-pub fn pool_size_for(max_parses: usize) -> u32 {
-    u32::try_from(max_parses)
-        .unwrap_or(u32::MAX)
-        .saturating_add(POOL_RESERVE)
-}
+/// Connections per host; PostgreSQL's default `max_connections` is 100.
+const POOL_SIZE: u32 = 16;
 
 /// A pool of connections to one PostgreSQL database; cheap to clone.
 #[derive(Clone)]
@@ -77,23 +62,18 @@ impl Drop for PoolHolder {
 }
 
 impl Pg {
-    /// Connect (checking the server answers) with a pool of at most
-    /// `pool_size` connections, and apply missing migrations.
-    pub fn connect_sized(url: &str, pool_size: u32) -> StoreResult<Pg> {
-        let pg = Pg::connect_unmigrated_sized(url, pool_size)?;
+    /// Connect (checking the server answers) and apply missing migrations.
+    pub fn connect(url: &str) -> StoreResult<Pg> {
+        let pg = Pg::connect_unmigrated(url)?;
         schema::migrate(&mut *pg.client()?)?;
         Ok(pg)
     }
 
     /// Connect without touching the schema (reading a version, copying into).
     pub fn connect_unmigrated(url: &str) -> StoreResult<Pg> {
-        Pg::connect_unmigrated_sized(url, DEFAULT_POOL_SIZE)
-    }
-
-    fn connect_unmigrated_sized(url: &str, pool_size: u32) -> StoreResult<Pg> {
         let connector = Connector::from_url(url)?;
         let pool = r2d2::Pool::builder()
-            .max_size(pool_size.max(1))
+            .max_size(POOL_SIZE)
             .min_idle(Some(1))
             .connection_timeout(CHECKOUT_TIMEOUT)
             // No ping on checkout (it would add a round trip to every call):
