@@ -148,7 +148,9 @@ async fn stalled_reader(url: &str, read: usize) -> tokio::net::TcpStream {
 
 #[tokio::test]
 async fn clients_that_stop_reading_give_their_streams_back() {
-    let write_timeout = Duration::from_secs(2);
+    // Long enough that setting up the 8 stalled streams on a loaded machine
+    // ends before the first of them times out.
+    let write_timeout = Duration::from_secs(8);
     let rig = Rig::start_with(ServiceOptions {
         extra_args: vec![
             "--response-write-timeout-ms".into(),
