@@ -233,6 +233,15 @@ pub struct ServeArgs {
     /// Milliseconds a client has to send a request's whole body.
     #[arg(long, env = "MEDIAPARSE_BODY_TIMEOUT_MS", default_value_t = 30_000)]
     pub body_timeout_ms: u64,
+    /// Milliseconds a response write may stay blocked on a client that reads
+    /// nothing; then the connection is closed and what the response held
+    /// (a tunnel stream, a platform slot, a merge) is released.
+    #[arg(
+        long,
+        env = "MEDIAPARSE_RESPONSE_WRITE_TIMEOUT_MS",
+        default_value_t = 30_000
+    )]
+    pub response_write_timeout_ms: u64,
     /// Parses in flight at most, REST and MCP together (clamped to the
     /// instance pool, 1000).
     #[arg(long, env = "MEDIAPARSE_MAX_PARSES", default_value_t = 256)]
@@ -246,6 +255,10 @@ pub struct ServeArgs {
     /// Milliseconds a parse waits for a slot before `503 overloaded`.
     #[arg(long, env = "MEDIAPARSE_PARSE_QUEUE_WAIT_MS", default_value_t = 2_000)]
     pub parse_queue_wait_ms: u64,
+    /// Seconds a cached API key is used before it is read from the database
+    /// again, even when no change notification arrived (0: no cache).
+    #[arg(long, env = "MEDIAPARSE_KEY_CACHE_TTL_SECS", default_value_t = 30)]
+    pub key_cache_ttl_secs: u64,
     /// Open client connections at most; more wait in the accept queue.
     #[arg(long, env = "MEDIAPARSE_MAX_CONNECTIONS", default_value_t = 16_384)]
     pub max_connections: usize,
@@ -289,6 +302,7 @@ impl ServeArgs {
         crate::http::listener::ConnectionLimits {
             header_read: std::time::Duration::from_millis(self.header_timeout_ms.max(1)),
             body_read: std::time::Duration::from_millis(self.body_timeout_ms.max(1)),
+            response_write: std::time::Duration::from_millis(self.response_write_timeout_ms.max(1)),
             max_connections: self.max_connections.max(1),
         }
     }
@@ -309,6 +323,13 @@ pub struct TunnelArgs {
     /// `not_after`. Default: a random key per start (tokens die with the process).
     #[arg(long, env = "MEDIAPARSE_TUNNEL_KEYS", hide_env_values = true)]
     pub tunnel_keys: Option<String>,
+    /// Tunnel requests (GET and HEAD) one key may make per minute (0: no limit).
+    #[arg(
+        long,
+        env = "MEDIAPARSE_TUNNEL_REQUESTS_PER_MINUTE",
+        default_value_t = 600
+    )]
+    pub tunnel_requests_per_minute: u32,
     /// Tunnel streams one key may have open at once (0: no limit).
     #[arg(long, env = "MEDIAPARSE_TUNNEL_STREAMS_PER_KEY", default_value_t = 8)]
     pub tunnel_streams_per_key: u32,
@@ -338,6 +359,7 @@ impl TunnelArgs {
     /// The per-key and per-platform tunnel limits these arguments ask for.
     pub fn limits(&self) -> crate::tunnel::limits::TunnelLimits {
         crate::tunnel::limits::TunnelLimits {
+            requests_per_key_per_minute: self.tunnel_requests_per_minute,
             streams_per_key: self.tunnel_streams_per_key,
             bytes_per_key_per_day: self.tunnel_bytes_per_day,
             upstream_per_platform: self.tunnel_upstream_per_platform,

@@ -58,6 +58,7 @@ fn main() {
                     per_key: args.mcp_max_sessions_per_key.max(1),
                     overall: args.mcp_max_sessions.max(1),
                 },
+                key_cache_ttl: std::time::Duration::from_secs(args.key_cache_ttl_secs),
                 tunnel: TunnelOptions {
                     limits: args.tunnel.limits(),
                     public_base_url: args.tunnel.public_base_url,

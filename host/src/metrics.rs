@@ -86,6 +86,7 @@ pub struct Metrics {
     tunnel_streams: Family<PlatformLabel, Gauge>,
     tunnel_refusals: Family<ReasonLabel, Counter>,
     tunnel_merges: Family<OutcomeLabel, Counter>,
+    key_cache_listener_up: Gauge,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -199,7 +200,14 @@ impl Metrics {
             "Tunnel merges by outcome (ok, failed, timeout, cancelled, busy)",
             tunnel_merges.clone(),
         );
+        let key_cache_listener_up = Gauge::default();
+        registry.register(
+            "key_cache_listener_up",
+            "PostgreSQL: 1 while the key cache's LISTEN connection answers its pings in time, else 0 (the cache is bypassed)",
+            key_cache_listener_up.clone(),
+        );
         Metrics {
+            key_cache_listener_up,
             tunnel_bytes,
             tunnel_streams,
             tunnel_refusals,
@@ -216,6 +224,11 @@ impl Metrics {
             config_reloads,
             loaded,
         }
+    }
+
+    /// Whether the key cache's listener is healthy (PostgreSQL).
+    pub fn key_cache_listener(&self, up: bool) {
+        self.key_cache_listener_up.set(i64::from(up));
     }
 
     /// One finished parse.

@@ -11,8 +11,10 @@
 //! Several hosts (PostgreSQL, [`RateLimits::shared`]): the count is a row per
 //! key and minute in the database (`Store::count_request`, one upsert, one
 //! round trip), so a key allowed N per minute gets N in total across hosts.
-//! If the database cannot be reached the request is let through: the parse
-//! itself then answers `database_unavailable`.
+//! If the count cannot be taken (the database is down or failing) the
+//! request is refused with `503 database_unavailable` and `Retry-After`:
+//! a limit that lets everything through while the database struggles
+//! would be no limit at all.
 
 use std::collections::HashMap;
 use std::num::NonZeroU32;
@@ -34,6 +36,16 @@ pub struct RateLimited {
     pub limit: u32,
     /// Whole seconds until one request is allowed again (at least 1).
     pub retry_after_secs: u64,
+}
+
+/// Why a request was not let through.
+#[derive(Debug, thiserror::Error)]
+pub enum RateRefused {
+    #[error(transparent)]
+    Limited(#[from] RateLimited),
+    /// The shared count could not be taken (fail closed).
+    #[error("the shared rate limit could not be counted: {0}")]
+    Unavailable(String),
 }
 
 pub struct RateLimits {
@@ -69,9 +81,9 @@ impl RateLimits {
         &self,
         key: &KeyRecord,
         config_default: Option<u32>,
-    ) -> Result<(), RateLimited> {
+    ) -> Result<(), RateRefused> {
         let Some((store, scope)) = &self.shared else {
-            return self.check_local(key, config_default);
+            return Ok(self.check_local(key, config_default)?);
         };
         let limit = self.limit_for(key, config_default);
         if limit == 0 {
@@ -89,15 +101,16 @@ impl RateLimits {
             Ok(Ok(count)) if count > i64::from(limit) => Err(RateLimited {
                 limit,
                 retry_after_secs: (60 - now % 60).max(1),
-            }),
+            }
+            .into()),
             Ok(Ok(_)) => Ok(()),
             Ok(Err(e)) => {
-                tracing::warn!(error = %e, "shared rate limit not counted");
-                Ok(())
+                tracing::warn!(error = %e, "shared rate limit not counted; request refused");
+                Err(RateRefused::Unavailable(e.to_string()))
             }
             Err(e) => {
-                tracing::warn!(error = %e, "shared rate limit not counted");
-                Ok(())
+                tracing::warn!(error = %e, "shared rate limit not counted; request refused");
+                Err(RateRefused::Unavailable(e.to_string()))
             }
         }
     }
@@ -195,6 +208,27 @@ mod tests {
             RateLimits::new(Some(9)).limit_for(&key(Some(2)), Some(7)),
             2
         );
+    }
+
+    #[tokio::test]
+    async fn a_shared_limit_fails_closed_when_the_database_fails() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.db");
+        let store = Store::open(&path).unwrap();
+        let limits = RateLimits::shared(None, store, "parse");
+        let k = key(Some(5));
+        limits.check(&k, None).await.unwrap();
+        // The counts' table is gone: every count fails.
+        rusqlite::Connection::open(&path)
+            .unwrap()
+            .execute_batch("DROP TABLE rate_buckets")
+            .unwrap();
+        match limits.check(&k, None).await {
+            Err(RateRefused::Unavailable(_)) => {}
+            other => panic!("a failed count must refuse, got {other:?}"),
+        }
+        // Unlimited keys do not need the count.
+        limits.check(&key(Some(0)), None).await.unwrap();
     }
 
     #[test]

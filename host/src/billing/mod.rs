@@ -52,6 +52,41 @@ pub fn charge(store: &Store, bill: &Bill, now_unix_s: i64) -> StoreResult<Charge
     )
 }
 
+/// [`charge`] for async callers, settled when the database goes away
+/// mid-charge: each try runs on a blocking thread, the wait between tries
+/// (doubling, at most 1 s) is an async sleep, so a database outage holds no
+/// blocking thread per waiting charge. Tries stop after
+/// [`crate::store::CHARGE_SETTLE_BUDGET`]; then the error reaches the caller.
+pub async fn charge_settled(store: &Store, bill: Bill, now_unix_s: i64) -> StoreResult<Charge> {
+    use crate::store::{CHARGE_SETTLE_BUDGET, StoreError};
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(50);
+    let bill = std::sync::Arc::new(bill);
+    loop {
+        let (store, b) = (store.clone(), bill.clone());
+        let attempt = tokio::task::spawn_blocking(move || {
+            store.charge_attempt(
+                &b.account,
+                &b.key_id,
+                &b.platform,
+                b.price,
+                &b.request_id,
+                now_unix_s,
+            )
+        })
+        .await
+        .map_err(|e| StoreError::Invalid(format!("charge task: {e}")))?;
+        match attempt {
+            Err(StoreError::Unavailable(why)) if started.elapsed() < CHARGE_SETTLE_BUDGET => {
+                tracing::warn!(request_id = %bill.request_id, error = %why, "charge outcome unknown; retrying to settle it");
+                tokio::time::sleep(pause).await;
+                pause = (pause * 2).min(std::time::Duration::from_secs(1));
+            }
+            settled => return settled,
+        }
+    }
+}
+
 /// Credits one successful parse (at least one media URL) of `manifest`'s
 /// platform costs: the operator's override (`[platforms.<id>] price`,
 /// `OperatorConfig::price_override`) or the file's price.
@@ -69,6 +104,9 @@ pub fn price_table(
         .map(|m| (m.id.clone(), price(m, override_price(&m.id)).into()))
         .collect()
 }
+
+#[cfg(test)]
+mod settle_tests;
 
 #[cfg(test)]
 mod tests {

@@ -355,7 +355,7 @@ pub const ERRORS: &[ErrorSpec] = &[
         410,
         "the tunnelled URL has expired",
         Retry::No,
-        "Tunnel: the token is past its expiry (the configured TTL, or the media URL's own expiry); parse again.",
+        "Tunnel: the token is past its expiry (the configured TTL, or the media URL's own expiry), or the API key it was issued to was reset, deleted or has expired since; parse again.",
         Scope::Service,
     ),
     row(
@@ -364,7 +364,7 @@ pub const ERRORS: &[ErrorSpec] = &[
         429,
         "tunnel limit reached",
         Retry::Computed,
-        "Tunnel: the key has as many streams open as it may, or has used its bytes for the UTC day; Retry-After says when to try again.",
+        "Tunnel: the key made as many tunnel requests this minute as it may, has as many streams open as it may, or has used its bytes for the UTC day; Retry-After says when to try again.",
         Scope::Service,
     ),
     row(

@@ -6,6 +6,7 @@ pub mod clock;
 pub mod errors;
 pub mod ids;
 pub mod limits;
+pub mod private_file;
 pub mod sanitize;
 pub mod secrets;
 

@@ -291,7 +291,7 @@ impl Sessions {
             .collect();
         let written = serde_json::to_vec(&saved)
             .map_err(std::io::Error::other)
-            .and_then(|bytes| write_private(path, &bytes));
+            .and_then(|bytes| crate::core::private_file::write_private(path, &bytes));
         if let Err(e) = written {
             tracing::warn!(path = %path.display(), error = %e.kind(), "cannot save session state");
         }
@@ -327,20 +327,6 @@ impl Sessions {
         let keys: Vec<ExitSpec> = specs.iter().map(SessionSpec::health_key).collect();
         self.health.status(platform, &keys)
     }
-}
-
-/// Write `bytes` to `path` readable by the owner only, atomically.
-fn write_private(path: &std::path::Path, bytes: &[u8]) -> std::io::Result<()> {
-    use std::io::Write;
-    let tmp = path.with_extension("tmp");
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&tmp)?;
-    file.write_all(bytes)?;
-    file.sync_all()?;
-    std::fs::rename(&tmp, path)
 }
 
 #[cfg(test)]

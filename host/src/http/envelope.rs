@@ -6,7 +6,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use crate::auth::AuthError;
-use crate::auth::ratelimit::RateLimited;
+use crate::auth::ratelimit::{RateLimited, RateRefused};
 use crate::core::{ErrorCode, Retry};
 use crate::operator::OperatorError;
 use crate::parse::ParseError;
@@ -137,6 +137,15 @@ impl From<RateLimited> for ApiError {
         let mut err = ApiError::new(ErrorCode::RateLimited, e.to_string());
         err.retry_after = Some(e.retry_after_secs);
         err
+    }
+}
+
+impl From<RateRefused> for ApiError {
+    fn from(e: RateRefused) -> Self {
+        match e {
+            RateRefused::Limited(e) => e.into(),
+            RateRefused::Unavailable(detail) => unavailable(detail),
+        }
     }
 }
 

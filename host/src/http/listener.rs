@@ -38,6 +38,9 @@ pub struct ConnectionLimits {
     pub header_read: Duration,
     /// Time a client has to send a request's whole body, counted from its headers.
     pub body_read: Duration,
+    /// Time a response write may stay blocked on a client that reads
+    /// nothing; then the connection is closed (see `write_deadline`).
+    pub response_write: Duration,
     /// Open connections at most; beyond it new connections wait in the
     /// kernel's accept queue until one closes.
     pub max_connections: usize,
@@ -48,6 +51,7 @@ impl Default for ConnectionLimits {
         ConnectionLimits {
             header_read: Duration::from_secs(10),
             body_read: Duration::from_secs(30),
+            response_write: Duration::from_secs(30),
             max_connections: 16_384,
         }
     }
@@ -96,7 +100,8 @@ pub async fn run(
         let service = TowerToHyperService::new(
             axum::Extension(axum::extract::ConnectInfo(peer)).layer(app.clone()),
         );
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let io = super::write_deadline::WriteDeadlineIo::new(stream, limits.response_write);
+        let connection = graceful.watch(http.serve_connection(TokioIo::new(io), service));
         tokio::spawn(async move {
             if let Err(e) = connection.await {
                 tracing::debug!(error = %e, "connection ended with an error");

@@ -23,6 +23,7 @@ mod request_id;
 pub mod server;
 pub mod state;
 pub mod tunnel;
+mod write_deadline;
 
 pub use capabilities::capabilities_data;
 pub use request_id::{ClientRequestId, RequestId};

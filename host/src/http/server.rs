@@ -55,6 +55,8 @@ pub struct ServeOptions {
     pub connections: super::listener::ConnectionLimits,
     /// Public base URL, token TTL and keys of the media tunnel.
     pub tunnel: TunnelOptions,
+    /// How long a cached API key is used before it is read again.
+    pub key_cache_ttl: std::time::Duration,
 }
 
 /// The media tunnel's options (`serve --public-base-url`, `--tunnel-ttl-secs`, `--tunnel-keys`).
@@ -100,6 +102,7 @@ pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
         tokio::task::spawn_blocking(move || Store::connect(&database)).await??
     };
     tracing::info!(backend = store.backend_name(), "database open");
+    store.set_key_cache_ttl(options.key_cache_ttl);
     // Several hosts share one PostgreSQL: their rate limits are counted there.
     let (rate_limits, account_rate_limits) = if store.backend_name() == "postgres" {
         (

@@ -19,6 +19,7 @@ use mediaparse_sdk::Header;
 use crate::core::ErrorCode;
 use crate::parse::Parsed;
 use crate::store::KeyRecord;
+use crate::tunnel::media_type;
 use crate::tunnel::merge::{self, MergeError};
 use crate::tunnel::stream::{self, Sources};
 use crate::tunnel::{Delivery, Grant};
@@ -31,6 +32,18 @@ pub fn router() -> Router<Arc<AppState>> {
     Router::new()
         .route("/api/v1/tunnel/merge", get(merge))
         .route("/api/v1/tunnel/{token}", get(tunnel))
+        .layer(axum::middleware::map_response(security_headers))
+}
+
+/// Every tunnel answer (media, merge, error) is served from the console's
+/// origin: never sniffed, never a document that runs (see `tunnel::media_type`).
+async fn security_headers(mut response: Response) -> Response {
+    for (name, value) in media_type::SECURITY_HEADERS {
+        response
+            .headers_mut()
+            .insert(name, axum::http::HeaderValue::from_static(value));
+    }
+    response
 }
 
 #[derive(serde::Deserialize)]
@@ -95,11 +108,16 @@ async fn tunnel(
         .filter_map(|(name, value)| Some(Header::new(name.as_str(), value.to_str().ok()?)))
         .collect();
     let config = state.services.config.load();
+    let services = &state.services;
     let sources = Sources {
         settings: &state.tunnel,
-        registry: &state.services.registry,
+        registry: &services.registry,
         config: &config,
+        store: &services.store,
+        exits: &services.exits,
+        pacer: &services.pacer,
         now: crate::core::clock::unix_now_s(),
+        key_clock_s: services.clock.auth_now_s(),
     };
     let streamed =
         match stream::serve(&sources, &token, method == Method::HEAD, &client_headers).await {
@@ -162,6 +180,8 @@ pub fn apply(state: &AppState, key: &KeyRecord, delivery: Delivery, parsed: &mut
         platform: parsed.platform.clone(),
         account: key.account_id.clone(),
         key_id: key.id.clone(),
+        key_rotated_at: key.rotated_at,
+        key_token_prefix: key.token_prefix.clone(),
         egress: Some(parsed.egress.clone()),
         now: crate::core::clock::unix_now_s(),
     };

@@ -231,10 +231,9 @@ async fn parse_routed(
         price,
         request_id: request_id.to_string(),
     };
-    let charge = store_call(&services.store, move |store| {
-        billing::charge(store, &bill, crate::core::clock::unix_now_s())
-    })
-    .await?;
+    let charge = billing::charge_settled(&services.store, bill, crate::core::clock::unix_now_s())
+        .await
+        .map_err(ParseError::from)?;
     match charge {
         Charge::Charged { .. } => Ok(Parsed {
             platform,

@@ -155,13 +155,11 @@ impl Memos {
 }
 
 /// Write the table beside its final name, then rename: a crash leaves the
-/// old file or the new one, never half of one.
+/// old file or the new one, never half of one. Owner-only (values may be tokens).
 fn persist(path: &Path, table: &Table) {
-    let tmp = path.with_extension("json.tmp");
     let written = serde_json::to_vec(table)
         .map_err(std::io::Error::other)
-        .and_then(|bytes| std::fs::write(&tmp, bytes))
-        .and_then(|()| std::fs::rename(&tmp, path));
+        .and_then(|bytes| crate::core::private_file::write_private(path, &bytes));
     if let Err(e) = written {
         tracing::warn!(file = %path.display(), error = %e, "remembered values not persisted");
     }
@@ -194,6 +192,12 @@ mod tests {
         );
         assert!(memos.remembered("p", 1_060).is_empty());
         assert!(memos.remembered("q", 1_000).is_empty());
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "remembered values are the owner's only");
+        }
         let reopened = Memos::open(&path);
         assert_eq!(reopened.remembered("p", 1_000).len(), 1);
         assert_eq!(

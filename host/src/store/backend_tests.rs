@@ -310,3 +310,59 @@ fn a_ledger_id_of_another_charge_is_refused_never_taken_as_paid() {
         assert_eq!(t.store.ledger_count(None).unwrap(), 1);
     });
 }
+
+/// PostgreSQL: a change that sends no notification (a lost NOTIFY, a
+/// silent network path) still reaches the cache once its TTL runs out.
+#[test]
+fn a_cached_postgres_key_expires_even_when_listen_is_silent() {
+    let t = super::both::postgres();
+    let DbLocation::Postgres(url) = &t.location else {
+        unreachable!("a PostgreSQL test store")
+    };
+    let ttl = std::time::Duration::from_secs(5);
+    t.store.set_key_cache_ttl(ttl);
+    t.store
+        .insert_key(&test_key("k1", "acme", None), b"token-1")
+        .unwrap();
+    // Warm the cache once the listener is up (a fresh read is then cached).
+    let started = std::time::Instant::now();
+    loop {
+        // A lookup starts the listener.
+        assert!(t.store.key_by_token_hash(b"token-1").unwrap().is_some());
+        if t.store.keys.usable() {
+            break;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(30),
+            "listener never up"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert!(t.store.key_by_token_hash(b"token-1").unwrap().is_some());
+    // Change the row behind the service's back: no NOTIFY is sent.
+    let mut raw = postgres::Client::connect(url, postgres::NoTls).unwrap();
+    raw.execute(
+        "UPDATE api_keys SET rate_limit_per_minute = 9 WHERE id = 'k1'",
+        &[],
+    )
+    .unwrap();
+    let changed_at = std::time::Instant::now();
+    let limit = |s: &Store| {
+        s.key_by_token_hash(b"token-1")
+            .unwrap()
+            .unwrap()
+            .rate_limit_per_minute
+    };
+    assert_eq!(
+        limit(&t.store),
+        None,
+        "the cached key answers until its TTL"
+    );
+    while limit(&t.store) != Some(9) {
+        assert!(
+            changed_at.elapsed() < ttl + std::time::Duration::from_secs(10),
+            "the cached key outlived its TTL"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}

@@ -1,9 +1,17 @@
 //! `mediaparse backup --to FILE`: a consistent online copy of a SQLite
 //! database (SQLite's backup API, so the service keeps serving), checked
-//! (`PRAGMA integrity_check`) and moved into place only when complete.
+//! (`PRAGMA integrity_check`) and moved into place only when complete; the
+//! backup file is the owner's only (mode 0600).
+//!
+//! SQLite restarts an online backup whenever another connection writes, so
+//! on a busy database the stepped copy may never end. It gets a bounded
+//! time ([`ONLINE_BUDGET`]); if it has not finished by then, one final pass
+//! copies everything inside one read transaction (a shared lock on one
+//! snapshot: no write can restart it, and in WAL mode writers go on), which
+//! always ends.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OpenFlags};
 
@@ -22,8 +30,28 @@ pub struct BackupSummary {
     pub granted_total: i64,
 }
 
+/// How long the stepped online copy may take before the final locked pass.
+pub const ONLINE_BUDGET: Duration = Duration::from_secs(10);
+
+/// Pages copied per online step, and the pause between steps (the service's
+/// writers get the lock in between).
+const STEP_PAGES: i32 = 256;
+const STEP_PAUSE: Duration = Duration::from_millis(2);
+
+/// How long the final pass retries a busy step before giving up.
+const LOCKED_PASS_PATIENCE: Duration = Duration::from_secs(5);
+
 /// Copy the database at `source` to the new file `dest`.
 pub fn backup_sqlite(source: &Path, dest: &Path) -> StoreResult<BackupSummary> {
+    backup_sqlite_within(source, dest, ONLINE_BUDGET)
+}
+
+/// [`backup_sqlite`] with the online copy's time bound `online_budget`.
+pub fn backup_sqlite_within(
+    source: &Path,
+    dest: &Path,
+    online_budget: Duration,
+) -> StoreResult<BackupSummary> {
     if dest.exists() {
         return Err(StoreError::Invalid(format!(
             "{} already exists; back up to a new file",
@@ -41,7 +69,7 @@ pub fn backup_sqlite(source: &Path, dest: &Path) -> StoreResult<BackupSummary> {
 
     let partial = partial_path(dest);
     let _ = std::fs::remove_file(&partial);
-    let result = copy_and_check(&src, &partial);
+    let result = copy_and_check(&src, &partial, online_budget);
     match result {
         Ok(summary) => {
             std::fs::rename(&partial, dest).map_err(|e| {
@@ -56,12 +84,16 @@ pub fn backup_sqlite(source: &Path, dest: &Path) -> StoreResult<BackupSummary> {
     }
 }
 
-fn copy_and_check(src: &Connection, partial: &Path) -> StoreResult<BackupSummary> {
+fn copy_and_check(
+    src: &Connection,
+    partial: &Path,
+    online_budget: Duration,
+) -> StoreResult<BackupSummary> {
+    crate::core::private_file::create_private(partial)
+        .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", partial.display())))?;
     let mut dst = Connection::open(partial)?;
-    {
-        let backup = rusqlite::backup::Backup::new(src, &mut dst)?;
-        // Small steps with a pause: the service's writers get the lock in between.
-        backup.run_to_completion(256, Duration::from_millis(2), None)?;
+    if !copy_online(src, &mut dst, online_budget)? {
+        copy_locked(src, &mut dst)?;
     }
     let check: String = dst.query_row("PRAGMA integrity_check", [], |r| r.get(0))?;
     if check != "ok" {
@@ -77,6 +109,62 @@ fn copy_and_check(src: &Connection, partial: &Path) -> StoreResult<BackupSummary
         .and_then(|f| f.sync_all())
         .map_err(|e| StoreError::Invalid(format!("cannot sync {}: {e}", partial.display())))?;
     Ok(summary)
+}
+
+/// Step the online backup until it is done (`true`) or `budget` is spent (`false`).
+fn copy_online(src: &Connection, dst: &mut Connection, budget: Duration) -> StoreResult<bool> {
+    use rusqlite::backup::{Backup, StepResult};
+    let started = Instant::now();
+    let backup = Backup::new(src, dst)?;
+    loop {
+        match backup.step(STEP_PAGES)? {
+            StepResult::Done => return Ok(true),
+            StepResult::More | StepResult::Busy | StepResult::Locked => {}
+            // A step result added by a later SQLite: keep stepping.
+            _ => {}
+        }
+        if started.elapsed() >= budget {
+            return Ok(false);
+        }
+        std::thread::sleep(STEP_PAUSE);
+    }
+}
+
+/// Copy the whole database in one step inside one read transaction on the
+/// source: its shared lock pins one snapshot, so no writer can restart the
+/// copy (in WAL mode writers go on meanwhile; nothing waits for a writer,
+/// so a database that is never quiet cannot starve it).
+fn copy_locked(src: &Connection, dst: &mut Connection) -> StoreResult<()> {
+    use rusqlite::backup::{Backup, StepResult};
+    src.execute_batch("BEGIN DEFERRED")?;
+    // The first read takes the shared lock and fixes the snapshot.
+    let copied = src
+        .query_row("SELECT COUNT(*) FROM sqlite_schema", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .and_then(|_| Backup::new(src, dst))
+        .and_then(|backup| {
+            // A busy answer (the destination, a checkpoint finishing) is transient.
+            let started = Instant::now();
+            loop {
+                match backup.step(-1)? {
+                    StepResult::Done => return Ok(None),
+                    other if started.elapsed() >= LOCKED_PASS_PATIENCE => {
+                        return Ok(Some(other));
+                    }
+                    _ => std::thread::sleep(STEP_PAUSE),
+                }
+            }
+        });
+    // Nothing was written: ending the transaction only releases the lock.
+    let released = src.execute_batch("ROLLBACK");
+    if let Some(other) = copied? {
+        return Err(StoreError::Invalid(format!(
+            "the locked backup pass did not finish: {other:?}"
+        )));
+    }
+    released?;
+    Ok(())
 }
 
 /// The totals an operator compares after a backup or a restore.

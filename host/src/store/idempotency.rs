@@ -231,6 +231,30 @@ impl Store {
         )
     }
 
+    /// One try of [`Store::charge_once`]: on PostgreSQL a lost connection
+    /// answers `Unavailable` at once instead of being retried here, so an
+    /// async caller can wait between tries without holding a thread
+    /// (`billing::charge_settled`). Retrying with the same `request_id` is
+    /// safe: a charge that landed is answered `Charged`.
+    pub fn charge_attempt(
+        &self,
+        account: &str,
+        key_id: &str,
+        platform: &str,
+        credits: i64,
+        request_id: &str,
+        now: i64,
+    ) -> StoreResult<Charge> {
+        match &self.backend {
+            Backend::Postgres(p) => {
+                p.charge_attempt(account, key_id, platform, credits, request_id, now)
+            }
+            Backend::Sqlite(_) => {
+                self.charge_once(account, key_id, platform, credits, request_id, now)
+            }
+        }
+    }
+
     /// [`Store::charge`], at most once per `request_id`: a request id that
     /// already has its ledger row for the same account, key and platform is
     /// answered `Charged` without a new debit (the retry of a first attempt

@@ -13,11 +13,19 @@
 //!
 //! A generation counter keeps a lookup that raced with an invalidation from
 //! storing what it read before the change. Unknown tokens are not cached.
+//!
+//! Notifications can be lost without the connection looking lost (a network
+//! path that drops packets silently), so two more bounds hold whatever the
+//! listener hears: every entry expires after its TTL (default
+//! [`DEFAULT_TTL`], `serve --key-cache-ttl-secs`), and the listener proves
+//! its connection with a ping every half second; when no ping has succeeded
+//! for [`HEALTH_TIMEOUT`] the cache is bypassed (and
+//! `mediaparse_key_cache_listener_up` in `/metrics` reads 0).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::fallible_iterator::FallibleIterator;
 
@@ -29,24 +37,68 @@ pub const CHANNEL: &str = "mediaparse_keys";
 /// Cached keys per host; past this the cache starts over (a bound, not an LRU).
 const CAPACITY: usize = 100_000;
 
-#[derive(Default)]
+/// How long a cached key is used before it is read again.
+pub const DEFAULT_TTL: Duration = Duration::from_secs(30);
+
+/// PostgreSQL: the cache is bypassed when the listener's last good ping is older.
+pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(3);
+
+/// How often the listener pings its connection.
+const PING_EVERY: Duration = Duration::from_millis(500);
+
 pub struct KeyCache {
-    entries: Mutex<HashMap<Vec<u8>, KeyRecord>>,
+    entries: Mutex<HashMap<Vec<u8>, (KeyRecord, Instant)>>,
     generation: AtomicU64,
+    /// Entry lifetime, in milliseconds.
+    ttl_ms: AtomicU64,
     /// PostgreSQL: the listener is connected, so the cache may be used.
     listening: AtomicBool,
+    /// PostgreSQL: when the listener's connection last answered a ping.
+    last_healthy: Mutex<Option<Instant>>,
     /// PostgreSQL: the listener thread was started.
     started: AtomicBool,
     /// SQLite: the `data_version` the entries were read under.
     data_version: Mutex<Option<i64>>,
 }
 
+impl Default for KeyCache {
+    fn default() -> Self {
+        KeyCache {
+            entries: Mutex::default(),
+            generation: AtomicU64::default(),
+            ttl_ms: AtomicU64::new(DEFAULT_TTL.as_millis() as u64),
+            listening: AtomicBool::default(),
+            last_healthy: Mutex::default(),
+            started: AtomicBool::default(),
+            data_version: Mutex::default(),
+        }
+    }
+}
+
 impl KeyCache {
-    /// The cached key of `hash` and the generation to store a fresh read under.
+    /// Use cached keys for at most `ttl` (zero: never cache).
+    pub fn set_ttl(&self, ttl: Duration) {
+        self.ttl_ms.store(
+            u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX),
+            Ordering::SeqCst,
+        );
+    }
+
+    fn ttl(&self) -> Duration {
+        Duration::from_millis(self.ttl_ms.load(Ordering::SeqCst))
+    }
+
+    /// The cached key of `hash` (unless older than the TTL) and the
+    /// generation to store a fresh read under.
     pub fn get(&self, hash: &[u8]) -> (Option<KeyRecord>, u64) {
         let generation = self.generation.load(Ordering::SeqCst);
+        let ttl = self.ttl();
         let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        (entries.get(hash).cloned(), generation)
+        let fresh = entries
+            .get(hash)
+            .filter(|(_, at)| at.elapsed() < ttl)
+            .map(|(key, _)| key.clone());
+        (fresh, generation)
     }
 
     /// Remember `key`, unless an invalidation happened since `generation`.
@@ -58,7 +110,7 @@ impl KeyCache {
         if entries.len() >= CAPACITY {
             entries.clear();
         }
-        entries.insert(hash.to_vec(), key.clone());
+        entries.insert(hash.to_vec(), (key.clone(), Instant::now()));
     }
 
     /// Forget every key (some key changed).
@@ -89,9 +141,33 @@ impl KeyCache {
             .is_some()
     }
 
-    /// PostgreSQL: whether the cache may answer (the listener is connected).
+    /// PostgreSQL: whether the cache may answer: the listener is connected
+    /// and its connection answered a ping within [`HEALTH_TIMEOUT`].
     pub fn usable(&self) -> bool {
-        self.listening.load(Ordering::SeqCst)
+        let healthy = self.listening.load(Ordering::SeqCst)
+            && self
+                .last_healthy
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .is_some_and(|at| at.elapsed() < HEALTH_TIMEOUT);
+        if !healthy && self.started.load(Ordering::SeqCst) {
+            crate::metrics::global().key_cache_listener(false);
+        }
+        healthy
+    }
+
+    /// PostgreSQL: the listener's connection answered a ping now.
+    fn healthy_now(&self) {
+        *self.last_healthy.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
+        crate::metrics::global().key_cache_listener(true);
+    }
+
+    /// PostgreSQL: the listener lost its connection.
+    fn lost(&self) {
+        self.listening.store(false, Ordering::SeqCst);
+        *self.last_healthy.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        crate::metrics::global().key_cache_listener(false);
+        self.invalidate();
     }
 
     /// PostgreSQL: start the listener thread once for this store.
@@ -136,6 +212,7 @@ fn listen(cache: std::sync::Weak<KeyCache>, connector: Connector) {
             Some(c) => {
                 c.invalidate();
                 c.listening.store(true, Ordering::SeqCst);
+                c.healthy_now();
             }
             None => return,
         }
@@ -143,7 +220,7 @@ fn listen(cache: std::sync::Weak<KeyCache>, connector: Connector) {
             let mut lost = false;
             {
                 let mut notifications = client.notifications();
-                let mut it = notifications.timeout_iter(Duration::from_millis(500));
+                let mut it = notifications.timeout_iter(PING_EVERY);
                 loop {
                     match it.next() {
                         Ok(Some(_)) => match cache.upgrade() {
@@ -159,12 +236,67 @@ fn listen(cache: std::sync::Weak<KeyCache>, connector: Connector) {
                 }
             }
             let Some(c) = cache.upgrade() else { return };
-            // A cheap ping finds a connection the server dropped quietly.
-            if lost || client.is_closed() || client.simple_query("").is_err() {
-                c.listening.store(false, Ordering::SeqCst);
-                c.invalidate();
+            drop(c);
+            // A cheap ping finds a connection the server dropped quietly; a
+            // ping that hangs leaves the health stale, so the cache is
+            // bypassed after HEALTH_TIMEOUT while it hangs.
+            let answered = !lost && !client.is_closed() && client.simple_query("").is_ok();
+            let Some(c) = cache.upgrade() else { return };
+            if !answered {
+                c.lost();
                 break;
             }
+            c.healthy_now();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> KeyRecord {
+        KeyRecord {
+            id: "k1".into(),
+            account_id: "acme".into(),
+            name: String::new(),
+            token_prefix: "mp_live_ab".into(),
+            expires_on: None,
+            platforms: None,
+            created_at: 0,
+            rotated_at: None,
+            rate_limit_per_minute: None,
+        }
+    }
+
+    #[test]
+    fn entries_expire_after_the_ttl_without_any_notification() {
+        let cache = KeyCache::default();
+        cache.set_ttl(Duration::from_millis(200));
+        let (_, generation) = cache.get(b"h");
+        cache.put(b"h", &key(), generation);
+        assert!(cache.get(b"h").0.is_some(), "fresh");
+        let started = Instant::now();
+        while cache.get(b"h").0.is_some() {
+            assert!(started.elapsed() < Duration::from_secs(10), "never expired");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(started.elapsed() >= Duration::from_millis(150));
+        assert_eq!(DEFAULT_TTL, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn a_listener_whose_pings_went_stale_is_not_trusted() {
+        let cache = KeyCache::default();
+        cache.started.store(true, Ordering::SeqCst);
+        assert!(!cache.usable(), "not listening yet");
+        cache.listening.store(true, Ordering::SeqCst);
+        cache.healthy_now();
+        assert!(cache.usable());
+        *cache.last_healthy.lock().unwrap() = Instant::now().checked_sub(HEALTH_TIMEOUT);
+        assert!(
+            !cache.usable(),
+            "no ping answered within the health timeout"
+        );
     }
 }

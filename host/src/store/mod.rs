@@ -44,6 +44,7 @@ mod users;
 pub use backup::{BackupSummary, backup_sqlite};
 pub use copy::{CopySummary, copy_sqlite_to_postgres};
 pub use location::{DbLocation, DbLocationError};
+pub use pg::CHARGE_SETTLE_BUDGET;
 pub use schema::SCHEMA_VERSION;
 
 pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_REASON_CHARS};
@@ -391,6 +392,12 @@ impl Store {
         )
     }
 
+    /// Use a cached key for at most `ttl` before reading it again (zero:
+    /// keys are not cached), whatever change notifications say.
+    pub fn set_key_cache_ttl(&self, ttl: std::time::Duration) {
+        self.keys.set_ttl(ttl);
+    }
+
     /// The key whose token hashes to `token_hash`, from the key cache when
     /// it holds it (see `key_cache` for how changes anywhere reach it).
     pub fn key_by_token_hash(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
@@ -532,6 +539,12 @@ fn open_sqlite(path: &Path) -> StoreResult<Connection> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         std::fs::create_dir_all(parent)
             .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", parent.display())))?;
+    }
+    // A new database file is the owner's only (its WAL and shared-memory
+    // files take the database file's mode).
+    if !path.as_os_str().is_empty() && path != Path::new(":memory:") {
+        crate::core::private_file::create_private(path)
+            .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", path.display())))?;
     }
     let conn = Connection::open(path)?;
     conn.busy_timeout(std::time::Duration::from_secs(5))?;

@@ -1,6 +1,8 @@
 //! Upgrades from every earlier schema version, refusal of a newer one, and
 //! the online backup.
 
+use std::time::Duration;
+
 use rusqlite::Connection;
 
 use super::schema::{self, SCHEMA_VERSION};
@@ -120,4 +122,77 @@ fn an_online_backup_holds_the_books_while_the_service_writes() {
         !missing.exists(),
         "a typo must not create an empty database"
     );
+}
+
+/// A database written without pause restarts every online backup step;
+/// the backup still ends (its locked final pass) with consistent books,
+/// and the live database and the backup are the owner's only.
+#[test]
+fn a_backup_finishes_on_a_database_that_is_never_quiet() {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    let dir = tempfile::tempdir().unwrap();
+    let live = dir.path().join("live.db");
+    let store = Store::open(&live).unwrap();
+    store.add_credits("acme", 1_000_000, 1).unwrap();
+    // Enough pages that the copy takes many steps.
+    let filler = Connection::open(&live).unwrap();
+    filler
+        .execute_batch(
+            "CREATE TABLE filler (b BLOB);
+             WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 4000)
+             INSERT INTO filler SELECT randomblob(4000) FROM n;",
+        )
+        .unwrap();
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let commits = std::sync::Arc::new(AtomicU64::new(0));
+    let writer = {
+        let (store, stop, commits) = (store.clone(), stop.clone(), commits.clone());
+        std::thread::spawn(move || {
+            let mut i = 0u64;
+            while !stop.load(Ordering::SeqCst) {
+                store
+                    .charge("acme", "key_1", "tiktok", 1, &format!("w_{i}"), 3)
+                    .unwrap();
+                i += 1;
+                commits.store(i, Ordering::SeqCst);
+            }
+        })
+    };
+    while commits.load(Ordering::SeqCst) < 10 {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let dest = dir.path().join("backup.db");
+    let (tx, rx) = std::sync::mpsc::channel();
+    {
+        let (live, dest) = (live.clone(), dest.clone());
+        std::thread::spawn(move || {
+            let _ = tx.send(super::backup::backup_sqlite_within(
+                &live,
+                &dest,
+                Duration::from_millis(500),
+            ));
+        });
+    }
+    let finished = rx.recv_timeout(Duration::from_secs(90));
+    let during = commits.load(Ordering::SeqCst);
+    stop.store(true, Ordering::SeqCst);
+    writer.join().unwrap();
+    let summary = finished
+        .expect("the backup finished while the database kept being written")
+        .unwrap();
+    assert!(during > 10, "the writer kept writing: {during} commits");
+    assert_eq!(
+        summary.granted_total - summary.ledger_total,
+        summary.balance_total
+    );
+    let restored = Store::open(&dest).unwrap();
+    assert_eq!(restored.summary().unwrap(), summary);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for file in [&live, &dest, &dir.path().join("live.db-wal")] {
+            let mode = std::fs::metadata(file).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode, 0o600, "{}", file.display());
+        }
+    }
 }

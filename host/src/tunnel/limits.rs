@@ -1,6 +1,6 @@
-//! The tunnel's limits and accounting (issue 15): per key, concurrent
-//! streams and bytes per UTC day (over → `429 tunnel_limited` with
-//! `Retry-After`); per platform, concurrent upstream streams (over →
+//! The tunnel's limits and accounting (issue 15): per key, requests per
+//! minute (HEAD included), concurrent streams and bytes per UTC day (over →
+//! `429 tunnel_limited` with `Retry-After`); per platform, concurrent upstream streams (over →
 //! `503 overloaded`). Every admitted stream holds a [`Ticket`] that counts
 //! the bytes it serves and writes them to the store (every
 //! [`FLUSH_BYTES`] and when the stream ends), by UTC day, key and platform.
@@ -10,8 +10,11 @@
 //! then kept in memory.
 
 use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex};
 
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::Claims;
@@ -23,12 +26,18 @@ const DAY: i64 = 86_400;
 /// A stream's bytes are written to the store at least this often.
 pub const FLUSH_BYTES: u64 = 8 << 20;
 
+/// Past this many keys in the request limiter, keys whose buckets are full again are forgotten.
+const KEYS_REMEMBERED: usize = 10_000;
+
 /// How long a caller over its stream limit should wait.
 const STREAMS_RETRY_SECS: u64 = 1;
 
 /// The limits; 0 means no limit.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TunnelLimits {
+    /// Tunnel requests (GET and HEAD, merge inputs included) one key may
+    /// make per minute, refilled evenly (a token bucket of that size).
+    pub requests_per_key_per_minute: u32,
     /// Streams one key may have open at once (merges count their two inputs).
     pub streams_per_key: u32,
     /// Bytes one key may be served per UTC day.
@@ -40,6 +49,7 @@ pub struct TunnelLimits {
 impl Default for TunnelLimits {
     fn default() -> Self {
         TunnelLimits {
+            requests_per_key_per_minute: 600,
             streams_per_key: 8,
             bytes_per_key_per_day: 0,
             upstream_per_platform: 256,
@@ -50,6 +60,8 @@ impl Default for TunnelLimits {
 /// Why a stream was not admitted.
 #[derive(Debug, thiserror::Error)]
 pub enum LimitError {
+    #[error("the key made more than {limit} tunnel requests in a minute")]
+    Rate { limit: u32, retry_after_secs: u64 },
     #[error("the key has {open} tunnel streams open (limit {limit})")]
     Streams { open: u32, limit: u32 },
     #[error("the key was served {served} tunnel bytes today (limit {limit})")]
@@ -71,6 +83,9 @@ impl LimitError {
         match self {
             LimitError::Streams { .. } | LimitError::PlatformBusy(_) => STREAMS_RETRY_SECS,
             LimitError::Bytes {
+                retry_after_secs, ..
+            }
+            | LimitError::Rate {
                 retry_after_secs, ..
             } => *retry_after_secs,
             LimitError::Store(_) => 1,
@@ -105,15 +120,20 @@ pub struct Meter {
     store: Store,
     keys: Mutex<HashMap<String, KeyCount>>,
     platforms: Mutex<HashMap<String, Arc<Semaphore>>>,
+    /// Requests per key per minute; `None`: no limit.
+    requests: Option<DefaultKeyedRateLimiter<String>>,
 }
 
 impl Meter {
     pub fn new(limits: TunnelLimits, store: Store) -> Arc<Meter> {
+        let requests = NonZeroU32::new(limits.requests_per_key_per_minute)
+            .map(|n| RateLimiter::keyed(Quota::per_minute(n)));
         Arc::new(Meter {
             limits,
             store,
             keys: Mutex::new(HashMap::new()),
             platforms: Mutex::new(HashMap::new()),
+            requests,
         })
     }
 
@@ -126,8 +146,26 @@ impl Meter {
         self.keys.lock().unwrap_or_else(|p| p.into_inner())
     }
 
+    /// Take one request from the key's per-minute allowance.
+    fn take_request(&self, key: &str) -> Result<(), LimitError> {
+        let Some(requests) = &self.requests else {
+            return Ok(());
+        };
+        if requests.len() > KEYS_REMEMBERED {
+            requests.retain_recent();
+        }
+        requests.check_key(&key.to_string()).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            LimitError::Rate {
+                limit: self.limits.requests_per_key_per_minute,
+                retry_after_secs: wait.as_secs() + u64::from(wait.subsec_nanos() > 0),
+            }
+        })
+    }
+
     /// Admit one stream for `claims` at `now` (unix seconds), or say why not.
     pub async fn admit(self: &Arc<Self>, claims: &Claims, now: i64) -> Result<Ticket, LimitError> {
+        self.take_request(&claims.key_id)?;
         let day = now.div_euclid(DAY);
         let limits = self.limits;
         if limits.bytes_per_key_per_day > 0 {
@@ -285,6 +323,8 @@ mod tests {
             platform: platform.into(),
             account: "acme".into(),
             key_id: key.into(),
+            key_rotated_at: None,
+            key_token_prefix: None,
             expires_at: i64::MAX,
         }
     }
@@ -307,6 +347,7 @@ mod tests {
             .unwrap();
         let meter = Meter::new(
             TunnelLimits {
+                requests_per_key_per_minute: 0,
                 streams_per_key: 2,
                 bytes_per_key_per_day: 1000,
                 upstream_per_platform: 3,

@@ -237,11 +237,16 @@ pub async fn start(
     let (Some(stdout), Some(stderr)) = (child.stdout.take(), child.stderr.take()) else {
         return Err(MergeError::Spawn(std::io::Error::other("no pipes")));
     };
-    // Drained all along (a full stderr pipe would stall ffmpeg); kept short.
+    // Drained all along (a full stderr pipe would stall ffmpeg); kept short,
+    // and without the tokens (ffmpeg names its input URLs; they reach the log).
+    let tokens = [video.to_string(), audio.to_string()];
     let stderr = tokio::spawn(async move {
         let mut stderr = stderr;
-        let text = read_some(&mut stderr, 4096).await;
+        let mut text = read_some(&mut stderr, 4096).await;
         let _ = tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await;
+        for token in tokens.iter().filter(|t| !t.is_empty()) {
+            text = text.replace(token.as_str(), "{redacted}");
+        }
         text
     });
     let mut running = Running {

@@ -8,7 +8,9 @@
 
 pub mod expiry;
 pub mod limits;
+pub mod media_type;
 pub mod merge;
+pub mod revoked;
 pub mod stream;
 pub mod token;
 
@@ -74,6 +76,10 @@ pub struct Grant {
     pub platform: String,
     pub account: String,
     pub key_id: String,
+    /// The key's `rotated_at` and token display prefix now: a reset changes
+    /// them, which revokes the tokens issued before it.
+    pub key_rotated_at: Option<i64>,
+    pub key_token_prefix: String,
     /// The exit/session label the parse used (issue 14), if any.
     pub egress: Option<String>,
     /// Unix seconds.
@@ -102,6 +108,8 @@ impl TunnelSettings {
             platform: grant.platform.clone(),
             account: grant.account.clone(),
             key_id: grant.key_id.clone(),
+            key_rotated_at: grant.key_rotated_at,
+            key_token_prefix: Some(grant.key_token_prefix.clone()),
             expires_at,
         };
         *url = self.url_for(&claims);
@@ -165,6 +173,8 @@ mod tests {
             platform: "tiktok".into(),
             account: "a".into(),
             key_id: "k".into(),
+            key_rotated_at: None,
+            key_token_prefix: "mp_live_ab".into(),
             egress: None,
             now: 1_000_000_000,
         };

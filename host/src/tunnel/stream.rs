@@ -12,19 +12,20 @@ use futures::stream::BoxStream;
 use mediaparse_sdk::Header;
 
 use super::limits::{LimitError, Ticket};
-use super::{Claims, TokenError, TunnelSettings};
+use super::{Claims, TokenError, TunnelSettings, media_type, revoked};
 use crate::config::OperatorConfig;
 use crate::core::ErrorCode;
-use crate::fetch::{FetchError, MediaRequest};
+use crate::fetch::{AllCooling, ExitPools, FetchError, MediaRequest, Outcome, Paced, Pacer};
 use crate::registry::Registry;
+use crate::store::{Store, StoreError};
 
 /// Caller headers forwarded upstream: ranges and conditionals.
 pub const FORWARDED_REQUEST_HEADERS: &[&str] =
     &["range", "if-range", "if-none-match", "if-modified-since"];
 
-/// Upstream headers passed to the caller.
+/// Upstream headers passed to the caller (`Content-Type` goes through the
+/// allow-list of [`super::media_type`]).
 pub const PASSED_RESPONSE_HEADERS: &[&str] = &[
-    "content-type",
     "content-length",
     "content-range",
     "accept-ranges",
@@ -45,6 +46,21 @@ pub enum TunnelError {
     UpstreamStatus(u16),
     #[error(transparent)]
     Limit(#[from] LimitError),
+    #[error(transparent)]
+    Cooling(#[from] AllCooling),
+    #[error(transparent)]
+    Paced(#[from] Paced),
+    #[error("reading the token's key: {0}")]
+    Store(StoreError),
+}
+
+impl From<revoked::CheckError> for TunnelError {
+    fn from(e: revoked::CheckError) -> Self {
+        match e {
+            revoked::CheckError::Revoked(e) => TunnelError::Token(e),
+            revoked::CheckError::Store(e) => TunnelError::Store(e),
+        }
+    }
 }
 
 impl TunnelError {
@@ -52,15 +68,20 @@ impl TunnelError {
     pub fn code(&self) -> ErrorCode {
         match self {
             TunnelError::Token(TokenError::Invalid) => ErrorCode::TunnelNotFound,
-            TunnelError::Token(TokenError::Expired) => ErrorCode::TunnelExpired,
+            TunnelError::Token(TokenError::Expired | TokenError::Revoked) => {
+                ErrorCode::TunnelExpired
+            }
             TunnelError::PlatformUnavailable(_) => ErrorCode::ExtractorUnavailable,
             TunnelError::Fetch(FetchError::Timeout) => ErrorCode::UpstreamTimeout,
             TunnelError::Fetch(_) | TunnelError::UpstreamStatus(_) => ErrorCode::UpstreamError,
-            TunnelError::Limit(LimitError::Streams { .. } | LimitError::Bytes { .. }) => {
-                ErrorCode::TunnelLimited
-            }
+            TunnelError::Limit(
+                LimitError::Streams { .. } | LimitError::Bytes { .. } | LimitError::Rate { .. },
+            ) => ErrorCode::TunnelLimited,
             TunnelError::Limit(LimitError::PlatformBusy(_)) => ErrorCode::Overloaded,
             TunnelError::Limit(LimitError::Store(_)) => ErrorCode::Internal,
+            TunnelError::Cooling(_) | TunnelError::Paced(_) => ErrorCode::UpstreamRateLimited,
+            TunnelError::Store(StoreError::Unavailable(_)) => ErrorCode::DatabaseUnavailable,
+            TunnelError::Store(_) => ErrorCode::Internal,
         }
     }
 
@@ -68,6 +89,9 @@ impl TunnelError {
     pub fn retry_after_secs(&self) -> Option<u64> {
         match self {
             TunnelError::Limit(e) => Some(e.retry_after_secs()),
+            TunnelError::Cooling(e) => Some(e.retry_after_secs),
+            TunnelError::Paced(e) => Some(e.retry_after_secs),
+            TunnelError::Store(StoreError::Unavailable(_)) => Some(1),
             _ => None,
         }
     }
@@ -87,8 +111,16 @@ pub struct Sources<'a> {
     pub settings: &'a TunnelSettings,
     pub registry: &'a Registry,
     pub config: &'a OperatorConfig,
+    /// The keys a token's key is read from at every stream.
+    pub store: &'a Store,
+    /// The health of every platform's exits (shared with parses).
+    pub exits: &'a ExitPools,
+    /// Requests per second and in flight per exit (shared with parses).
+    pub pacer: &'a Pacer,
     /// Unix seconds.
     pub now: i64,
+    /// The key-expiry clock, unix seconds.
+    pub key_clock_s: i64,
 }
 
 /// Serve `token` (`head`: headers only) with the caller's `client_headers`.
@@ -99,12 +131,14 @@ pub async fn serve(
     client_headers: &[Header],
 ) -> Result<Streamed, TunnelError> {
     let claims = sources.settings.keys.open(token, sources.now)?;
+    revoked::check(sources.store, &claims, sources.key_clock_s).await?;
     let ticket = match sources.settings.meter.admit(&claims, sources.now).await {
         Ok(t) => t,
         Err(e) => {
             let reason = match &e {
                 LimitError::Streams { .. } => "streams",
                 LimitError::Bytes { .. } => "bytes",
+                LimitError::Rate { .. } => "rate",
                 LimitError::PlatformBusy(_) => "platform_busy",
                 LimitError::Store(_) => "store",
             };
@@ -127,39 +161,75 @@ pub async fn serve(
             })
             .cloned(),
     );
-    let limits = sources.config.limits_for(&claims.platform).fetch;
-    // The parse's own exit when the token names one the pool still has,
-    // else the platform's first exit (IP-bound URLs need the parse's).
+    let platform_limits = sources.config.limits_for(&claims.platform);
+    let limits = platform_limits.fetch;
+    // The parse's own exit while the pool still has it (IP-bound URLs need
+    // it), else the pool's best; an exit that is cooling is not used, as
+    // for parses, and requests through it keep the exit's pace.
     let exits = sources.config.exits(&claims.platform);
-    let exit = exits
-        .iter()
-        .find(|e| claims.egress.as_deref() == Some(e.label.as_str()))
-        .or(exits.first())
-        .and_then(|e| e.url.clone());
-    let request = MediaRequest {
-        platform: &claims.platform,
-        media_hosts: &ext.manifest.media_hosts,
-        url: &claims.url,
-        head,
-        headers: &headers,
-        proxy: exit.as_deref(),
-        connect_timeout: limits.request_timeout,
-        max_redirects: limits.max_redirects,
+    let own = claims
+        .egress
+        .as_deref()
+        .filter(|label| exits.iter().any(|e| e.label == *label));
+    let exit = sources.exits.lease_among(&claims.platform, &exits, own)?;
+    let opened = {
+        let deadline = std::time::Instant::now() + limits.request_timeout;
+        // The pace slot covers opening the stream, not the whole body: a
+        // long download must not hold an exit's in-flight place.
+        let _slot = sources
+            .pacer
+            .slot(
+                &claims.platform,
+                &exit.label,
+                platform_limits.pace,
+                deadline,
+            )
+            .await?;
+        let request = MediaRequest {
+            platform: &claims.platform,
+            media_hosts: &ext.manifest.media_hosts,
+            url: &claims.url,
+            head,
+            headers: &headers,
+            proxy: exit.url.as_deref(),
+            connect_timeout: limits.request_timeout,
+            max_redirects: limits.max_redirects,
+        };
+        sources.settings.fetcher.open_media(&request).await
     };
-    let response = sources.settings.fetcher.open_media(&request).await?;
+    let outcome = match &opened {
+        Ok(response) => Some(Outcome::of_status(response.status().as_u16())),
+        Err(FetchError::Connect(_)) => Some(Outcome::ConnectError),
+        Err(_) => None,
+    };
+    if let Some(outcome) = outcome {
+        sources
+            .exits
+            .record(&exit, outcome, &platform_limits.cooling);
+    }
+    let response = opened?;
     let status = response.status().as_u16();
     // 304 and 416 are answers to the caller's own conditionals and range.
     if !(200..300).contains(&status) && status != 304 && status != 416 {
         tracing::info!(platform = %claims.platform, status, "tunnel: media host refused");
         return Err(TunnelError::UpstreamStatus(status));
     }
-    let passed = PASSED_RESPONSE_HEADERS
+    let mut passed: Vec<(&'static str, String)> = PASSED_RESPONSE_HEADERS
         .iter()
         .filter_map(|name| {
             let value = response.headers().get(*name)?.to_str().ok()?;
             Some((*name, value.to_string()))
         })
         .collect();
+    let upstream_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap_or_default());
+    let served_as = media_type::serve_as(upstream_type);
+    passed.push(("content-type", served_as.content_type));
+    if served_as.attachment {
+        passed.push(("content-disposition", "attachment".into()));
+    }
     // HEAD: the ticket ends here, counted as a stream of no bytes.
     let body = (!head).then(|| body_stream(response, limits.request_timeout, ticket));
     Ok(Streamed {

@@ -38,6 +38,14 @@ pub struct Claims {
     pub account: String,
     #[serde(rename = "k")]
     pub key_id: String,
+    /// The key's `rotated_at` when the token was issued: a reset since
+    /// (a different value at stream time) revokes the token.
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    pub key_rotated_at: Option<i64>,
+    /// The key's token display prefix when the token was issued (a reset
+    /// changes it, even within the second `rotated_at` counts in).
+    #[serde(rename = "t", default, skip_serializing_if = "Option::is_none")]
+    pub key_token_prefix: Option<String>,
     /// Unix seconds after which the token answers `410 tunnel_expired`.
     #[serde(rename = "x")]
     pub expires_at: i64,
@@ -60,6 +68,9 @@ pub enum TokenError {
     Invalid,
     #[error("tunnel token expired")]
     Expired,
+    /// The API key it was issued to was reset, deleted or has expired since.
+    #[error("the tunnel token's API key was reset, deleted or expired")]
+    Revoked,
 }
 
 /// One service key.
@@ -224,6 +235,8 @@ mod tests {
             platform: "tiktok".into(),
             account: "acct".into(),
             key_id: "key1".into(),
+            key_rotated_at: None,
+            key_token_prefix: Some("mp_live_ab".into()),
             expires_at,
         }
     }

@@ -5,6 +5,7 @@
 //! tokens are `404 tunnel_not_found`, expired ones `410 tunnel_expired`,
 //! and a key's default delivery applies when the request does not say.
 
+mod guards;
 mod media;
 mod platforms;
 

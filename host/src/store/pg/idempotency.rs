@@ -169,7 +169,7 @@ impl Pg {
     /// statement (the debit too) back; that retry is answered `Charged` with
     /// the current balance if the row is this charge's (same account, key
     /// and platform), else it is refused.
-    fn charge_attempt(
+    pub(crate) fn charge_attempt(
         &self,
         account: &str,
         key_id: &str,

@@ -24,6 +24,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 use super::{StoreError, StoreResult};
 
 pub use connect::Connector;
+pub use idempotency::CHARGE_SETTLE_BUDGET;
 pub(super) use reports::Filter;
 #[cfg(test)]
 pub use schema::{PG_MIGRATIONS, migrate_to};

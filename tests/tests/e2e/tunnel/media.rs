@@ -20,18 +20,31 @@ use super::parse;
 /// The operator token of the rig (it opens `/metrics`).
 const METRICS_TOKEN: &str = "operator-token-of-the-tunnel-media-rig";
 
-struct Rig {
+pub(super) struct Rig {
     _upstream: FakeUpstream,
-    cdn: FakeCdn,
-    service: Service,
-    token: String,
+    pub(super) cdn: FakeCdn,
+    pub(super) service: Service,
+    pub(super) token: String,
+    /// The post every parse of the rig asks for.
+    pub(super) input: String,
     /// The parse answer's media, direct and tunnelled.
-    direct: Value,
-    tunnel: Value,
+    pub(super) direct: Value,
+    pub(super) tunnel: Value,
 }
 
 impl Rig {
     async fn start(extra_args: &[&str]) -> Rig {
+        Rig::start_with(ServiceOptions {
+            extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
+            // `/metrics` is behind the operator token.
+            admin_token: Some(METRICS_TOKEN.into()),
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// The rig with the service started from `options` (its upstream is the fake CDN).
+    pub(super) async fn start_with(options: ServiceOptions) -> Rig {
         let case = Case::load(
             &paths::workspace_root().join("extractors/bilibili/fixtures/video_dash_primary"),
         )
@@ -43,10 +56,7 @@ impl Rig {
         let cdn = FakeCdn::start(Some(upstream.base_url())).await.unwrap();
         let service = Service::start(ServiceOptions {
             upstream: Some(cdn.base_url()),
-            extra_args: extra_args.iter().map(|a| a.to_string()).collect(),
-            // `/metrics` is behind the operator token.
-            admin_token: Some(METRICS_TOKEN.into()),
-            ..Default::default()
+            ..options
         })
         .await
         .unwrap();
@@ -66,13 +76,14 @@ impl Rig {
             cdn,
             service,
             token,
+            input: case.input.clone(),
             direct,
             tunnel,
         }
     }
 
     /// (direct URL, its Referer, tunnel URL) of `kind` (`videos`/`audios`) number `i`.
-    fn item(&self, kind: &str, i: usize) -> (String, String, String) {
+    pub(super) fn item(&self, kind: &str, i: usize) -> (String, String, String) {
         let d = &self.direct[kind][i];
         let referer = d["headers"]["Referer"]
             .as_str()
@@ -86,7 +97,7 @@ impl Rig {
         )
     }
 
-    fn file(&self, url: &str, source: Source, content_type: &str, referer: &str) {
+    pub(super) fn file(&self, url: &str, source: Source, content_type: &str, referer: &str) {
         let mut file = CdnFile::new(source, content_type);
         file.required = vec![mediaparse_sdk::Header::new("referer", referer)];
         file.etag = Some("\"e1\"".into());

@@ -1,0 +1,119 @@
+//! The charge settle loop waits with async sleeps: while PostgreSQL is out
+//! of reach and a charge keeps retrying, the blocking pool stays free for
+//! other work (before, the whole 20 s of retries ran on one blocking thread).
+
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use super::{Bill, charge_settled};
+use crate::store::{DbLocation, Store, test_pg};
+
+/// A loopback TCP forwarder to `target` that can be cut: open connections
+/// are shut and new ones refused.
+struct Forwarder {
+    port: u16,
+    cut: Arc<AtomicBool>,
+    open: Arc<Mutex<Vec<TcpStream>>>,
+}
+
+impl Forwarder {
+    fn start(target: u16) -> Forwarder {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let cut = Arc::new(AtomicBool::new(false));
+        let open = Arc::new(Mutex::new(Vec::new()));
+        let (c, o) = (cut.clone(), open.clone());
+        std::thread::spawn(move || {
+            while !c.load(Ordering::SeqCst) {
+                match listener.accept() {
+                    Ok((client, _)) => {
+                        client.set_nonblocking(false).unwrap();
+                        let Ok(server) = TcpStream::connect(("127.0.0.1", target)) else {
+                            continue;
+                        };
+                        let mut open = o.lock().unwrap();
+                        open.push(client.try_clone().unwrap());
+                        open.push(server.try_clone().unwrap());
+                        pipe(client.try_clone().unwrap(), server.try_clone().unwrap());
+                        pipe(server, client);
+                    }
+                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
+                }
+            }
+            // Dropping the listener: new connections are refused.
+        });
+        Forwarder { port, cut, open }
+    }
+
+    fn cut(&self) {
+        self.cut.store(true, Ordering::SeqCst);
+        for s in self.open.lock().unwrap().drain(..) {
+            let _ = s.shutdown(Shutdown::Both);
+        }
+    }
+}
+
+fn pipe(mut from: TcpStream, mut to: TcpStream) {
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 16 * 1024];
+        while let Ok(n) = from.read(&mut buf) {
+            if n == 0 || to.write_all(&buf[..n]).is_err() {
+                break;
+            }
+        }
+        let _ = to.shutdown(Shutdown::Both);
+    });
+}
+
+#[test]
+fn a_charge_waiting_out_an_outage_holds_no_blocking_thread() {
+    let url = test_pg::fresh_database();
+    let (prefix, rest) = url.split_once("127.0.0.1:").unwrap();
+    let (port, path) = rest.split_once('/').unwrap();
+    let forwarder = Forwarder::start(port.parse().unwrap());
+    let via = format!("{prefix}127.0.0.1:{}/{path}", forwarder.port);
+    let store = Store::connect(&DbLocation::Postgres(via)).unwrap();
+    store.add_credits("acme", 10, 1).unwrap();
+    // One blocking thread: a charge that slept on it would starve the rest.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .max_blocking_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        forwarder.cut();
+        let bill = Bill {
+            account: "acme".into(),
+            key_id: "k1".into(),
+            platform: "tiktok".into(),
+            price: 1,
+            request_id: "req_settle".into(),
+        };
+        let charging = {
+            let store = store.clone();
+            tokio::spawn(async move { charge_settled(&store, bill, 2).await })
+        };
+        // Let the charge fail a first try and start waiting.
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        let started = Instant::now();
+        tokio::task::spawn_blocking(|| ()).await.unwrap();
+        let waited = started.elapsed();
+        assert!(
+            !charging.is_finished(),
+            "the charge is still settling (its budget is 20 s)"
+        );
+        // One try (a connection checkout: at most 2 s) may hold the thread;
+        // the waits between tries must not.
+        assert!(
+            waited < Duration::from_secs(8),
+            "the blocking pool was held for {waited:?} while the charge waited"
+        );
+        charging.abort();
+    });
+    runtime.shutdown_background();
+}
