@@ -163,7 +163,10 @@ mod tests {
             "{got}"
         );
         assert!(got.contains("Subject: Hello there\n"), "{got}");
-        assert!(got.ends_with("\n\nline one\n$(touch /tmp/never)\n"), "{got}");
+        assert!(
+            got.ends_with("\n\nline one\n$(touch /tmp/never)\n"),
+            "{got}"
+        );
 
         let failing = vec!["/bin/false".to_string()];
         let err = send(&failing, &message, reserve().unwrap())

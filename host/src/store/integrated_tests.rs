@@ -2,7 +2,10 @@
 //! calls must give the same answers on SQLite and PostgreSQL.
 
 use super::both::each_backend;
-use super::{Charge, Claim, SessionRecord, SignUpOutcome, StoreError, StoredResponse, TunnelTraffic, UsageFilter};
+use super::{
+    Charge, Claim, SessionRecord, SignUpOutcome, StoreError, StoredResponse, TunnelTraffic,
+    UsageFilter,
+};
 
 const DAY: i64 = 86_400;
 
@@ -183,7 +186,13 @@ fn console_users_and_sessions() {
         };
         assert!(!bob.active);
         assert_eq!(s.balance(&bob.account_id).unwrap(), 0);
-        assert!(s.user_for_sign_in("bob@example.com").unwrap().unwrap().password_hash.is_none());
+        assert!(
+            s.user_for_sign_in("bob@example.com")
+                .unwrap()
+                .unwrap()
+                .password_hash
+                .is_none()
+        );
         // Again before verifying: the same user, a new link, no new account.
         assert!(matches!(
             s.sign_up("usr_4", "bob@example.com", "s2", 100, 99, 6).unwrap(),
@@ -195,7 +204,8 @@ fn console_users_and_sessions() {
         assert!(s.account("bob@example.com").unwrap().consistent());
         // Verified: taken, and a reset link later grants nothing more.
         assert_eq!(
-            s.sign_up("usr_5", "bob@example.com", "s3", 100, 25, 8).unwrap(),
+            s.sign_up("usr_5", "bob@example.com", "s3", 100, 25, 8)
+                .unwrap(),
             SignUpOutcome::Taken
         );
         s.invite_user("usr_6", "bob@example.com", "bob@example.com", "s4", 100, 9)
@@ -205,7 +215,8 @@ fn console_users_and_sessions() {
         // An account of that name without a user is taken too.
         s.create_account("carl@example.com", 11).unwrap();
         assert_eq!(
-            s.sign_up("usr_7", "carl@example.com", "s5", 100, 25, 12).unwrap(),
+            s.sign_up("usr_7", "carl@example.com", "s5", 100, 25, 12)
+                .unwrap(),
             SignUpOutcome::Taken
         );
         assert_eq!(s.user("usr_2").unwrap().email, "bob@example.com");

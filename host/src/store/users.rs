@@ -413,9 +413,16 @@ mod tests {
             panic!("a new address is created");
         };
         assert_eq!(user.account_id, "bob@example.com");
-        assert_eq!(store.balance("bob@example.com").unwrap(), 0, "not verified yet");
+        assert_eq!(
+            store.balance("bob@example.com").unwrap(),
+            0,
+            "not verified yet"
+        );
         assert!(store.user_by_invite("h1", 99).unwrap().is_some());
-        assert!(store.user_by_invite("h1", 100).unwrap().is_none(), "expired");
+        assert!(
+            store.user_by_invite("h1", 100).unwrap().is_none(),
+            "expired"
+        );
         assert!(matches!(
             store.sign_up("usr_2", "bob@example.com", "h2", 200, 25, 6).unwrap(),
             SignUpOutcome::Pending(u) if u.id == "usr_1"
@@ -426,7 +433,9 @@ mod tests {
         assert_eq!(store.balance("bob@example.com").unwrap(), 25);
         assert!(store.account("bob@example.com").unwrap().consistent());
         assert_eq!(
-            store.sign_up("usr_3", "bob@example.com", "h3", 300, 25, 10).unwrap(),
+            store
+                .sign_up("usr_3", "bob@example.com", "h3", 300, 25, 10)
+                .unwrap(),
             SignUpOutcome::Taken
         );
         assert!(store.user_by_invite("h3", 11).unwrap().is_none());
@@ -448,7 +457,14 @@ mod tests {
                     let store = store.clone();
                     scope.spawn(move || {
                         store
-                            .sign_up(&format!("usr_{i}"), "ann@example.com", &format!("h{i}"), 100, 5, 1)
+                            .sign_up(
+                                &format!("usr_{i}"),
+                                "ann@example.com",
+                                &format!("h{i}"),
+                                100,
+                                5,
+                                1,
+                            )
                             .unwrap()
                     })
                 })

@@ -368,7 +368,10 @@ async fn accept_invite(
         match tokio::task::spawn_blocking(move || store.accept_invite(&hash, &password_hash, now))
             .await
         {
-            Ok(Ok(user)) => user,
+            Ok(Ok(user)) => {
+                tracing::info!(user = %user.id, "console: password set through a one-time link");
+                user
+            }
             Ok(Err(crate::store::StoreError::NotFound(..))) => return invalid_link(),
             Ok(Err(e)) => return internal(e).into_response(),
             Err(e) => return internal(e).into_response(),

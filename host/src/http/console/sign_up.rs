@@ -150,7 +150,11 @@ pub async fn sign_up(
         Ok(Err(e)) => return internal(e).into_response(),
         Err(e) => return internal(e).into_response(),
     };
-    let base = state.tunnel.public_base_url.trim_end_matches('/').to_string();
+    let base = state
+        .tunnel
+        .public_base_url
+        .trim_end_matches('/')
+        .to_string();
     let message = match &outcome {
         SignUpOutcome::Created(user) | SignUpOutcome::Pending(user) => {
             tracing::info!(user = %user.id, again = matches!(outcome, SignUpOutcome::Pending(_)), "console: sign-up link issued");

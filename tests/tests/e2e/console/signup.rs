@@ -50,6 +50,11 @@ mv \"$f\" \"$f.eml\"
         config
     }
 
+    /// Where the service's log goes.
+    fn log(&self) -> PathBuf {
+        self.dir.path().join("service.log")
+    }
+
     fn script(&self) -> PathBuf {
         self.dir.path().join("mail.sh")
     }
@@ -94,6 +99,8 @@ async fn start(mailbox: &Mailbox) -> Service {
     ));
     Service::start(ServiceOptions {
         config: Some(config),
+        log_file: Some(mailbox.log()),
+        extra_env: vec![("RUST_LOG".into(), "debug".into())],
         ..Default::default()
     })
     .await
@@ -116,9 +123,7 @@ fn account(service: &Service, id: &str) -> Option<Value> {
     assert_eq!(code, 0, "{out}");
     let v: Value = serde_json::from_str(out.trim()).unwrap();
     let list = v.as_array().or_else(|| v["accounts"].as_array()).cloned();
-    list.unwrap_or_default()
-        .into_iter()
-        .find(|a| a["id"] == id)
+    list.unwrap_or_default().into_iter().find(|a| a["id"] == id)
 }
 
 /// The users with `email`, from `users list --json`.
@@ -144,7 +149,10 @@ fn link_in(message: &str, base: &str) -> String {
 
 fn balance_and_granted(service: &Service, id: &str) -> (i64, i64) {
     let a = account(service, id).unwrap_or_else(|| panic!("no account {id}"));
-    (a["balance"].as_i64().unwrap(), a["granted"].as_i64().unwrap())
+    (
+        a["balance"].as_i64().unwrap(),
+        a["granted"].as_i64().unwrap(),
+    )
 }
 
 #[tokio::test]
@@ -156,7 +164,11 @@ async fn open_sign_up_grants_credits_once_after_the_mailed_link() {
 
     let first = sign_up(&mut fay, "Fay@Example.com").await;
     assert_eq!(first.0, StatusCode::OK, "{}", first.1);
-    assert!(first.1.contains("a link to confirm it is on its way"), "{}", first.1);
+    assert!(
+        first.1.contains("a link to confirm it is on its way"),
+        "{}",
+        first.1
+    );
     let mail = mailbox.wait_for(1).await;
     assert!(
         mail[0].starts_with("Recipient-Argument: fay@example.com\nTo: fay@example.com\n"),
@@ -197,6 +209,13 @@ async fn open_sign_up_grants_credits_once_after_the_mailed_link() {
     assert_eq!(balance_and_granted(&service, "fay@example.com"), (7, 7));
     let user = &users_with(&service, "fay@example.com")[0];
     assert_eq!(user["active"], true, "{user}");
+    // The links' secrets never reach the log.
+    let log = std::fs::read_to_string(mailbox.log()).unwrap();
+    for secret in [&early_link, &link].map(|l| l.trim_start_matches("/console/invite/")) {
+        assert!(!log.contains(secret), "{log}");
+    }
+    assert!(log.contains("console: sign-up link issued"), "{log}");
+    assert!(log.contains("/console/invite/{redacted}"), "{log}");
 }
 
 #[tokio::test]
@@ -250,7 +269,10 @@ async fn sign_up_answers_a_registered_address_as_a_new_one() {
         assert!(!m.contains("/console/invite/"), "{m}");
     }
     // Nothing changed for the registered addresses.
-    assert_eq!(users_with(&service, "eve@example.com")[0]["accountId"], "acme");
+    assert_eq!(
+        users_with(&service, "eve@example.com")[0]["accountId"],
+        "acme"
+    );
     assert!(users_with(&service, "hal@example.com").is_empty());
     assert_eq!(balance_and_granted(&service, "hal@example.com"), (0, 0));
 }
