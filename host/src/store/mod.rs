@@ -172,6 +172,11 @@ macro_rules! dispatch_read {
 }
 pub(crate) use dispatch_read;
 
+/// Keys one account may have unless the operator says otherwise
+/// (`--max-keys-per-account`): per-key rate limits are not multiplied by
+/// creating keys without end.
+pub const DEFAULT_MAX_KEYS_PER_ACCOUNT: u32 = 20;
+
 impl Store {
     /// Open the database `--db` names, applying missing migrations.
     pub fn connect(location: &DbLocation) -> StoreResult<Store> {
