@@ -1,4 +1,4 @@
-//! Issue 17's console data on PostgreSQL: users, their sessions, and the
+//! The console's data on PostgreSQL: users, their sessions, and the
 //! overview's credits by day. The same statements as the SQLite side.
 
 use std::collections::BTreeMap;
