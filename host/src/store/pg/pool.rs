@@ -127,8 +127,10 @@ impl ManageConnection for Manager {
     }
 }
 
-/// Discarding a stale connection is routine, not an error worth a log line;
-/// anything else (a failed connect) is logged as r2d2 would.
+/// The pool's own errors at debug level: discarding a stale connection is
+/// routine, and a failed connect reaches the call that waited for it (logged
+/// there as `database_unavailable`); during an outage the pool retries
+/// connects many times a second.
 #[derive(Debug)]
 pub struct ErrorLog;
 
@@ -141,7 +143,7 @@ impl r2d2_postgres::r2d2::HandleError<ManagerError> for ErrorLog {
                 )
             }
             ManagerError::Postgres(e) => {
-                tracing::warn!(error = %e, "PostgreSQL connection failed")
+                tracing::debug!(error = %e, "PostgreSQL connection failed")
             }
         }
     }
