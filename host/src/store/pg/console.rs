@@ -330,7 +330,7 @@ impl Pg {
 
     pub fn recent_charges(&self, account: &str, n: usize) -> StoreResult<Vec<UsageEntry>> {
         super::reports::recent_entries(
-            &mut *self.client()?,
+            &mut **self.client()?,
             " WHERE account_id = $1",
             &[&account],
             n,
