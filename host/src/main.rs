@@ -59,6 +59,7 @@ fn main() {
                     overall: args.mcp_max_sessions.max(1),
                 },
                 key_cache_ttl: std::time::Duration::from_secs(args.key_cache_ttl_secs),
+                pg_pool_size: args.pg_pool_size,
                 tunnel: TunnelOptions {
                     limits: args.tunnel.limits(),
                     public_base_url: args.tunnel.public_base_url,

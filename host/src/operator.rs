@@ -146,10 +146,7 @@ pub fn parse_rate_limit(value: &str) -> Result<Option<u32>> {
     }
 }
 
-/// Keys one account may have unless the operator says otherwise
-/// (`--max-keys-per-account`): per-key rate limits are not multiplied by
-/// creating keys without end.
-pub const DEFAULT_MAX_KEYS_PER_ACCOUNT: u32 = 20;
+pub use crate::store::DEFAULT_MAX_KEYS_PER_ACCOUNT;
 
 /// [`create_key_within`] at the default bound.
 pub fn create_key(store: &Store, spec: KeySpec, now: i64) -> Result<IssuedKey> {

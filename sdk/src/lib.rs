@@ -151,7 +151,7 @@ pub trait Extractor {
     /// extraction.
     ///
     /// The default is a clear failure, only so that extractors still written
-    /// as `plan` + `map` compile while they move to `step` (issue 13).
+    /// as `plan` + `map` compile while they move to `step`.
     fn step(_target: &Target, _ctx: &Context, _done: &[Exchange]) -> Result<Step> {
         Err(Failure::changed(
             "this extractor implements neither step nor plan and map",

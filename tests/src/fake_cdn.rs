@@ -1,4 +1,4 @@
-//! A fake media CDN on loopback for the tunnel tests and bench (issue 15).
+//! A fake media CDN on loopback for the tunnel tests and bench.
 //! It speaks the upstream-override contract (`http://127.0.0.1:PORT/HOST/PATH?Q`
 //! stands for `https://HOST/PATH?Q`), so the service's `--upstream` can point
 //! at it: media URLs it knows are answered here, with `Range`, hotlink rules

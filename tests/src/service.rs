@@ -62,7 +62,7 @@ impl Service {
                 .unwrap_or_else(paths::extractors_dir),
         );
         // The tests' knobs (fixed clocks, the upstream override, limits)
-        // are honoured only in test mode, on loopback (issue 19).
+        // are honoured only in test mode, on loopback.
         cmd.arg("--test-mode");
         cmd.arg("--fixed-clock-ms").arg(FIXED_CLOCK_MS.to_string());
         // Only what the options say reaches the child.

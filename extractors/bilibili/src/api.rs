@@ -1,6 +1,7 @@
 //! Upstream requests and how their answers are judged.
 
-use mediaparse_sdk::serde_json::{Map, Value};
+use mediaparse_sdk::fields::RawValue;
+use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
 use serde::Deserialize;
 
@@ -144,17 +145,27 @@ pub fn answers<'a>(done: &'a [Exchange], prefix: &str) -> Vec<&'a Exchange> {
         .collect()
 }
 
-/// The common `{code, message, data|result}` envelope.
+/// The common `{code, message, data|result}` envelope; `data` and `result`
+/// stay JSON text borrowed from the answer, read later as what they are.
 #[derive(Debug, Default, Deserialize)]
-pub struct Envelope {
+pub struct Envelope<'a> {
     #[serde(default)]
     pub code: i64,
     #[serde(default)]
     pub message: String,
-    #[serde(default)]
-    pub data: Option<Value>,
-    #[serde(default)]
-    pub result: Option<Value>,
+    #[serde(default, borrow)]
+    pub data: Option<&'a RawValue>,
+    #[serde(default, borrow)]
+    pub result: Option<&'a RawValue>,
+}
+
+/// A JSON object member's text as its object, `None` for any other value.
+pub fn object_of(raw: Option<&RawValue>) -> Option<Map<String, Value>> {
+    let raw = raw?;
+    if !raw.get().trim_start().starts_with('{') {
+        return None;
+    }
+    serde_json::from_str(raw.get()).ok()
 }
 
 /// Risk-control codes: wrong or missing WBI / fingerprint, or a rate limit.
@@ -178,7 +189,7 @@ pub fn unavailable_reason(code: i64) -> Option<&'static str> {
 }
 
 /// Parse an API answer's envelope, mapping transport-level failures.
-pub fn envelope(exchange: &Exchange, what: &str) -> Result<Envelope, Outcome> {
+pub fn envelope<'a>(exchange: &'a Exchange, what: &str) -> Result<Envelope<'a>, Outcome> {
     let response = &exchange.response;
     if response.status == 412 || response.status == 429 {
         return Err(Outcome::Retry {
@@ -192,7 +203,7 @@ pub fn envelope(exchange: &Exchange, what: &str) -> Result<Envelope, Outcome> {
             message: format!("{what}: HTTP {}", response.status),
         });
     }
-    response.json::<Envelope>().map_err(|e| Outcome::Retry {
+    serde_json::from_slice::<Envelope>(&response.body).map_err(|e| Outcome::Retry {
         risk: false,
         message: format!("{what}: not the JSON envelope we know ({e})"),
     })
@@ -238,9 +249,9 @@ pub fn judge_playurl(env: Envelope, what: &str, ctx: &Context) -> Outcome {
             message,
         };
     }
-    let (outer, object) = match (env.data, env.result) {
-        (Some(Value::Object(data)), _) => (None, data),
-        (_, Some(Value::Object(mut result))) => match result.remove("video_info") {
+    let (outer, object) = match (object_of(env.data), object_of(env.result)) {
+        (Some(data), _) => (None, data),
+        (_, Some(mut result)) => match result.remove("video_info") {
             Some(Value::Object(info)) => (Some(result), info),
             _ => (None, result),
         },

@@ -4,8 +4,9 @@
 //! pgc v2, then the old pgc playurl; courses: pugv).
 
 use mediaparse_sdk::exchanges::Exchanges;
+use mediaparse_sdk::fields::RawValue;
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
-use mediaparse_sdk::serde_json::{Map, Value};
+use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{
     Context, Exchange, Extraction, Failure, HttpRequest, HttpResponse, Result, Step, Target,
@@ -14,7 +15,9 @@ use serde::Deserialize;
 
 use crate::api::{self, Outcome, answers, id_string};
 use crate::map;
-use crate::meta::{Episode, Meta, ViewData, cheese_meta, episodes, pgc_meta, video_meta};
+use crate::meta::{
+    Episode, Meta, ViewData, ViewExtras, cheese_meta, episodes, pgc_meta, video_meta,
+};
 use crate::urls::{self, Kind, Pgc, classify, detect_input};
 use crate::wbi::Keys;
 
@@ -31,9 +34,10 @@ const SHORT_LINKS: ShortLinks = ShortLinks {
 
 /// The finished extraction of a play-URL object.
 fn ready(object: Map<String, Value>, meta: Meta) -> Result<Step> {
+    let media = map::build(&object, &meta)?;
     Ok(Step::Done(Extraction {
-        media: map::build(&object, &meta)?,
-        platform_data: map::platform_data(&object, &meta),
+        media,
+        platform_data: map::platform_data(object, meta),
     }))
 }
 
@@ -117,6 +121,13 @@ fn land(url: &InputUrl) -> Landing<Kind> {
 
 /// An API answer's `data`/`result` object, or the failure its code means.
 fn api_object(exchange: &Exchange, what: &str, ctx: &Context) -> Result<Map<String, Value>> {
+    let raw = api_object_text(exchange, what, ctx)?;
+    api::object_of(Some(raw)).ok_or_else(|| Failure::changed(format!("{what}: no data object")))
+}
+
+/// An API answer's `data`/`result` object as its JSON text (checked to be
+/// an object), or the failure its code means.
+fn api_object_text<'a>(exchange: &'a Exchange, what: &str, ctx: &Context) -> Result<&'a RawValue> {
     let env = api::envelope(exchange, what).map_err(outcome_failure)?;
     if env.code != 0 {
         let message = format!("{what}: code {} {}", env.code, env.message);
@@ -132,7 +143,7 @@ fn api_object(exchange: &Exchange, what: &str, ctx: &Context) -> Result<Map<Stri
         return Err(Failure::upstream(message));
     }
     match env.data.or(env.result) {
-        Some(Value::Object(object)) => Ok(object),
+        Some(raw) if raw.get().trim_start().starts_with('{') => Ok(raw),
         _ => Err(Failure::changed(format!("{what}: no data object"))),
     }
 }
@@ -193,8 +204,10 @@ fn video(bvid: &str, page: u32, ctx: &Context, done: &[Exchange]) -> Result<Step
     let Some(view_exchange) = done.last_at(&view_request.url) else {
         return fetch(vec![view_request, api::nav_request(api::NAV_CACHE_SECONDS)]);
     };
-    let raw = api_object(view_exchange, "view", ctx)?;
-    let view = ViewData::deserialize(&Value::Object(raw.clone()))
+    let raw = api_object_text(view_exchange, "view", ctx)?;
+    let view: ViewData = serde_json::from_str(raw.get())
+        .map_err(|e| Failure::changed(format!("view: unexpected data ({e})")))?;
+    let kept: ViewExtras = serde_json::from_str(raw.get())
         .map_err(|e| Failure::changed(format!("view: unexpected data ({e})")))?;
     if let Some(ep) = view.redirect_url.as_deref().and_then(bangumi_redirect) {
         return bangumi(Pgc::Episode(ep), ctx, done);
@@ -220,7 +233,7 @@ fn video(bvid: &str, page: u32, ctx: &Context, done: &[Exchange]) -> Result<Step
         .or_else(|| id_string(view.cid.as_ref()))
         .ok_or_else(|| Failure::changed("view: no cid"))?;
     let aid = id_string(view.aid.as_ref()).ok_or_else(|| Failure::changed("view: no aid"))?;
-    let meta = video_meta(&view, &raw, part, pages.len(), page, &aid, &cid);
+    let meta = video_meta(&view, &kept, part, pages.len(), page, &aid, &cid);
 
     let mut misses = Misses::default();
     // Primary: the WBI-signed playurl, keys from `nav`.

@@ -355,13 +355,14 @@ fn durl_mime(url: &str, format: &str) -> &'static str {
 /// platformData: the play-URL object with the listed `title`/`pic`, the
 /// metadata extras, `support_formats` under its listed name, and empty
 /// values for listed members the answer lacks (`dash` for a durl answer).
-pub fn platform_data(object: &Map<String, Value>, meta: &Meta) -> Value {
-    let mut data = object.clone();
-    for (k, v) in &meta.extras {
-        data.entry(k.clone()).or_insert_with(|| v.clone());
+/// The object and the metadata are moved in, not copied.
+pub fn platform_data(object: Map<String, Value>, meta: Meta) -> Value {
+    let mut data = object;
+    for (k, v) in meta.extras {
+        data.entry(k).or_insert(v);
     }
-    data.insert("title".into(), Value::String(meta.pd_title.clone()));
-    data.insert("pic".into(), Value::String(meta.pd_pic.clone()));
+    data.insert("title".into(), Value::String(meta.pd_title));
+    data.insert("pic".into(), Value::String(meta.pd_pic));
     if !data.get("support_formats").is_some_and(Value::is_array) {
         let formats = data.get("supportFormats").filter(|v| v.is_array()).cloned();
         data.insert(
@@ -453,7 +454,7 @@ mod tests {
             extras: object(json!({"aid": "1", "quality": "ignored"})),
             ..Meta::default()
         };
-        let pd = platform_data(&o, &meta);
+        let pd = platform_data(o, meta);
         assert!(
             spec::check_platform_data("bilibili", &pd).is_empty(),
             "{pd}"

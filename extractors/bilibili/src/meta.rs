@@ -2,7 +2,8 @@
 //! post: the title, cover, size and the platform-data members kept beside
 //! the play-URL object.
 
-use mediaparse_sdk::serde_json::{Map, Value};
+use mediaparse_sdk::fields::RawValue;
+use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::urls::https;
 use mediaparse_sdk::{Failure, Result};
 use serde::Deserialize;
@@ -69,19 +70,48 @@ pub struct ViewData {
     pub is_upower_exclusive: Option<bool>,
 }
 
-const VIEW_EXTRAS: [&str; 7] = [
-    "bvid",
-    "desc",
-    "owner",
-    "pubdate",
-    "stat",
-    "pages",
-    "dimension",
-];
+/// The view members kept in platform data as they are, as their JSON text
+/// (read into values only for the platform data).
+#[derive(Debug, Default, Deserialize)]
+pub struct ViewExtras<'a> {
+    #[serde(default, borrow, deserialize_with = "present")]
+    bvid: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    desc: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    owner: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    pubdate: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    stat: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    pages: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "present")]
+    dimension: Option<&'a RawValue>,
+}
+
+/// A member that is present, `null` included (as `Map::get` sees it).
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+impl ViewExtras<'_> {
+    fn members(&self) -> [(&'static str, Option<&RawValue>); 7] {
+        [
+            ("bvid", self.bvid),
+            ("desc", self.desc),
+            ("owner", self.owner),
+            ("pubdate", self.pubdate),
+            ("stat", self.stat),
+            ("pages", self.pages),
+            ("dimension", self.dimension),
+        ]
+    }
+}
 
 pub fn video_meta(
     view: &ViewData,
-    raw: &Map<String, Value>,
+    kept: &ViewExtras,
     part: Option<&ViewPage>,
     page_count: usize,
     page: u32,
@@ -106,9 +136,9 @@ pub fn video_meta(
     extras.insert("cid".into(), Value::String(cid.into()));
     extras.insert("page".into(), Value::from(page));
     extras.insert("part".into(), Value::String(part_name));
-    for key in VIEW_EXTRAS {
-        if let Some(v) = raw.get(key) {
-            extras.insert(key.into(), v.clone());
+    for (key, raw) in kept.members() {
+        if let Some(v) = raw.and_then(|r| serde_json::from_str::<Value>(r.get()).ok()) {
+            extras.insert(key.into(), v);
         }
     }
     Meta {

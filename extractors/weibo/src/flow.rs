@@ -194,13 +194,13 @@ fn post(mid: &str, ctx: &Context, done: &[Exchange]) -> Result<Step> {
             return Ok(Step::one(pc_request(&pc_url, &cookie)));
         };
         if let Some(status) = read_pc(&exchange.response)? {
-            return map::extract_status(&status).map(Step::Done);
+            return map::extract_status(status).map(Step::Done);
         }
     }
     let m_url = m_url(mid);
     match done.last_at(&m_url) {
         None => Ok(Step::one(m_request(&m_url, mid, visitor.as_deref()))),
-        Some(exchange) => map::extract_status(&read_m(&exchange.response)?).map(Step::Done),
+        Some(exchange) => map::extract_status(read_m(&exchange.response)?).map(Step::Done),
     }
 }
 
@@ -363,13 +363,13 @@ fn read_m(response: &HttpResponse) -> Result<Value> {
             response.status
         )));
     }
-    let body: Value = response
+    let mut body: Value = response
         .json()
         .map_err(|_| Failure::upstream("m.weibo.cn answered with a non-JSON page"))?;
     if is_ok(&body)
-        && let Some(data) = body.get("data").filter(|d| has_id(d))
+        && let Some(data) = body.get_mut("data").filter(|d| has_id(d))
     {
-        return Ok(data.clone());
+        return Ok(data.take());
     }
     Err(refusal(&body))
 }

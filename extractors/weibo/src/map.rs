@@ -209,8 +209,9 @@ fn parse_status(value: &Value) -> Result<Status> {
 
 /// Map one status object (either schema) to the extraction. Reposts: the
 /// post's own media first; when it has none, the original's.
-pub fn extract_status(raw: &Value) -> Result<Extraction> {
-    let status = parse_status(raw)?;
+/// The status is moved into the platform data, not copied.
+pub fn extract_status(raw: Value) -> Result<Extraction> {
+    let status = parse_status(&raw)?;
     let mut chosen = own_media(&status)?;
     if chosen.media.is_empty()
         && let Some(original) = &status.retweeted_status
@@ -508,8 +509,11 @@ pub fn strip_tags(html: &str) -> String {
 }
 
 /// platformData of a status: SPEC.md's members from either schema.
-fn status_data(raw: &Value, video_object: Option<&str>) -> Map<String, Value> {
-    let mut data = raw.as_object().cloned().unwrap_or_default();
+fn status_data(raw: Value, video_object: Option<&str>) -> Map<String, Value> {
+    let mut data = match raw {
+        Value::Object(object) => object,
+        _ => Map::new(),
+    };
     let text_of = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
     let id = text_of(data.get("idstr"))
         .or_else(|| data.get("id").and_then(ids::id_text))
@@ -704,7 +708,7 @@ mod tests {
                 "b": {"type": "pic", "mw2000": {"url": "https://wx1.sinaimg.cn/mw2000/b.jpg", "width": 1, "height": 2}}
             }
         });
-        let ex = extract_status(&status).unwrap();
+        let ex = extract_status(status).unwrap();
         let urls: Vec<_> = ex.media.images.iter().map(|i| i.url.as_str()).collect();
         assert_eq!(
             urls,
@@ -728,7 +732,7 @@ mod tests {
         let status = json!({"idstr": "1", "page_info": {"object_type": "video", "object_id": "1034:1",
             "media_info": {"playback_list": [], "stream_url": "http://f.video.weibocdn.com/a.mp4?label=mp4_ld&template=640x360.25.0",
                             "mp4_sd_url": "http://f.video.weibocdn.com/a.mp4?label=mp4_ld&template=640x360.25.0", "h265_mp4_hd": ""}}});
-        let ex = extract_status(&status).unwrap();
+        let ex = extract_status(status).unwrap();
         assert_eq!(ex.media.videos.len(), 1);
         assert_eq!(ex.media.videos[0].quality, "mp4_ld");
         assert_eq!(
@@ -739,7 +743,7 @@ mod tests {
 
     #[test]
     fn text_post_has_no_media() {
-        let ex = extract_status(&json!({"id": 4857851275384530u64, "text_raw": "hello"})).unwrap();
+        let ex = extract_status(json!({"id": 4857851275384530u64, "text_raw": "hello"})).unwrap();
         assert!(ex.media.is_empty());
         assert_eq!(ex.platform_data["id"], "4857851275384530");
         assert_eq!(ex.platform_data["mblogid"], "MogYvmALg");

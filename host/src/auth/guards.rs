@@ -78,7 +78,7 @@ impl Default for Guards {
     fn default() -> Self {
         Guards::new(
             Vec::new(),
-            crate::operator::DEFAULT_MAX_KEYS_PER_ACCOUNT,
+            crate::store::DEFAULT_MAX_KEYS_PER_ACCOUNT,
             PasswordPool::default_size(),
         )
     }

@@ -44,9 +44,9 @@ pub enum ErrorCode {
     TunnelLimited,
     /// The tunnel's merge needs `ffmpeg`, which this service does not have.
     MergeUnavailable,
-    /// An `Idempotency-Key` reused for a different request (issue 19).
+    /// An `Idempotency-Key` reused for a different request.
     IdempotencyConflict,
-    /// The database's write lock stayed taken past the busy timeout (issue 19).
+    /// The database's write lock stayed taken past the busy timeout.
     StoreBusy,
     /// The database cannot be reached (stopped, restarting, failing over).
     DatabaseUnavailable,

@@ -1,4 +1,4 @@
-//! Media requests for the tunnel (issue 15): one GET or HEAD whose body is
+//! Media requests for the tunnel: one GET or HEAD whose body is
 //! handed back unread, for the caller to stream. Only the platform's
 //! declared media hosts are reached, every redirect hop is re-checked
 //! (host list and non-public addresses), and the upstream override applies.

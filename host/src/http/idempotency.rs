@@ -1,5 +1,5 @@
 //! `Idempotency-Key` on the parse endpoints and the MCP `parse_media` tool
-//! (issue 19; Stripe's semantics). Under one API key, a key names one
+//! (Stripe's semantics). Under one API key, a key names one
 //! request for 24 hours:
 //! - the first request runs and its completed response is stored;
 //! - a repeat answers that response again (status, body, the original

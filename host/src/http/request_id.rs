@@ -33,7 +33,7 @@ pub fn loggable_path(path: &str) -> std::borrow::Cow<'_, str> {
 pub struct RequestId(pub String);
 
 /// The client's own `X-Request-Id`, when it sent a sane one: kept beside the
-/// server-minted ledger request id, never instead of it (issue 19).
+/// server-minted ledger request id, never instead of it.
 #[derive(Clone, Debug)]
 pub struct ClientRequestId(pub String);
 

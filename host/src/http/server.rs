@@ -57,6 +57,9 @@ pub struct ServeOptions {
     pub tunnel: TunnelOptions,
     /// How long a cached API key is used before it is read again.
     pub key_cache_ttl: std::time::Duration,
+    /// Most PostgreSQL connections per host (`None`: sized from admission
+    /// and the server's limit alone).
+    pub pg_pool_size: Option<u32>,
 }
 
 /// The media tunnel's options (`serve --public-base-url`, `--tunnel-ttl-secs`, `--tunnel-keys`).
@@ -93,15 +96,39 @@ pub fn admin_token(configured: Option<&str>) -> anyhow::Result<Option<String>> {
     }
 }
 
-pub async fn serve(options: ServeOptions) -> anyhow::Result<()> {
+pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let admin_token = admin_token(options.admin_token.as_deref())?;
     // Blocking (the PostgreSQL client must not run on an async worker).
     let store = {
         let database = options.database.clone();
-        tokio::task::spawn_blocking(move || Store::connect(&database)).await??
+        // PostgreSQL: one pooled connection per admitted parse (and a reserve).
+        let (max_parses, cap) = (
+            options
+                .admission
+                .max_in_flight
+                .clamp(1, crate::parse::admission::INSTANCE_POOL),
+            options.pg_pool_size,
+        );
+        tokio::task::spawn_blocking(move || Store::connect_for_parses(&database, max_parses, cap))
+            .await??
     };
     tracing::info!(backend = store.backend_name(), "database open");
+    if let Some(pool) = store.pg_pool_size() {
+        // A pool bounded below admission: admit only the parses it can lend
+        // a connection to, so an admitted parse never waits for one.
+        let parses = crate::store::parses_for_pool(pool);
+        if parses < options.admission.max_in_flight {
+            tracing::warn!(
+                pool,
+                max_parses = options.admission.max_in_flight,
+                admitted = parses,
+                "the PostgreSQL pool is bounded (--pg-pool-size or the server's max_connections): parses in flight clamped to it"
+            );
+            options.admission.max_in_flight = parses;
+        }
+        tracing::info!(pool, "PostgreSQL pool sized");
+    }
     store.set_key_cache_ttl(options.key_cache_ttl);
     // Several hosts share one PostgreSQL: their rate limits are counted there.
     let (rate_limits, account_rate_limits) = if store.backend_name() == "postgres" {

@@ -1,4 +1,4 @@
-//! Media delivery over HTTP (issue 15): which delivery a parse answer uses
+//! Media delivery over HTTP: which delivery a parse answer uses
 //! (`?delivery=` / the MCP argument, else the key's default, else direct),
 //! the rewrite of its media URLs into tunnel URLs, and
 //! `GET|HEAD /api/v1/tunnel/{token}`, which needs no `Authorization`: the

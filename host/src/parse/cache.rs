@@ -1,4 +1,4 @@
-//! The parse cache (issue 18 item 4): concurrent parses of the same post
+//! The parse cache: concurrent parses of the same post
 //! share one extraction (single flight), and a result may be served again
 //! for a while — a per-platform TTL, never past the earliest expiry the
 //! media URLs carry. Every parse is still charged; only the upstream work

@@ -41,7 +41,7 @@ pub enum ParseError {
     /// Admission control refused the parse (too many in flight).
     #[error("{0}")]
     Overloaded(String),
-    /// The database stayed locked past the busy timeout (issue 19).
+    /// The database stayed locked past the busy timeout.
     #[error("the database is busy (locked by another writer); retry shortly")]
     StoreBusy,
     /// The database cannot be reached; nothing was charged.

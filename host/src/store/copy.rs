@@ -104,7 +104,7 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
             Col::Text,
         ],
     )?;
-    // Issue 19's aggregates, issue 15's tunnel traffic, issue 17's console
+    // The daily aggregates, the tunnel's traffic, the console's
     // users and sessions, and the live Idempotency-Key records.
     copy_table(
         &conn,

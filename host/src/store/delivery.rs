@@ -1,4 +1,4 @@
-//! A key's default media delivery (issue 15): `direct`, `tunnel`, or unset
+//! A key's default media delivery: `direct`, `tunnel`, or unset
 //! (the service default, direct). One column of `api_keys`, kept apart from
 //! the key record so the parse path reads it only when no `?delivery=` is given.
 

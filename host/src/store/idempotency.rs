@@ -1,4 +1,4 @@
-//! Idempotency keys (issue 19, Stripe's semantics): the first request under a
+//! Idempotency keys (Stripe's semantics): the first request under a
 //! key claims it with a server-minted ledger request id; a completed response
 //! is stored with it and answered again for 24 hours; a different request
 //! under the same key is a conflict. And the charge that makes retries safe:

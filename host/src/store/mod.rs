@@ -44,7 +44,7 @@ mod users;
 pub use backup::{BackupSummary, backup_sqlite};
 pub use copy::{CopySummary, copy_sqlite_to_postgres};
 pub use location::{DbLocation, DbLocationError};
-pub use pg::CHARGE_SETTLE_BUDGET;
+pub use pg::{CHARGE_SETTLE_BUDGET, POOL_RESERVE, parses_for_pool, pool_size_for};
 pub use schema::SCHEMA_VERSION;
 
 pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_REASON_CHARS};
@@ -172,6 +172,11 @@ macro_rules! dispatch_read {
 }
 pub(crate) use dispatch_read;
 
+/// Keys one account may have unless the operator says otherwise
+/// (`--max-keys-per-account`): per-key rate limits are not multiplied by
+/// creating keys without end.
+pub const DEFAULT_MAX_KEYS_PER_ACCOUNT: u32 = 20;
+
 impl Store {
     /// Open the database `--db` names, applying missing migrations.
     pub fn connect(location: &DbLocation) -> StoreResult<Store> {
@@ -181,6 +186,32 @@ impl Store {
                 backend: Backend::Postgres(pg::Pg::connect(url)?),
                 keys: Default::default(),
             }),
+        }
+    }
+
+    /// [`Store::connect`] for a service admitting `max_parses` parses at
+    /// once: on PostgreSQL its pool holds one connection per admitted parse
+    /// plus a reserve, bounded by `pool_cap` (`--pg-pool-size`) and by the
+    /// server's connection limit ([`pg::pool_size_for`]).
+    pub fn connect_for_parses(
+        location: &DbLocation,
+        max_parses: usize,
+        pool_cap: Option<u32>,
+    ) -> StoreResult<Store> {
+        match location {
+            DbLocation::Sqlite(path) => Store::open(path),
+            DbLocation::Postgres(url) => Ok(Store {
+                backend: Backend::Postgres(pg::Pg::connect_for_parses(url, max_parses, pool_cap)?),
+                keys: Default::default(),
+            }),
+        }
+    }
+
+    /// The PostgreSQL pool's size (`None` on SQLite).
+    pub fn pg_pool_size(&self) -> Option<u32> {
+        match &self.backend {
+            Backend::Sqlite(_) => None,
+            Backend::Postgres(pg) => Some(pg.pool_size()),
         }
     }
 

@@ -1,4 +1,4 @@
-//! Shared per-key request counts (issue 16): one row per (bucket, minute),
+//! Shared per-key request counts: one row per (bucket, minute),
 //! counted by one upsert, so every host behind a load balancer takes from the
 //! same count. Used on PostgreSQL; a single SQLite host counts in memory.
 

@@ -1,4 +1,4 @@
-//! Bytes the media tunnel served (issue 15), per UTC day, key and platform.
+//! Bytes the media tunnel served, per UTC day, key and platform.
 //! Tunnel traffic charges no credits, so it is not in the ledger: it is
 //! counted here for the per-key daily byte limit and for usage views.
 //! Portable SQL (an upsert, plain integer columns).

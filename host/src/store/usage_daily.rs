@@ -1,4 +1,4 @@
-//! Usage at a bounded cost however long the ledger grows (issue 19, item 1):
+//! Usage at a bounded cost however long the ledger grows:
 //! `ledger_daily` (migration 4) holds per account, UTC day, key and platform
 //! the count and credits of the charges, kept in the charge's transaction
 //! (`Store::charge_once`). Totals and breakdowns over whole days read it

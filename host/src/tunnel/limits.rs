@@ -1,4 +1,4 @@
-//! The tunnel's limits and accounting (issue 15): per key, requests per
+//! The tunnel's limits and accounting: per key, requests per
 //! minute (HEAD included), concurrent streams and bytes per UTC day (over →
 //! `429 tunnel_limited` with `Retry-After`); per platform, concurrent upstream streams (over →
 //! `503 overloaded`). Every admitted stream holds a [`Ticket`] that counts

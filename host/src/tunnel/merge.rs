@@ -1,4 +1,4 @@
-//! `GET /api/v1/tunnel/merge` (issue 15): one fragmented MP4 made by
+//! `GET /api/v1/tunnel/merge`: one fragmented MP4 made by
 //! `ffmpeg` (stream copy, no re-encoding) from a video-only and an
 //! audio-only tunnel token, streamed as ffmpeg writes it.
 //!

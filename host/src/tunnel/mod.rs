@@ -1,4 +1,4 @@
-//! Media delivery through the service (issue 15): with `delivery=tunnel`
+//! Media delivery through the service: with `delivery=tunnel`
 //! every media URL of a parse answer is replaced by
 //! `{public_base_url}/api/v1/tunnel/{token}`, a sealed capability
 //! ([`token`]) that the tunnel endpoint opens to fetch the media from the
@@ -80,7 +80,7 @@ pub struct Grant {
     /// them, which revokes the tokens issued before it.
     pub key_rotated_at: Option<i64>,
     pub key_token_prefix: String,
-    /// The exit/session label the parse used (issue 14), if any.
+    /// The exit/session label the parse used, if any.
     pub egress: Option<String>,
     /// Unix seconds.
     pub now: i64,

@@ -1,4 +1,4 @@
-//! Issue 16's rows: parses/s and p50/p99 for one host on SQLite, one host
+//! The several-hosts rows: parses/s and p50/p99 for one host on SQLite, one host
 //! on PostgreSQL and three hosts on one PostgreSQL (same machine, so they
 //! share its cores: CPU per parse per host is reported), and the database
 //! statements per parse on PostgreSQL. Each statement the store sends is its
@@ -175,7 +175,7 @@ pub fn print(rows: &[Value]) {
     if rows.is_empty() {
         return;
     }
-    println!("\n## Several hosts (issue 16)\n");
+    println!("\n## Several hosts\n");
     println!(
         "| setup | parses/s | p50 ms | p99 ms | CPU ms per parse per host | DB round trips per parse | errors |"
     );

@@ -1,4 +1,4 @@
-//! The web console's page cost (issue 17): server render time (p50/p95,
+//! The web console's page cost: server render time (p50/p95,
 //! measured on loopback by the client, so an upper bound) of each customer
 //! page for an account with 10,000 ledger rows, and each page's weight
 //! (HTML + the stylesheet and script it loads). Targets: p95 ≤ 20 ms,

@@ -1,4 +1,4 @@
-//! Egress (issue 14): parse latency through the browser backend (wreq on
+//! Egress: parse latency through the browser backend (wreq on
 //! BoringSSL) vs. rustls, on the same fake upstream behind TLS on loopback.
 //!
 //! A TLS front (rustls, a throwaway test CA, ALPN `http/1.1`) forwards each

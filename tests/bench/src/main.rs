@@ -1,5 +1,5 @@
 //! `cargo xtask bench`: what the service costs, measured in one run on this
-//! machine (issue 9). Prints a table and writes JSON.
+//! machine. Prints a table and writes JSON.
 //!
 //! 1. Extractor cost per platform: `map` on the platform's largest fixture,
 //!    natively (SDK harness) and in wasm through the host's runtime.
@@ -126,7 +126,7 @@ async fn main() -> anyhow::Result<()> {
     }
 
     if run("console") {
-        eprintln!("[console] page render times and weights (issue 17)");
+        eprintln!("[console] page render times and weights");
         report.insert("console".into(), console::measure(opts.quick).await?);
     }
 

@@ -1,4 +1,4 @@
-//! The tunnel's bench rows (issue 15): throughput of a 1 GiB file fetched
+//! The tunnel's bench rows: throughput of a 1 GiB file fetched
 //! through the tunnel vs. fetched directly from the same loopback fake CDN
 //! (target ≥ 0.8×), and the service's RSS growth while it streams (target
 //! < 16 MiB). The file is sparse (made with `set_len`, read from disk as it

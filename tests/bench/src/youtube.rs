@@ -1,4 +1,4 @@
-//! YouTube's player challenges (issue 20), in the youtube component:
+//! YouTube's player challenges, in the youtube component:
 //! - first parse with an unseen player: the last round of the fixture cases
 //!   `web_challenges_unseen_player_*` (script tokenized, functions located and
 //!   lifted, program loaded into the engine, every format solved);

@@ -1,5 +1,5 @@
 //! yt-dlp beside the service, in the same run: CPU per parse of its TikTok
-//! extractor on the very page the end-to-end section serves (issue 18).
+//! extractor on the very page the end-to-end section serves.
 //!
 //! yt-dlp is installed from PyPI, pinned, into its own virtual environment
 //! under `target/bench-ytdlp`; `py/ytdlp_cpu.py` hands the extractor the saved

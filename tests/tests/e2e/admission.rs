@@ -1,4 +1,4 @@
-//! Admission control (issue 19, item 2): parses in flight are bounded
+//! Admission control: parses in flight are bounded
 //! overall and per account; past the bounds and a short wait a parse answers
 //! `503 overloaded` with `Retry-After`, never `500` from a full instance pool.
 //! An upstream on loopback holds each admitted parse (and its instance)

@@ -1,4 +1,4 @@
-//! Chaos, counted (issue 19, item 8). 32 clients parse under idempotency
+//! Chaos, counted. 32 clients parse under idempotency
 //! keys (retrying a key until it gets a final answer) while the service is
 //! killed with SIGKILL and restarted ten times on the same SQLite file; then
 //! the books are read: every charged answer has its ledger row, Σ ledger =

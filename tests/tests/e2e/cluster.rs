@@ -1,4 +1,4 @@
-//! Several hosts on one PostgreSQL (issue 16): three real `mediaparse serve`
+//! Several hosts on one PostgreSQL: three real `mediaparse serve`
 //! processes on the test PostgreSQL server (Debian's binaries, started by the
 //! host crate's test harness), 64 clients spread across them.
 //!

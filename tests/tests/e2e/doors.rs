@@ -1,4 +1,4 @@
-//! Every door has the same locks (issue 19, item 1): MCP `parse_media`
+//! Every door has the same locks: MCP `parse_media`
 //! spends the same per-key rate limit as REST, MCP sessions are bounded per
 //! key and overall, and the account view is rate limited. Real binary, raw
 //! JSON-RPC over HTTP on loopback.

@@ -1,4 +1,4 @@
-//! Platforms as data (issue 13 item 3): a platform the host was never built
+//! Platforms as data: a platform the host was never built
 //! for, dropped into a running service's extractors folder as
 //! `<id>.wasm` + `<id>.toml`, is served, listed and priced from its file —
 //! no host rebuild, no restart.

@@ -1,4 +1,4 @@
-//! Fuzz smoke on stable (issue 19, item 9): every cargo-fuzz target's body
+//! Fuzz smoke on stable: every cargo-fuzz target's body
 //! (`fuzz/bodies/`, the very functions the nightly targets call) on a fixed
 //! number of generated inputs — raw bytes, and strings stitched from the
 //! fragments the parsers care about (tags, quotes, escapes, multi-byte

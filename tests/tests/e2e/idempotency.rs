@@ -1,4 +1,4 @@
-//! Safe retries (issue 19, item 4): `Idempotency-Key` on both parse
+//! Safe retries: `Idempotency-Key` on both parse
 //! endpoints and the MCP tool, Stripe's semantics. Real binary, real SQLite,
 //! the recorded TikTok photo post behind the fake upstream.
 

@@ -1,4 +1,4 @@
-//! Network edges (issue 19, item 7): an upstream body is capped however it
+//! Network edges: an upstream body is capped however it
 //! arrives — a gzip or brotli bomb stops at the cap of inflated bytes, and a
 //! `Content-Length` over the cap is refused before the body is read. A raw
 //! HTTP/1.1 upstream on loopback; the cap is `MEDIAPARSE_UPSTREAM_MAX_BODY_BYTES`.

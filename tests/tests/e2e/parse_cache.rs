@@ -1,4 +1,4 @@
-//! The parse cache (issue 18 item 4), over real HTTP: concurrent parses of
+//! The parse cache, over real HTTP: concurrent parses of
 //! one post share one upstream extraction; a kept result is served again
 //! within its TTL, never past the expiry its media URLs carry; the request's
 //! `Cache-Control: no-cache` bypasses it; every parse is still charged; and

@@ -1,4 +1,4 @@
-//! The robustness suite (issue 9): load, upstream faults and bad input,
+//! The robustness suite: load, upstream faults and bad input,
 //! against the real binary and the real components. Bounded in time: the
 //! load is a fixed number of requests, the faults use a 400 ms upstream
 //! timeout, and the property tests run `PROPTEST_CASES` cases (default 128

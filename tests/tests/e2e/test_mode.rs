@@ -1,4 +1,4 @@
-//! Test knobs only in test mode (issue 19, item 6): without `--test-mode`,
+//! Test knobs only in test mode: without `--test-mode`,
 //! `serve` refuses to start while a test knob is set (naming it); test mode
 //! refuses a non-loopback listen address. The harness (`Service::start`)
 //! passes `--test-mode`, so every other end-to-end test proves the knobs

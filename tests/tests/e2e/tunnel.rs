@@ -1,4 +1,4 @@
-//! Media delivery through the tunnel (issue 15), end to end: a TikTok photo
+//! Media delivery through the tunnel, end to end: a TikTok photo
 //! post parsed with `?delivery=tunnel` by the real binary; every media URL
 //! points at the service, needs no headers, and downloads the bytes the
 //! (fake) CDN serves only with the Referer the extractor asked for. Altered

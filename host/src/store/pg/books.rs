@@ -238,7 +238,7 @@ impl Pg {
     }
 
     pub fn key(&self, id: &str) -> StoreResult<KeyRecord> {
-        key_by_id(&mut *self.client()?, id)
+        key_by_id(&mut **self.client()?, id)
     }
 
     pub fn keys(&self) -> StoreResult<Vec<KeyRecord>> {

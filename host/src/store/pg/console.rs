@@ -1,4 +1,4 @@
-//! Issue 17's console data on PostgreSQL: users, their sessions, and the
+//! The console's data on PostgreSQL: users, their sessions, and the
 //! overview's credits by day. The same statements as the SQLite side.
 
 use std::collections::BTreeMap;
@@ -360,7 +360,7 @@ impl Pg {
 
     pub fn recent_charges(&self, account: &str, n: usize) -> StoreResult<Vec<UsageEntry>> {
         super::reports::recent_entries(
-            &mut *self.client()?,
+            &mut **self.client()?,
             " WHERE account_id = $1",
             &[&account],
             n,

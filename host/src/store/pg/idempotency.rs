@@ -1,4 +1,4 @@
-//! Issue 19's books on PostgreSQL: Idempotency-Key records, the balance read
+//! The books on PostgreSQL: Idempotency-Key records, the balance read
 //! before a charge, and the charge at most once per server-minted request id
 //! with its `ledger_daily` count in the same statement.
 

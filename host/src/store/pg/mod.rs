@@ -11,32 +11,30 @@ mod books;
 mod connect;
 mod console;
 mod idempotency;
+mod pool;
 mod reports;
 mod schema;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use r2d2_postgres::PostgresConnectionManager;
 use r2d2_postgres::r2d2;
-use tokio_postgres_rustls::MakeRustlsConnect;
 
 use super::{StoreError, StoreResult};
 
 pub use connect::Connector;
 pub use idempotency::CHARGE_SETTLE_BUDGET;
+pub use pool::{DEFAULT_POOL_SIZE, POOL_RESERVE, parses_for_pool, pool_size_for};
 pub(super) use reports::Filter;
 #[cfg(test)]
 pub use schema::{PG_MIGRATIONS, migrate_to};
 
-type Manager = PostgresConnectionManager<MakeRustlsConnect>;
+use pool::Manager;
 pub(super) type PooledClient = r2d2::PooledConnection<Manager>;
 
 /// How long a request waits for a pooled connection before the store answers
 /// "database unavailable" (a stopped server must not hang every request).
 const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(2);
-/// Connections per host; PostgreSQL's default `max_connections` is 100.
-const POOL_SIZE: u32 = 16;
 
 /// A pool of connections to one PostgreSQL database; cheap to clone.
 #[derive(Clone)]
@@ -64,24 +62,49 @@ impl Drop for PoolHolder {
 impl Pg {
     /// Connect (checking the server answers) and apply missing migrations.
     pub fn connect(url: &str) -> StoreResult<Pg> {
-        let pg = Pg::connect_unmigrated(url)?;
+        Pg::connect_sized(url, DEFAULT_POOL_SIZE)
+    }
+
+    /// [`Pg::connect`] for a host admitting `max_parses` parses at once: the
+    /// pool is sized by [`pool_size_for`], bounded by `cap` and by the
+    /// connections the server takes from ordinary users.
+    pub fn connect_for_parses(url: &str, max_parses: usize, cap: Option<u32>) -> StoreResult<Pg> {
+        let connector = Connector::from_url(url)?;
+        let mut direct = connector.connect().map_err(|e| {
+            StoreError::Unavailable(format!("cannot reach PostgreSQL: {}", with_causes(&e)))
+        })?;
+        let server_allows = server_allows(&mut direct)?;
+        drop(direct);
+        let size = pool_size_for(max_parses, cap, Some(server_allows));
+        Pg::connect_sized(url, size)
+    }
+
+    /// [`Pg::connect`] with a pool of `pool_size` connections.
+    pub fn connect_sized(url: &str, pool_size: u32) -> StoreResult<Pg> {
+        let pg = Pg::connect_unmigrated_sized(url, pool_size)?;
         schema::migrate(&mut *pg.client()?)?;
         Ok(pg)
     }
 
     /// Connect without touching the schema (reading a version, copying into).
     pub fn connect_unmigrated(url: &str) -> StoreResult<Pg> {
+        Pg::connect_unmigrated_sized(url, DEFAULT_POOL_SIZE)
+    }
+
+    fn connect_unmigrated_sized(url: &str, pool_size: u32) -> StoreResult<Pg> {
         let connector = Connector::from_url(url)?;
         let pool = r2d2::Pool::builder()
-            .max_size(POOL_SIZE)
+            .max_size(pool_size.max(1))
             .min_idle(Some(1))
             .connection_timeout(CHECKOUT_TIMEOUT)
-            // No ping on checkout (it would add a round trip to every call):
-            // a connection that died with the server fails its next call
-            // (answered `database_unavailable`) and is dropped on return, so
-            // the hosts recover by themselves when the server is back.
-            .test_on_check_out(false)
-            .build(PostgresConnectionManager::new(
+            // The checkout test is the generation check only, no round trip
+            // (see `pool`): a connection that died with the server fails its
+            // next call (answered `database_unavailable`), and its return
+            // discards every idle connection from before, so the hosts
+            // recover by themselves when the server is back.
+            .test_on_check_out(true)
+            .error_handler(Box::new(pool::ErrorLog))
+            .build(Manager::new(
                 connector.config.clone(),
                 connector.tls.clone(),
             ))
@@ -109,14 +132,33 @@ impl Pg {
             .map_err(|e| StoreError::Unavailable(e.to_string()))
     }
 
+    /// Connections this pool holds at most.
+    pub fn pool_size(&self) -> u32 {
+        self.pool.0.as_ref().map_or(0, |p| p.max_size())
+    }
+
     /// How this pool connects (for the key-change listener's own connection).
     pub fn connector(&self) -> &Connector {
         &self.connector
     }
 
     pub fn schema_version(&self) -> StoreResult<u32> {
-        schema::version(&mut *self.client()?)
+        schema::version(&mut **self.client()?)
     }
+}
+
+/// Connections the server takes from ordinary users: `max_connections`
+/// less the slots reserved for superusers (and, from PostgreSQL 16, for
+/// `pg_use_reserved_connections`).
+fn server_allows(client: &mut postgres::Client) -> StoreResult<u32> {
+    let row = client.query_one(
+        "SELECT current_setting('max_connections')::int
+              - current_setting('superuser_reserved_connections')::int
+              - coalesce(current_setting('reserved_connections', true)::int, 0)",
+        &[],
+    )?;
+    let allows: i32 = row.get(0);
+    Ok(u32::try_from(allows).unwrap_or(0).max(1))
 }
 
 /// Map a driver error: a lost or refused connection is "unavailable"

@@ -1,4 +1,4 @@
-//! Issue 15's tunnel traffic and issue 19's bounded usage on PostgreSQL.
+//! The tunnel's traffic and the bounded usage reports on PostgreSQL.
 //! Their filters are built once by the SQLite side (`?n` placeholders and
 //! rusqlite values) and translated here, so both backends filter alike.
 

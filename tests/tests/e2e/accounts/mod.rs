@@ -1,4 +1,4 @@
-//! Keys, accounts and credits end to end (issue 3): the real binary, a real
+//! Keys, accounts and credits end to end: the real binary, a real
 //! SQLite file, the real TikTok component, real HTTP to a fake upstream that
 //! replays TikTok fixture cases. One module per topic.
 

@@ -1,4 +1,4 @@
-//! The web console (issue 17): plain-HTTP tests of its flows and security
+//! The web console: plain-HTTP tests of its flows and security
 //! rules (`http`, with the cookie-keeping client of `support`), and the
 //! issue's flow in headless Chromium over WebDriver (`browser`).
 

@@ -1,4 +1,4 @@
-//! Egress (issue 14): exit pools through real proxy processes (`tinyproxy`
+//! Egress: exit pools through real proxy processes (`tinyproxy`
 //! for HTTP, `danted` for SOCKS5, Debian packages `cargo xtask test`
 //! installs), cooling-off and the `503` when every exit cools, what
 //! operators see, sessions picking up every redirect hop's cookies, and

@@ -1,4 +1,4 @@
-//! The tunnel leaves through the parse's exit (issue 14): media URLs may be
+//! The tunnel leaves through the parse's exit: media URLs may be
 //! bound to the IP that asked for them, so a tunnel token names the exit its
 //! parse used and the stream goes out through that same proxy. Two real
 //! `tinyproxy` exits take turns across parses; each parse's tunnelled media

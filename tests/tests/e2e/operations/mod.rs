@@ -1,4 +1,4 @@
-//! Operating the service (issue 7): hot reload of components and of the
+//! Operating the service: hot reload of components and of the
 //! configuration, the compiled cache, containment of hostile components,
 //! secrets, metrics, graceful shutdown, swapping under load, and the sealed
 //! sandbox. One module per topic; every test runs the real binary against
