@@ -58,7 +58,8 @@ pub struct OperatorConfig {
 }
 
 /// `[console]`: `signup = "invite"` (default: only invited users) or
-/// `"open"` (anyone may create an account, granted `starting_credits`).
+/// `"open"` (anyone may create an account, granted `starting_credits` once
+/// its e-mail address is verified through a link sent by `mail_command`).
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ConsoleSettings {
@@ -66,6 +67,13 @@ pub struct ConsoleSettings {
     pub signup: Signup,
     #[serde(default)]
     pub starting_credits: u32,
+    /// The program that sends the console's e-mail, as an argument vector
+    /// (`["/usr/sbin/sendmail", "-i", "--"]`): run without a shell, the
+    /// message (headers, blank line, text) on its standard input, the
+    /// recipient appended as the last argument and in `MEDIAPARSE_MAIL_TO`.
+    /// Required by `signup = "open"`.
+    #[serde(default)]
+    pub mail_command: Option<Vec<String>>,
 }
 
 #[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
@@ -250,6 +258,7 @@ impl OperatorConfig {
                 None => message,
             }
         })?;
+        check_console(&config.console)?;
         for (name, p) in &config.platforms {
             // Platforms are data: one can be dropped in at any time, so a
             // section for a platform not loaded (yet) is accepted when its
@@ -494,6 +503,21 @@ impl OperatorConfig {
 }
 
 /// A label operators see in the listing and the metrics.
+/// Open sign-up verifies addresses by e-mail, so it needs a way to send one.
+fn check_console(console: &ConsoleSettings) -> Result<(), String> {
+    match &console.mail_command {
+        Some(argv) if argv.first().is_none_or(|program| program.trim().is_empty()) => Err(
+            "[console] mail_command must name a program: [\"/usr/sbin/sendmail\", \"-i\", \"--\"], say"
+                .into(),
+        ),
+        None if console.signup == Signup::Open => Err(
+            "[console] signup = \"open\" needs mail_command: a new address is verified by an e-mailed link before it gets credits (see the configuration reference in README)"
+                .into(),
+        ),
+        _ => Ok(()),
+    }
+}
+
 fn is_label(label: &str) -> bool {
     (1..=64).contains(&label.len())
         && label
@@ -543,6 +567,20 @@ fn unquote(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn open_sign_up_needs_a_mail_command() {
+        let err = OperatorConfig::parse("[console]\nsignup = \"open\"\n").unwrap_err();
+        assert!(err.contains("mail_command"), "{err}");
+        let err = OperatorConfig::parse("[console]\nmail_command = []\n").unwrap_err();
+        assert!(err.contains("mail_command"), "{err}");
+        let c = OperatorConfig::parse(
+            "[console]\nsignup = \"open\"\nmail_command = [\"/usr/sbin/sendmail\", \"-i\", \"--\"]\n",
+        )
+        .unwrap();
+        assert_eq!(c.console.mail_command.unwrap().len(), 3);
+        assert!(OperatorConfig::parse("[console]\nsignup = \"invite\"\n").is_ok());
+    }
 
     #[test]
     fn parses_and_accepts_platforms_not_loaded_yet() {

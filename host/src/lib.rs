@@ -16,6 +16,7 @@ pub mod config;
 pub mod core;
 pub mod fetch;
 pub mod http;
+pub mod mail;
 pub mod metrics;
 pub mod operator;
 pub mod parse;

@@ -141,18 +141,20 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
     copy_table(
         &conn,
         &mut tx,
-        "SELECT id, account_id, email, password_hash, invite_hash, invite_expires_at, created_at
+        "SELECT id, account_id, email, password_hash, invite_hash, invite_expires_at, created_at,
+                signup_credits
          FROM users ORDER BY id",
         "INSERT INTO users (id, account_id, email, password_hash, invite_hash, invite_expires_at,
-                created_at)
+                created_at, signup_credits)
          SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],
-                $6::BIGINT[], $7::BIGINT[])",
+                $6::BIGINT[], $7::BIGINT[], $8::BIGINT[])",
         &[
             Col::Text,
             Col::Text,
             Col::Text,
             Col::Text,
             Col::Text,
+            Col::Int,
             Col::Int,
             Col::Int,
         ],

@@ -2,7 +2,10 @@
 //! calls must give the same answers on SQLite and PostgreSQL.
 
 use super::both::each_backend;
-use super::{Charge, Claim, SessionRecord, StoreError, StoredResponse, TunnelTraffic, UsageFilter};
+use super::{
+    Charge, Claim, SessionRecord, SignUpOutcome, StoreError, StoredResponse, TunnelTraffic,
+    UsageFilter,
+};
 
 const DAY: i64 = 86_400;
 
@@ -174,10 +177,48 @@ fn console_users_and_sessions() {
             s.invite_user("usr_3", "other", "ann@example.com", "h3", 200, 60)
                 .is_err()
         );
-        let bob = s.sign_up("usr_2", "bob@example.com", "pw", 25, 5).unwrap();
-        assert_eq!(s.balance(&bob.account_id).unwrap(), 25);
+        // Open sign-up: no credits and no password until the link is used.
+        let SignUpOutcome::Created(bob) = s
+            .sign_up("usr_2", "Bob@example.com", "s1", 100, 25, 5)
+            .unwrap()
+        else {
+            panic!("a new address is created")
+        };
+        assert!(!bob.active);
+        assert_eq!(s.balance(&bob.account_id).unwrap(), 0);
+        assert!(
+            s.user_for_sign_in("bob@example.com")
+                .unwrap()
+                .unwrap()
+                .password_hash
+                .is_none()
+        );
+        // Again before verifying: the same user, a new link, no new account.
+        assert!(matches!(
+            s.sign_up("usr_4", "bob@example.com", "s2", 100, 99, 6).unwrap(),
+            SignUpOutcome::Pending(u) if u.id == "usr_2"
+        ));
+        assert!(s.accept_invite("s1", "pw", 7).is_err());
+        assert!(s.accept_invite("s2", "pw", 7).unwrap().active);
+        assert_eq!(s.balance("bob@example.com").unwrap(), 25);
         assert!(s.account("bob@example.com").unwrap().consistent());
-        assert!(s.sign_up("usr_4", "bob@example.com", "pw", 25, 6).is_err());
+        // Verified: taken, and a reset link later grants nothing more.
+        assert_eq!(
+            s.sign_up("usr_5", "bob@example.com", "s3", 100, 25, 8)
+                .unwrap(),
+            SignUpOutcome::Taken
+        );
+        s.invite_user("usr_6", "bob@example.com", "bob@example.com", "s4", 100, 9)
+            .unwrap();
+        s.accept_invite("s4", "pw2", 10).unwrap();
+        assert_eq!(s.balance("bob@example.com").unwrap(), 25);
+        // An account of that name without a user is taken too.
+        s.create_account("carl@example.com", 11).unwrap();
+        assert_eq!(
+            s.sign_up("usr_7", "carl@example.com", "s5", 100, 25, 12)
+                .unwrap(),
+            SignUpOutcome::Taken
+        );
         assert_eq!(s.user("usr_2").unwrap().email, "bob@example.com");
         assert_eq!(s.users(None).unwrap().len(), 2);
         assert_eq!(s.users(Some("acme")).unwrap().len(), 1);

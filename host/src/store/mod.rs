@@ -54,7 +54,7 @@ pub use keys::KeyEdit;
 pub use sessions::SessionRecord;
 pub use tunnel_usage::{TunnelTraffic, TunnelUsage, TunnelUsageGroup};
 pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
-pub use users::{SignInRecord, UserRecord};
+pub use users::{SIGN_UP_GRANT_REASON, SignInRecord, SignUpOutcome, UserRecord, normalize_email};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -130,6 +130,9 @@ const MIGRATIONS: &[&str] = &[
     // and an index for an account's grants log, newest first.
     "ALTER TABLE credit_grants ADD COLUMN reason TEXT;
      CREATE INDEX credit_grants_by_account ON credit_grants (account_id, id);",
+    // 9: an open sign-up waiting for its e-mail address to be verified: the
+    // credits it gets when the link is used (NULL: none waiting).
+    "ALTER TABLE users ADD COLUMN signup_credits BIGINT;",
 ];
 
 /// The schema version this binary writes and understands.

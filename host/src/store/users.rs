@@ -43,6 +43,20 @@ fn user_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SignInRecord> {
     })
 }
 
+/// What an open sign-up did with an address ([`Store::sign_up`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SignUpOutcome {
+    /// A new account and its user, waiting for the link to be used.
+    Created(UserRecord),
+    /// The address signed up before and is still unverified; it has a new link.
+    Pending(UserRecord),
+    /// The address has an account or a user already; nothing changed.
+    Taken,
+}
+
+/// The grants log's reason for a verified sign-up's starting credits.
+pub const SIGN_UP_GRANT_REASON: &str = "open sign-up, address verified";
+
 /// E-mail addresses are compared lower-case and trimmed.
 pub fn normalize_email(email: &str) -> StoreResult<String> {
     let email = email.trim().to_ascii_lowercase();
@@ -163,7 +177,7 @@ impl Store {
         dispatch!(
             self,
             |c| {
-                let tx = c.transaction()?;
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
                 let user = tx
                 .query_row(
                     &format!(
@@ -174,10 +188,27 @@ impl Store {
                 )
                 .optional()?
                 .ok_or_else(|| StoreError::NotFound("invitation", "link".into()))?;
+                // A sign-up's credits, granted once: the link that verifies
+                // the address is used up in this transaction.
+                let waiting: Option<i64> = tx.query_row(
+                    "SELECT signup_credits FROM users WHERE id = ?1",
+                    [&user.user.id],
+                    |r| r.get(0),
+                )?;
+                if let Some(credits) = waiting.filter(|c| *c > 0) {
+                    tx.execute(
+                        "UPDATE accounts SET balance = balance + ?2 WHERE id = ?1",
+                        params![user.user.account_id, credits],
+                    )?;
+                    tx.execute(
+                        "INSERT INTO credit_grants (account_id, credits, created_at, reason) VALUES (?1, ?2, ?3, ?4)",
+                        params![user.user.account_id, credits, now, SIGN_UP_GRANT_REASON],
+                    )?;
+                }
                 tx.execute(
-                "UPDATE users SET password_hash = ?2, invite_hash = NULL, invite_expires_at = NULL WHERE id = ?1",
-                params![user.user.id, password_hash],
-            )?;
+                    "UPDATE users SET password_hash = ?2, invite_hash = NULL, invite_expires_at = NULL, signup_credits = NULL WHERE id = ?1",
+                    params![user.user.id, password_hash],
+                )?;
                 tx.execute(
                     "DELETE FROM console_sessions WHERE user_id = ?1",
                     [&user.user.id],
@@ -192,56 +223,82 @@ impl Store {
         )
     }
 
-    /// Open sign-up: a new account named after the e-mail address, with
-    /// its first user (password set) and `starting_credits` granted.
+    /// Open sign-up of `email`, before its address is verified. A new
+    /// address gets an account named after it (balance 0) and a user
+    /// without a password whose one-time link is `invite_hash`;
+    /// `starting_credits` wait in the user row until the link is used
+    /// ([`Store::accept_invite`] grants them). An address still waiting
+    /// gets `invite_hash` as its new link. An address with an account or a
+    /// user already is left alone. Never two accounts for one address.
     pub fn sign_up(
         &self,
         user_id: &str,
         email: &str,
-        password_hash: &str,
+        invite_hash: &str,
+        invite_expires_at: i64,
         starting_credits: i64,
         now: i64,
-    ) -> StoreResult<UserRecord> {
+    ) -> StoreResult<SignUpOutcome> {
         let email = normalize_email(email)?;
         validate_account_id(&email)?;
+        let credits = starting_credits.max(0);
         dispatch!(
             self,
             |c| {
-                let tx = c.transaction()?;
-                let taken: i64 = tx.query_row(
-                "SELECT (SELECT COUNT(*) FROM accounts WHERE id = ?1) + (SELECT COUNT(*) FROM users WHERE email = ?1)",
-                [&email],
-                |r| r.get(0),
-            )?;
-                if taken > 0 {
-                    return Err(StoreError::Invalid(
-                        "this e-mail address cannot sign up; ask for an invitation".into(),
-                    ));
-                }
-                tx.execute(
-                    "INSERT INTO accounts (id, balance, created_at) VALUES (?1, ?2, ?3)",
-                    params![email, starting_credits.max(0), now],
-                )?;
-                if starting_credits > 0 {
-                    tx.execute(
-                    "INSERT INTO credit_grants (account_id, credits, created_at) VALUES (?1, ?2, ?3)",
-                    params![email, starting_credits, now],
-                )?;
-                }
-                tx.execute(
-                "INSERT INTO users (id, account_id, email, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-                params![user_id, email, email, password_hash, now],
-            )?;
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                let existing = tx
+                    .query_row(
+                        &format!(
+                            "SELECT {USER_COLUMNS}, signup_credits IS NOT NULL FROM users WHERE email = ?1"
+                        ),
+                        [&email],
+                        |r| Ok((user_from_row(r)?, r.get::<_, bool>(5)?)),
+                    )
+                    .optional()?;
+                let outcome = match existing {
+                    Some((found, true)) if found.password_hash.is_none() => {
+                        tx.execute(
+                            "UPDATE users SET invite_hash = ?2, invite_expires_at = ?3 WHERE id = ?1",
+                            params![found.user.id, invite_hash, invite_expires_at],
+                        )?;
+                        SignUpOutcome::Pending(found.user)
+                    }
+                    Some(_) => SignUpOutcome::Taken,
+                    None => {
+                        let made = tx.execute(
+                            "INSERT INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)
+                             ON CONFLICT (id) DO NOTHING",
+                            params![email, now],
+                        )?;
+                        if made == 0 {
+                            SignUpOutcome::Taken
+                        } else {
+                            tx.execute(
+                                "INSERT INTO users (id, account_id, email, invite_hash, invite_expires_at, signup_credits, created_at)
+                                 VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6)",
+                                params![user_id, email, invite_hash, invite_expires_at, credits, now],
+                            )?;
+                            SignUpOutcome::Created(UserRecord {
+                                id: user_id.to_string(),
+                                account_id: email.clone(),
+                                email: email.clone(),
+                                active: false,
+                                created_at: now,
+                            })
+                        }
+                    }
+                };
                 tx.commit()?;
-                Ok(UserRecord {
-                    id: user_id.to_string(),
-                    account_id: email.clone(),
-                    email,
-                    active: true,
-                    created_at: now,
-                })
+                Ok(outcome)
             },
-            |p| p.sign_up(user_id, &email, password_hash, starting_credits, now)
+            |p| p.sign_up(
+                user_id,
+                &email,
+                invite_hash,
+                invite_expires_at,
+                credits,
+                now
+            )
         )
     }
 
@@ -347,23 +404,78 @@ mod tests {
     }
 
     #[test]
-    fn open_sign_up_grants_starting_credits_once() {
+    fn open_sign_up_grants_starting_credits_once_when_verified() {
         let (_d, store) = store();
-        let user = store
-            .sign_up("usr_1", "bob@example.com", "pw", 25, 5)
-            .unwrap();
+        let SignUpOutcome::Created(user) = store
+            .sign_up("usr_1", "bob@example.com", "h1", 100, 25, 5)
+            .unwrap()
+        else {
+            panic!("a new address is created");
+        };
         assert_eq!(user.account_id, "bob@example.com");
+        assert_eq!(
+            store.balance("bob@example.com").unwrap(),
+            0,
+            "not verified yet"
+        );
+        assert!(store.user_by_invite("h1", 99).unwrap().is_some());
+        assert!(
+            store.user_by_invite("h1", 100).unwrap().is_none(),
+            "expired"
+        );
+        assert!(matches!(
+            store.sign_up("usr_2", "bob@example.com", "h2", 200, 25, 6).unwrap(),
+            SignUpOutcome::Pending(u) if u.id == "usr_1"
+        ));
+        assert!(store.user_by_invite("h1", 7).unwrap().is_none(), "replaced");
+        store.accept_invite("h2", "pw", 8).unwrap();
+        assert!(store.accept_invite("h2", "pw", 9).is_err(), "used up");
         assert_eq!(store.balance("bob@example.com").unwrap(), 25);
         assert!(store.account("bob@example.com").unwrap().consistent());
+        assert_eq!(
+            store
+                .sign_up("usr_3", "bob@example.com", "h3", 300, 25, 10)
+                .unwrap(),
+            SignUpOutcome::Taken
+        );
+        assert!(store.user_by_invite("h3", 11).unwrap().is_none());
+        assert_eq!(store.users(None).unwrap().len(), 1);
         assert!(
             store
-                .sign_up("usr_2", "bob@example.com", "pw", 25, 6)
+                .sign_up("usr_4", "not-an-address", "h4", 300, 0, 6)
                 .is_err()
         );
-        assert!(
-            store
-                .sign_up("usr_3", "not-an-address", "pw", 0, 6)
-                .is_err()
-        );
+    }
+
+    #[test]
+    fn racing_sign_ups_of_one_address_make_one_account() {
+        let (_d, store) = store();
+        let store = std::sync::Arc::new(store);
+        let outcomes: Vec<SignUpOutcome> = std::thread::scope(|scope| {
+            let runs: Vec<_> = (0..8)
+                .map(|i| {
+                    let store = store.clone();
+                    scope.spawn(move || {
+                        store
+                            .sign_up(
+                                &format!("usr_{i}"),
+                                "ann@example.com",
+                                &format!("h{i}"),
+                                100,
+                                5,
+                                1,
+                            )
+                            .unwrap()
+                    })
+                })
+                .collect();
+            runs.into_iter().map(|r| r.join().unwrap()).collect()
+        });
+        let created = outcomes
+            .iter()
+            .filter(|o| matches!(o, SignUpOutcome::Created(_)))
+            .count();
+        assert_eq!(created, 1, "{outcomes:?}");
+        assert_eq!(store.users(None).unwrap().len(), 1);
     }
 }

@@ -12,7 +12,7 @@
 //! |---|---|
 //! | `GET/POST /console/sign-in`, `POST /console/sign-out[-everywhere]` | sessions |
 //! | `GET/POST /console/invite/{secret}` | one-time link: set the password |
-//! | `GET/POST /console/sign-up` | open sign-up (`[console] signup = "open"`) |
+//! | `GET/POST /console/sign-up` | open sign-up (`[console] signup = "open"`): a link by e-mail |
 //! | `GET /console`, `/console/keys…`, `/console/usage[.csv]`, `/console/playground`, `/console/docs` | customer pages |
 //! | `GET/POST /console/admin…` | operator pages (operator token sign-in) |
 //! | `POST /api/v1/admin/users`, `GET /api/v1/admin/users` | invite a user (operator token) |
@@ -25,6 +25,7 @@ mod layout;
 mod playground;
 mod session;
 mod sign_in;
+mod sign_up;
 mod usage;
 
 use std::sync::Arc;

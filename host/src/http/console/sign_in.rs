@@ -1,5 +1,6 @@
 //! Signing in and out: customers by e-mail and password, the operator by
-//! the operator token; one-time invitation links; open sign-up.
+//! the operator token; one-time invitation links (which also verify an
+//! open sign-up's address, `sign_up`).
 //!
 //! Password hashing is the expensive part, so it comes last: the form's
 //! CSRF token, the throttle and the lookup (invitation secret known, e-mail
@@ -29,7 +30,6 @@ use super::session::{
 };
 use crate::auth::password_pool::{PoolError, RETRY_AFTER_S};
 use crate::config::Signup;
-use crate::core::ids::new_id;
 
 pub fn router() -> Router<Arc<AppState>> {
     Router::new()
@@ -40,7 +40,10 @@ pub fn router() -> Router<Arc<AppState>> {
             "/console/invite/{secret}",
             get(invite_page).post(accept_invite),
         )
-        .route("/console/sign-up", get(sign_up_page).post(sign_up))
+        .route(
+            "/console/sign-up",
+            get(super::sign_up::sign_up_page).post(super::sign_up::sign_up),
+        )
         .route(
             "/console/admin/sign-in",
             get(operator_page).post(operator_sign_in),
@@ -48,10 +51,10 @@ pub fn router() -> Router<Arc<AppState>> {
 }
 
 const SIGN_IN_REFUSED: &str = "Wrong e-mail or password.";
-const THROTTLED: &str = "Too many sign-in attempts. Wait a few minutes and try again.";
+pub(super) const THROTTLED: &str = "Too many sign-in attempts. Wait a few minutes and try again.";
 
 /// The pre-session CSRF token: the cookie's, or a fresh one to set.
-fn form_token(state: &AppState, headers: &HeaderMap) -> (String, Option<String>) {
+pub(super) fn form_token(state: &AppState, headers: &HeaderMap) -> (String, Option<String>) {
     match read_cookie(state, headers, FORM_COOKIE) {
         Some(t) => (t.to_string(), None),
         None => {
@@ -62,7 +65,7 @@ fn form_token(state: &AppState, headers: &HeaderMap) -> (String, Option<String>)
     }
 }
 
-fn with_cookie(mut response: Response, set: Option<String>) -> Response {
+pub(super) fn with_cookie(mut response: Response, set: Option<String>) -> Response {
     if let Some(v) = set.and_then(|v| v.parse().ok()) {
         response.headers_mut().append(header::SET_COOKIE, v);
     }
@@ -70,7 +73,7 @@ fn with_cookie(mut response: Response, set: Option<String>) -> Response {
 }
 
 /// The pre-session form's field matches its cookie.
-fn form_csrf_ok(state: &AppState, headers: &HeaderMap, form: &Form) -> bool {
+pub(super) fn form_csrf_ok(state: &AppState, headers: &HeaderMap, form: &Form) -> bool {
     read_cookie(state, headers, FORM_COOKIE).is_some_and(|c| same_secret(form.get("csrf"), c))
 }
 
@@ -95,7 +98,7 @@ fn pool_failed(e: PoolError) -> Response {
     }
 }
 
-fn csrf_refused() -> Response {
+pub(super) fn csrf_refused() -> Response {
     refusal(
         StatusCode::FORBIDDEN,
         "Request refused",
@@ -266,14 +269,10 @@ fn signed_out(state: &AppState) -> Response {
     response
 }
 
-fn password_form(action: &str, csrf: &str, email: Option<&str>) -> Markup {
+fn password_form(action: &str, csrf: &str) -> Markup {
     html! {
         form method="post" action=(action) {
             (csrf_field(csrf))
-            @if let Some(email) = email {
-                label for="email" { "E-mail" }
-                input #email type="email" name="email" autocomplete="username" required value=(email);
-            }
             label for="password" { "New password (10 characters or more)" }
             input #password type="password" name="password" autocomplete="new-password" minlength="10" required;
             div { button type="submit" { "Set password and sign in" } }
@@ -306,7 +305,7 @@ async fn invite_page(
     let (csrf, set) = form_token(&state, &headers);
     let body = html! {
         p { "Welcome, " strong { (user.email) } " (account " code { (user.account_id) } "). Choose a password; this link then stops working." }
-        (password_form(&format!("/console/invite/{secret}"), &csrf, None))
+        (password_form(&format!("/console/invite/{secret}"), &csrf))
     };
     with_cookie(
         respond(
@@ -351,7 +350,7 @@ async fn accept_invite(
     let password_hash = match hashed {
         Ok(h) => h,
         Err(e) => {
-            let body = password_form(&format!("/console/invite/{secret}"), form.get("csrf"), None);
+            let body = password_form(&format!("/console/invite/{secret}"), form.get("csrf"));
             return respond(
                 StatusCode::BAD_REQUEST,
                 page(
@@ -369,7 +368,10 @@ async fn accept_invite(
         match tokio::task::spawn_blocking(move || store.accept_invite(&hash, &password_hash, now))
             .await
         {
-            Ok(Ok(user)) => user,
+            Ok(Ok(user)) => {
+                tracing::info!(user = %user.id, "console: password set through a one-time link");
+                user
+            }
             Ok(Err(crate::store::StoreError::NotFound(..))) => return invalid_link(),
             Ok(Err(e)) => return internal(e).into_response(),
             Err(e) => return internal(e).into_response(),
@@ -377,106 +379,6 @@ async fn accept_invite(
     match session::start(&state, Some(user.id), false).await {
         Ok(cookie) => signed_in(cookie, "/console"),
         Err(r) => r,
-    }
-}
-
-fn sign_up_closed() -> Response {
-    refusal(
-        StatusCode::NOT_FOUND,
-        "Sign-up is closed",
-        "This service admits users by invitation. Ask its operator for an invitation link.",
-    )
-}
-
-async fn sign_up_page(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
-    let settings = state.services.config.load().console.clone();
-    if settings.signup != Signup::Open {
-        return sign_up_closed();
-    }
-    let (csrf, set) = form_token(&state, &headers);
-    let body = html! {
-        p { "A new account starts with " strong { (settings.starting_credits) " credits" } "." }
-        (password_form("/console/sign-up", &csrf, Some("")))
-    };
-    with_cookie(
-        respond(
-            StatusCode::OK,
-            page("Sign up", Nav::None, "", &Flash::None, body),
-        ),
-        set,
-    )
-}
-
-async fn sign_up(
-    State(state): State<Arc<AppState>>,
-    axum::Extension(throttle): axum::Extension<Arc<Throttle>>,
-    request: axum::extract::Request,
-) -> Response {
-    let settings = state.services.config.load().console.clone();
-    if settings.signup != Signup::Open {
-        return sign_up_closed();
-    }
-    let address = state.client_address(request.extensions(), request.headers());
-    let headers = request.headers().clone();
-    let Ok(body) = axum::body::to_bytes(request.into_body(), 16 * 1024).await else {
-        return refusal(
-            StatusCode::BAD_REQUEST,
-            "Request refused",
-            "The form could not be read.",
-        );
-    };
-    let form = Form::parse(&body);
-    if !form_csrf_ok(&state, &headers, &form) {
-        return csrf_refused();
-    }
-    let email = form.get("email").to_string();
-    let again = |status: StatusCode, message: String| {
-        let body = password_form("/console/sign-up", form.get("csrf"), Some(&email));
-        respond(
-            status,
-            page("Sign up", Nav::None, "", &Flash::Error(message), body),
-        )
-    };
-    // Sign-ups are attempts too: the same throttle keeps scripts out.
-    if !throttle.allow(&email, address) {
-        return again(StatusCode::TOO_MANY_REQUESTS, THROTTLED.into());
-    }
-    let password = form.get("password").to_string();
-    let hashed = match state
-        .guards
-        .passwords
-        .run(move || session::hash_password(&password))
-        .await
-    {
-        Ok(hashed) => hashed,
-        Err(e) => return pool_failed(e),
-    };
-    let password_hash = match hashed {
-        Ok(h) => h,
-        Err(e) => return again(StatusCode::BAD_REQUEST, e.to_string()),
-    };
-    let store = state.services.store.clone();
-    let now = state.auth_now();
-    let credits = i64::from(settings.starting_credits);
-    let address_for_log = email.clone();
-    let made = tokio::task::spawn_blocking(move || {
-        store.sign_up(
-            &new_id("usr"),
-            &address_for_log,
-            &password_hash,
-            credits,
-            now,
-        )
-    })
-    .await;
-    match made {
-        Ok(Ok(user)) => match session::start(&state, Some(user.id), false).await {
-            Ok(cookie) => signed_in(cookie, "/console"),
-            Err(r) => r,
-        },
-        Ok(Err(crate::store::StoreError::Invalid(m))) => again(StatusCode::BAD_REQUEST, m),
-        Ok(Err(e)) => internal(e).into_response(),
-        Err(e) => internal(e).into_response(),
     }
 }
 

@@ -8,7 +8,7 @@ use postgres::Row;
 use super::Pg;
 use crate::store::daily::{DailyCredits, LAST_CHARGED_USE};
 use crate::store::sessions::SessionRecord;
-use crate::store::users::{SignInRecord, UserRecord};
+use crate::store::users::{SIGN_UP_GRANT_REASON, SignInRecord, SignUpOutcome, UserRecord};
 use crate::store::{StoreError, StoreResult, UsageEntry};
 
 const USER_COLUMNS: &str = "id, account_id, email, password_hash, created_at";
@@ -121,8 +121,26 @@ impl Pg {
             )?
             .map(|r| user_from_row(&r))
             .ok_or_else(|| StoreError::NotFound("invitation", "link".into()))?;
+        // A sign-up's credits, granted once: the row is locked and its
+        // link used up in this transaction.
+        let waiting: Option<i64> = tx
+            .query_one(
+                "SELECT signup_credits FROM users WHERE id = $1",
+                &[&user.user.id],
+            )?
+            .get(0);
+        if let Some(credits) = waiting.filter(|c| *c > 0) {
+            tx.execute(
+                "UPDATE accounts SET balance = balance + $2 WHERE id = $1",
+                &[&user.user.account_id, &credits],
+            )?;
+            tx.execute(
+                "INSERT INTO credit_grants (account_id, credits, created_at, reason) VALUES ($1, $2, $3, $4)",
+                &[&user.user.account_id, &credits, &now, &SIGN_UP_GRANT_REASON],
+            )?;
+        }
         tx.execute(
-            "UPDATE users SET password_hash = $2, invite_hash = NULL, invite_expires_at = NULL WHERE id = $1",
+            "UPDATE users SET password_hash = $2, invite_hash = NULL, invite_expires_at = NULL, signup_credits = NULL WHERE id = $1",
             &[&user.user.id, &password_hash],
         )?;
         tx.execute(
@@ -140,47 +158,59 @@ impl Pg {
         &self,
         user_id: &str,
         email: &str,
-        password_hash: &str,
+        invite_hash: &str,
+        invite_expires_at: i64,
         starting_credits: i64,
         now: i64,
-    ) -> StoreResult<UserRecord> {
+    ) -> StoreResult<SignUpOutcome> {
         let mut c = self.client()?;
         let mut tx = c.transaction()?;
-        let taken: i64 = tx
-            .query_one(
-                "SELECT (SELECT COUNT(*) FROM accounts WHERE id = $1) + (SELECT COUNT(*) FROM users WHERE email = $1)",
+        let existing = tx
+            .query_opt(
+                &format!(
+                    "SELECT {USER_COLUMNS}, signup_credits IS NOT NULL FROM users WHERE email = $1
+                     FOR UPDATE"
+                ),
                 &[&email],
             )?
-            .get(0);
-        if taken > 0 {
-            return Err(StoreError::Invalid(
-                "this e-mail address cannot sign up; ask for an invitation".into(),
-            ));
-        }
-        // Two sign-ups racing for one address: the second insert breaks the
-        // primary key and its transaction rolls back.
-        tx.execute(
-            "INSERT INTO accounts (id, balance, created_at) VALUES ($1, $2, $3)",
-            &[&email, &starting_credits.max(0), &now],
-        )?;
-        if starting_credits > 0 {
-            tx.execute(
-                "INSERT INTO credit_grants (account_id, credits, created_at) VALUES ($1, $2, $3)",
-                &[&email, &starting_credits, &now],
-            )?;
-        }
-        tx.execute(
-            "INSERT INTO users (id, account_id, email, password_hash, created_at) VALUES ($1, $2, $3, $4, $5)",
-            &[&user_id, &email, &email, &password_hash, &now],
-        )?;
+            .map(|r| (user_from_row(&r), r.get::<_, bool>(5)));
+        let outcome = match existing {
+            Some((found, true)) if found.password_hash.is_none() => {
+                tx.execute(
+                    "UPDATE users SET invite_hash = $2, invite_expires_at = $3 WHERE id = $1",
+                    &[&found.user.id, &invite_hash, &invite_expires_at],
+                )?;
+                SignUpOutcome::Pending(found.user)
+            }
+            Some(_) => SignUpOutcome::Taken,
+            None => {
+                // Two sign-ups racing for one address: the second waits for
+                // the first's account row, then inserts nothing.
+                let made = tx.execute(
+                    "INSERT INTO accounts (id, balance, created_at) VALUES ($1, 0, $2)
+                     ON CONFLICT (id) DO NOTHING",
+                    &[&email, &now],
+                )?;
+                if made == 0 {
+                    SignUpOutcome::Taken
+                } else {
+                    tx.execute(
+                        "INSERT INTO users (id, account_id, email, invite_hash, invite_expires_at, signup_credits, created_at)
+                         VALUES ($1, $2, $2, $3, $4, $5, $6)",
+                        &[&user_id, &email, &invite_hash, &invite_expires_at, &starting_credits, &now],
+                    )?;
+                    SignUpOutcome::Created(UserRecord {
+                        id: user_id.to_string(),
+                        account_id: email.to_string(),
+                        email: email.to_string(),
+                        active: false,
+                        created_at: now,
+                    })
+                }
+            }
+        };
         tx.commit()?;
-        Ok(UserRecord {
-            id: user_id.to_string(),
-            account_id: email.to_string(),
-            email: email.to_string(),
-            active: true,
-            created_at: now,
-        })
+        Ok(outcome)
     }
 
     pub fn user_for_sign_in(&self, email: &str) -> StoreResult<Option<SignInRecord>> {

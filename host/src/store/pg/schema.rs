@@ -128,6 +128,8 @@ pub const PG_MIGRATIONS: &[&str] = &[
     // 8 (issue 17): grant reasons; an index for an account's grants log.
     "ALTER TABLE credit_grants ADD COLUMN reason TEXT;
      CREATE INDEX credit_grants_by_account ON credit_grants (account_id, id);",
+    // 9: credits an open sign-up gets once its address is verified.
+    "ALTER TABLE users ADD COLUMN signup_credits BIGINT;",
 ];
 
 /// Any fixed number; every host takes the same lock while migrating.

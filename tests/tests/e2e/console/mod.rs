@@ -6,5 +6,6 @@ mod browser;
 mod doors;
 mod http;
 mod recheck;
+mod signup;
 pub(crate) mod support;
 mod webdriver;
