@@ -201,7 +201,8 @@ impl RateLimits {
         match bucket.check() {
             Ok(state) => {
                 let remaining = state.remaining_burst_capacity().min(limit);
-                // The bucket refills one request per replenish interval.
+                // The bucket refills one request per replenish interval; counted
+                // from whole requests, so at most one interval more than exact.
                 let refill = state.quota().replenish_interval() * (limit - remaining);
                 Ok(Some(Allowance {
                     policy: self.scope,

@@ -1,7 +1,8 @@
 //! `GET /api/v1/account`: a key holder's own view — the account balance, the
 //! key's settings and the account's usage (totals, by platform, by key, the
-//! most recent charges). Same bearer token and 401 codes as a parse; not rate
-//! limited; costs nothing (`X-Credits-Charged: 0`).
+//! most recent charges). Same bearer token and 401 codes as a parse; rate
+//! limited in a bucket of its own (policy `account` in the `RateLimit`
+//! headers); costs nothing (`X-Credits-Charged: 0`).
 //!
 //! Query (all optional): `platform`, `from`, `to` (YYYY-MM-DD, RFC 3339 or
 //! unix seconds, as for `mediaparse usage`), `entries` (default 20, max 1000).
