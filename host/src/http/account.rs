@@ -1,7 +1,8 @@
 //! `GET /api/v1/account`: a key holder's own view — the account balance, the
 //! key's settings and the account's usage (totals, by platform, by key, the
-//! most recent charges). Same bearer token and 401 codes as a parse; not rate
-//! limited; costs nothing (`X-Credits-Charged: 0`).
+//! most recent charges). Same bearer token and 401 codes as a parse; rate
+//! limited in a bucket of its own (policy `account` in the `RateLimit`
+//! headers); costs nothing (`X-Credits-Charged: 0`).
 //!
 //! Query (all optional): `platform`, `from`, `to` (YYYY-MM-DD, RFC 3339 or
 //! unix seconds, as for `mediaparse usage`), `entries` (default 20, max 1000).
@@ -10,7 +11,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::rejection::QueryRejection;
-use axum::extract::{Query, State};
+use axum::extract::{Extension, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
@@ -20,6 +21,7 @@ use serde_json::json;
 use super::admin_keys::UsageQuery;
 use super::envelope::{ApiError, credits_zero_unless_set, internal};
 use super::extract::ApiKey;
+use super::rate_headers::{self, RateSlot};
 use super::state::AppState;
 use crate::operator;
 
@@ -27,6 +29,7 @@ pub fn router() -> Router<Arc<AppState>> {
     Router::new()
         .route("/api/v1/account", get(view))
         .layer(axum::middleware::map_response(credits_zero_unless_set))
+        .layer(axum::middleware::from_fn(rate_headers::layer))
 }
 
 #[derive(Deserialize)]
@@ -41,11 +44,13 @@ pub struct ViewQuery {
 async fn view(
     State(state): State<Arc<AppState>>,
     ApiKey(key): ApiKey,
+    slot: Option<Extension<RateSlot>>,
     q: Result<Query<ViewQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     // The account view reads the ledger: rate limited like a parse, in a bucket of its own.
     let default = state.services.config.load().limits.rate_limit_per_minute;
-    state.account_rate_limits.check(&key, default).await?;
+    let slot = slot.as_ref().map(|Extension(s)| s);
+    rate_headers::check(&state.account_rate_limits, &key, default, slot).await?;
     let Query(q) = q.map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))?;
     let filter = UsageQuery {
         account: Some(key.account_id.clone()),

@@ -19,6 +19,7 @@ pub mod openapi;
 pub mod ops;
 mod page_headers;
 mod parse;
+pub mod rate_headers;
 mod request_id;
 pub mod server;
 pub mod state;

@@ -22,6 +22,7 @@ use super::cache_status;
 use super::envelope::{ApiError, CREDITS_HEADER, credits_zero_unless_set};
 use super::extract::{ApiKey, JsonBody};
 use super::idempotency::{self, Answer, RequestIds};
+use super::rate_headers;
 use super::request_id::{ClientRequestId, RequestId};
 use super::state::AppState;
 use crate::core::ErrorCode;
@@ -34,6 +35,8 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/api/v1/platforms/{platform}/parse", post(platform))
         // Every parse answer says what it cost, failures (rejections included) 0.
         .layer(axum::middleware::map_response(credits_zero_unless_set))
+        // ... and, once the key was counted, where it stands in its rate limit.
+        .layer(axum::middleware::from_fn(rate_headers::layer))
 }
 
 /// A customer key within its rate limit.
@@ -48,7 +51,8 @@ impl FromRequestParts<Arc<AppState>> for ParseKey {
     ) -> Result<Self, ApiError> {
         let ApiKey(key) = ApiKey::from_request_parts(parts, state).await?;
         let default = state.services.config.load().limits.rate_limit_per_minute;
-        state.rate_limits.check(&key, default).await?;
+        let slot = parts.extensions.get::<rate_headers::RateSlot>();
+        rate_headers::check(&state.rate_limits, &key, default, slot).await?;
         Ok(ParseKey(key))
     }
 }

@@ -138,8 +138,8 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
         )
     } else {
         (
-            RateLimits::new(options.rate_limit),
-            RateLimits::new(options.rate_limit),
+            RateLimits::new(options.rate_limit, "parse"),
+            RateLimits::new(options.rate_limit, "account"),
         )
     };
     let (config_source, config) = ConfigSource::open(options.config.clone())?;

@@ -83,8 +83,8 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         config_source: Arc::new(ConfigSource::default()),
         admin_token: admin_token.map(String::from),
         max_body_bytes: 64 * 1024,
-        rate_limits: RateLimits::new(None),
-        account_rate_limits: RateLimits::new(None),
+        rate_limits: RateLimits::new(None, "parse"),
+        account_rate_limits: RateLimits::new(None, "account"),
         mcp: McpSettings::default(),
         tunnel: Arc::new(crate::tunnel::TunnelSettings {
             public_base_url: "http://mp.test".into(),

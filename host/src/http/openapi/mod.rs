@@ -406,7 +406,7 @@ fn json_response(description: &str, schema: &str, credits: bool, retry_after: bo
         headers.insert(
             "Retry-After".into(),
             header(
-                "Seconds to wait before retrying (set with `upstream_rate_limited`).",
+                "Whole seconds to wait before retrying (set with `rate_limited`, `auth_throttled`, `upstream_rate_limited` and `database_unavailable`).",
                 json!({"type": "integer", "minimum": 0}),
                 false,
             ),
@@ -474,14 +474,19 @@ fn parse_operation(route: Route<'_>, example: &str, ids: &[&str]) -> Value {
                 &format!("Error envelope, nothing charged: {description}."),
                 &errors::schema_name(status, templated),
                 true,
-                status == 503,
+                status == 503 || status == 429,
             ),
         );
     }
-    // Any stored answer (a success or a 4xx) may be a replay.
-    for response in responses.values_mut() {
+    // Any stored answer (a success or a 4xx) may be a replay; any answer
+    // after the token was accepted says where the key stands in its limit.
+    for (status, response) in responses.iter_mut() {
         if let Some(headers) = response["headers"].as_object_mut() {
             headers.insert("Idempotent-Replayed".into(), replayed_header());
+            if status != "401" {
+                headers.insert("RateLimit-Policy".into(), rate_limit_policy_header());
+                headers.insert("RateLimit".into(), rate_limit_header());
+            }
         }
     }
     let mut op = json!({
@@ -553,6 +558,24 @@ fn cache_control_parameter() -> Value {
 }
 
 /// `Idempotent-Replayed: true` on an answer given again for a repeated key.
+/// `RateLimit-Policy` (draft-ietf-httpapi-ratelimit-headers; `http/rate_headers.rs`).
+fn rate_limit_policy_header() -> Value {
+    header(
+        "The key's rate limit (IETF draft-ietf-httpapi-ratelimit-headers): a structured-field list of one policy, `\"parse\";q=<requests>;w=60` (`q` requests per `w` seconds). Sent once the token is accepted; absent for a key whose rate limit is off.",
+        json!({"type": "string", "pattern": "^\"[a-z]+\";q=[0-9]+;w=[0-9]+$", "examples": ["\"parse\";q=60;w=60"]}),
+        false,
+    )
+}
+
+/// `RateLimit` (draft-ietf-httpapi-ratelimit-headers; `http/rate_headers.rs`).
+fn rate_limit_header() -> Value {
+    header(
+        "Where the key stands in the policy of `RateLimit-Policy`: `\"parse\";r=<remaining>;t=<seconds>`, the requests still allowed after this one and the whole seconds until the full quota is available again. A `429 rate_limited` says `r=0` and `t` equal to its `Retry-After`. Absent when `RateLimit-Policy` is.",
+        json!({"type": "string", "pattern": "^\"[a-z]+\";r=[0-9]+;t=[0-9]+$", "examples": ["\"parse\";r=42;t=17"]}),
+        false,
+    )
+}
+
 fn replayed_header() -> Value {
     header(
         "`true` when this is the stored answer to an earlier request with the same `Idempotency-Key` (nothing charged again; `X-Credits-Charged` is the original charge). Absent otherwise.",
