@@ -1,6 +1,6 @@
 //! The charge settle loop waits with async sleeps: while PostgreSQL is out
 //! of reach and a charge keeps retrying, the blocking pool stays free for
-//! other work (before, the whole 20 s of retries ran on one blocking thread).
+//! other work.
 
 use std::io::{Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{Bill, charge_settled};
-use crate::store::{DbLocation, Store, test_pg};
+use crate::store::{Charge, DbLocation, Store, test_pg};
 
 /// A loopback TCP forwarder to `target` that can be cut: open connections
 /// are shut and new ones refused.
@@ -115,5 +115,52 @@ fn a_charge_waiting_out_an_outage_holds_no_blocking_thread() {
         );
         charging.abort();
     });
+    runtime.shutdown_background();
+}
+
+/// PostgreSQL ends every connection, as a restart does, while the pool holds
+/// far more idle connections than the charge settle loop has tries (about
+/// 25 in its 20 s): the next charge still settles, because the first lost
+/// connection discards every idle one from before it.
+#[test]
+fn a_charge_settles_after_the_server_ends_every_idle_connection_of_a_large_pool() {
+    let idle = 64;
+    let url = test_pg::fresh_database();
+    let store = Store::connect_for_parses(&DbLocation::Postgres(url.clone()), idle, None).unwrap();
+    store.add_credits("acme", 10, 1).unwrap();
+    crate::store::backend_tests::fill_pool(&store, idle);
+    // What a fast shutdown does to every session: FATAL 57P01
+    // "terminating connection due to administrator command".
+    let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
+    let ended: i64 = admin
+        .query_one(
+            "SELECT count(*) FROM (SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+             WHERE datname = current_database() AND pid <> pg_backend_pid()) t",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert!(ended >= idle as i64, "{ended} sessions ended");
+    drop(admin);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let started = std::time::Instant::now();
+    let bill = Bill {
+        account: "acme".into(),
+        key_id: "k1".into(),
+        platform: "tiktok".into(),
+        price: 1,
+        request_id: "req_after_restart".into(),
+    };
+    let settled = runtime.block_on(charge_settled(&store, bill, 2));
+    let took = started.elapsed();
+    assert!(
+        matches!(settled, Ok(Charge::Charged { balance_after: 9 })),
+        "{settled:?} after {took:?}"
+    );
+    assert_eq!(store.ledger_count(None).unwrap(), 1);
     runtime.shutdown_background();
 }

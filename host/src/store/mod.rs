@@ -10,7 +10,7 @@
 
 mod accounts;
 #[cfg(test)]
-mod backend_tests;
+pub(crate) mod backend_tests;
 mod backup;
 #[cfg(test)]
 mod both;
