@@ -28,6 +28,7 @@ pub use idempotency::CHARGE_SETTLE_BUDGET;
 pub(super) use reports::Filter;
 #[cfg(test)]
 pub use schema::{PG_MIGRATIONS, migrate_to};
+pub(super) use schema::{PG_MIGRATIONS as MIGRATIONS, version as schema_version};
 
 type Manager = PostgresConnectionManager<MakeRustlsConnect>;
 pub(super) type PooledClient = r2d2::PooledConnection<Manager>;
