@@ -10,10 +10,12 @@ use serde_json::json;
 use crate::registry::{Registry, Runtime, SandboxLimits};
 
 mod database;
+mod diagnose;
 mod manage;
 mod tool;
 mod users;
 pub use database::{BackupArgs, MigrateArgs};
+pub use diagnose::DiagnoseArgs;
 pub use manage::{AccountsCommand, CreditsCommand, KeysCommand, UsageArgs};
 pub use users::UsersCommand;
 
@@ -45,6 +47,10 @@ pub struct Cli {
 pub enum Command {
     /// Run the HTTP service.
     Serve(ServeArgs),
+    /// Check what `serve` with the same options would meet (configuration,
+    /// database, extractors, exits, tunnel keys, ffmpeg, clock, file modes),
+    /// changing nothing; exit status 1 when a check fails.
+    Diagnose(DiagnoseArgs),
     /// Manage API keys.
     #[command(subcommand)]
     Keys(KeysCommand),
@@ -401,6 +407,7 @@ pub fn run_admin(db: &DbLocation, command: Command) -> anyhow::Result<i32> {
         Command::Usage(args) => manage::usage(db, args),
         Command::Users(c) => users::users(db, c),
         Command::Migrate(args) => database::migrate(db, args),
+        Command::Diagnose(args) => diagnose::run(db, args),
         Command::Backup(args) => database::backup(db, args),
         Command::Detect {
             url,

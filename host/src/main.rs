@@ -15,13 +15,7 @@ fn main() {
         Command::Serve(args) => {
             // Per-host files sit beside a SQLite file; on PostgreSQL they
             // go in MEDIAPARSE_DATA_DIR (default: the working directory).
-            let db = match &cli.db {
-                mediaparse::store::DbLocation::Sqlite(path) => path.clone(),
-                mediaparse::store::DbLocation::Postgres(_) => std::path::PathBuf::from(
-                    std::env::var_os("MEDIAPARSE_DATA_DIR").unwrap_or(".".into()),
-                )
-                .join("mediaparse.db"),
-            };
+            let db = cli.db.data_file();
             // Test knobs only in test mode, and test mode only on loopback.
             let knobs = test_mode::Knobs::with_env(
                 args.upstream.is_some(),

@@ -31,6 +31,11 @@ pub struct CompiledCache {
     engine_key: String,
     /// The installation's key; `None` when the folder or key is refused.
     key: Option<[u8; 32]>,
+    /// Opened for inspection (`mediaparse diagnose`): nothing is created,
+    /// written or deleted; entries that fail their checks are only counted.
+    read_only: bool,
+    /// Entries that failed authentication or wasmtime's checks.
+    rejected: std::sync::atomic::AtomicUsize,
 }
 
 /// Why the cache folder is not trusted.
@@ -133,11 +138,16 @@ impl Hasher for Sha256Hasher {
     }
 }
 
+/// A digest of the engine's precompile compatibility hash, part of every entry's name.
+fn engine_key(engine: &Engine) -> String {
+    let mut h = Sha256Hasher(Sha256::new());
+    engine.precompile_compatibility_hash().hash(&mut h);
+    hex::encode(&h.0.finalize()[..8])
+}
+
 impl CompiledCache {
     pub fn new(dir: PathBuf, engine: &Engine) -> CompiledCache {
-        let mut h = Sha256Hasher(Sha256::new());
-        engine.precompile_compatibility_hash().hash(&mut h);
-        let engine_key = hex::encode(&h.0.finalize()[..8]);
+        let engine_key = engine_key(engine);
         let key = match open_key(&dir) {
             Ok(key) => Some(key),
             Err(e) => {
@@ -149,6 +159,51 @@ impl CompiledCache {
             dir,
             engine_key,
             key,
+            read_only: false,
+            rejected: Default::default(),
+        }
+    }
+
+    /// Open an existing cache without changing anything: the folder must
+    /// exist and be private, its key present, private and 32 bytes. Loads
+    /// from it never delete an entry and nothing is ever stored.
+    pub fn inspect(dir: PathBuf, engine: &Engine) -> Result<CompiledCache, CacheRefused> {
+        let io = |p: &Path, e: std::io::Error| refused(p, e.to_string());
+        let meta = std::fs::metadata(&dir).map_err(|e| io(&dir, e))?;
+        if !meta.is_dir() {
+            return Err(refused(&dir, "not a folder"));
+        }
+        check_private(&dir, &meta, 0o022)?;
+        let key_path = dir.join(KEY_FILE);
+        let meta = std::fs::symlink_metadata(&key_path).map_err(|e| io(&key_path, e))?;
+        if !meta.is_file() {
+            return Err(refused(&key_path, "the key is not a regular file"));
+        }
+        check_private(&key_path, &meta, 0o077)?;
+        let key: [u8; 32] = std::fs::read(&key_path)
+            .map_err(|e| io(&key_path, e))?
+            .try_into()
+            .map_err(|_| refused(&key_path, "the key is not 32 bytes"))?;
+        Ok(CompiledCache {
+            engine_key: engine_key(engine),
+            dir,
+            key: Some(key),
+            read_only: true,
+            rejected: Default::default(),
+        })
+    }
+
+    /// How many entries failed authentication or wasmtime's checks so far.
+    pub fn rejected(&self) -> usize {
+        self.rejected.load(std::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Count a bad entry; remove it unless only inspecting.
+    fn reject(&self, path: &Path) {
+        self.rejected
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        if !self.read_only {
+            let _ = std::fs::remove_file(path);
         }
     }
 
@@ -197,7 +252,7 @@ impl CompiledCache {
         };
         if !authentic {
             tracing::warn!(path = %path.display(), "compiled-cache entry failed authentication; recompiling");
-            let _ = std::fs::remove_file(&path);
+            self.reject(&path);
             return None;
         }
         let bytes = &file[..file.len() - TAG_LEN];
@@ -210,7 +265,7 @@ impl CompiledCache {
             Ok(c) => Some(c),
             Err(e) => {
                 tracing::warn!(path = %path.display(), error = %e, "dropping an unusable compiled-cache entry");
-                let _ = std::fs::remove_file(&path);
+                self.reject(&path);
                 None
             }
         }
@@ -240,7 +295,7 @@ impl CompiledCache {
 
     /// Save a compiled component; failures only cost the next start its speed.
     pub fn store(&self, sha256: &str, component: &Component) {
-        let Some(key) = self.key.as_ref() else {
+        let Some(key) = self.key.as_ref().filter(|_| !self.read_only) else {
             return;
         };
         let result = (|| -> anyhow::Result<()> {

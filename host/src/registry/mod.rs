@@ -24,7 +24,7 @@ use mediaparse_sdk as sdk;
 use mediaparse_sdk::urls::host_matches;
 use sha2::{Digest, Sha256};
 
-pub use cache::CompiledCache;
+pub use cache::{CacheRefused, CompiledCache};
 pub use memo::{MemoUsage, Memos};
 pub use pool::{Cancel, WasmPool};
 pub use runtime::{Next, Round, Runtime, RuntimeError, SandboxLimits, Session};
@@ -129,6 +129,11 @@ impl Registry {
     /// A registry that keeps compiled components in `cache_dir` (`None`: no cache).
     pub fn with_cache(runtime: Arc<Runtime>, cache_dir: Option<PathBuf>) -> Registry {
         let cache = cache_dir.map(|d| CompiledCache::new(d, &runtime.engine));
+        Registry::with_compiled_cache(runtime, cache)
+    }
+
+    /// A registry that loads through `cache` as it is (an inspected one, say).
+    pub fn with_compiled_cache(runtime: Arc<Runtime>, cache: Option<CompiledCache>) -> Registry {
         Registry {
             runtime,
             cache,
@@ -155,6 +160,11 @@ impl Registry {
 
     pub fn cache_dir(&self) -> Option<&Path> {
         self.cache.as_ref().map(CompiledCache::dir)
+    }
+
+    /// Compiled-cache entries refused so far (failed authentication or wasmtime's checks).
+    pub fn cache_rejected(&self) -> usize {
+        self.cache.as_ref().map_or(0, CompiledCache::rejected)
     }
 
     /// Drop cached compiled components that nothing serving uses.

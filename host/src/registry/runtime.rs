@@ -152,6 +152,11 @@ impl bindings_1_0::ExtractorImports for GuestState {
 impl bindings_1_0::mediaparse::extractor::types::Host for GuestState {}
 
 impl Runtime {
+    /// The wasm engine (a [`super::CompiledCache`] is keyed by its configuration).
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+
     pub fn new(limits: SandboxLimits) -> anyhow::Result<Arc<Runtime>> {
         let mut config = Config::new();
         config.wasm_component_model(true);

@@ -27,6 +27,19 @@ pub enum DbLocationError {
 }
 
 impl DbLocation {
+    /// Where the per-host files (session jar, remembered values) are named
+    /// from: the SQLite file itself, or on PostgreSQL `mediaparse.db` in
+    /// `MEDIAPARSE_DATA_DIR` (default: the working directory).
+    pub fn data_file(&self) -> std::path::PathBuf {
+        match self {
+            DbLocation::Sqlite(path) => path.clone(),
+            DbLocation::Postgres(_) => std::path::PathBuf::from(
+                std::env::var_os("MEDIAPARSE_DATA_DIR").unwrap_or(".".into()),
+            )
+            .join("mediaparse.db"),
+        }
+    }
+
     /// The SQLite file, or why this location cannot be opened as one.
     pub fn sqlite_path(&self) -> Result<std::path::PathBuf, super::StoreError> {
         match self {

@@ -26,6 +26,7 @@ mod location;
 mod pg;
 #[cfg(test)]
 mod pg_tls_tests;
+mod probe;
 mod rate_buckets;
 #[cfg(test)]
 mod reader_tests;
@@ -45,6 +46,7 @@ pub use backup::{BackupSummary, backup_sqlite};
 pub use copy::{CopySummary, copy_sqlite_to_postgres};
 pub use location::{DbLocation, DbLocationError};
 pub use pg::{CHARGE_SETTLE_BUDGET, POOL_RESERVE, parses_for_pool, pool_size_for};
+pub use probe::{Probe, probe};
 pub use schema::SCHEMA_VERSION;
 
 pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_REASON_CHARS};

@@ -28,6 +28,7 @@ pub use pool::{DEFAULT_POOL_SIZE, POOL_RESERVE, parses_for_pool, pool_size_for};
 pub(super) use reports::Filter;
 #[cfg(test)]
 pub use schema::{PG_MIGRATIONS, migrate_to};
+pub(super) use schema::{PG_MIGRATIONS as MIGRATIONS, version as schema_version};
 
 use pool::Manager;
 pub(super) type PooledClient = r2d2::PooledConnection<Manager>;

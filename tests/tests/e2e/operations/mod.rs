@@ -6,6 +6,7 @@
 //! whatever platform and version a test needs).
 
 mod containment;
+mod diagnose;
 mod reload;
 mod sealed;
 mod service_ops;
