@@ -114,6 +114,25 @@ pub struct KeyRecord {
     pub rate_limit_per_minute: Option<u32>,
 }
 
+#[cfg(test)]
+impl KeyRecord {
+    /// A plain key of `account` for unit tests: no expiry, every platform,
+    /// no own rate limit, never rotated.
+    pub(crate) fn for_tests(id: &str, account: &str) -> KeyRecord {
+        KeyRecord {
+            id: id.into(),
+            account_id: account.into(),
+            name: String::new(),
+            token_prefix: "mp_live_ab".into(),
+            expires_on: None,
+            platforms: None,
+            created_at: 0,
+            rotated_at: None,
+            rate_limit_per_minute: None,
+        }
+    }
+}
+
 /// Outcome of a conditional charge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Charge {

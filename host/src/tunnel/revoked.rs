@@ -47,17 +47,7 @@ mod tests {
     use super::*;
 
     fn key() -> KeyRecord {
-        KeyRecord {
-            id: "k1".into(),
-            account_id: "acme".into(),
-            name: String::new(),
-            token_prefix: "mp_live_ab".into(),
-            expires_on: None,
-            platforms: None,
-            created_at: 0,
-            rotated_at: None,
-            rate_limit_per_minute: None,
-        }
+        KeyRecord::for_tests("k1", "acme")
     }
 
     fn claims() -> Claims {
