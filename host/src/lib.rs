@@ -3,7 +3,7 @@
 //! component. This crate is the host; `docs/architecture.md` walks its layers:
 //!
 //! ```text
-//! http ─→ parse ─→ {registry, fetch, billing, auth, store} ─→ core
+//! http ─→ call ─→ {parse, tunnel} ─→ {registry, fetch, billing, auth, store} ─→ core
 //! ```
 //!
 //! `cargo xtask layers` prints the module graph and fails on a cycle.
@@ -11,6 +11,7 @@
 pub mod auth;
 pub mod authoring;
 pub mod billing;
+pub mod call;
 pub mod cli;
 pub mod config;
 pub mod core;

@@ -10,6 +10,7 @@
 //! | `mediaparse_parse_duration_seconds` | `platform` |
 //! | `mediaparse_upstream_request_duration_seconds` | `platform`, `outcome` (`ok`, `timeout`, `error`) |
 //! | `mediaparse_credits_charged_total` | `platform` |
+//! | `mediaparse_parse_thread_handoffs_total` | `platform`: thread hand-offs of parses (per parse: divide by `parses_total`) |
 //! | `mediaparse_extractor_reloads_total` | `platform`, `outcome` (`loaded`, `failed`, `removed`) |
 //! | `mediaparse_sandbox_kills_total` | `platform`, `reason` (`deadline`, `memory`, `trap`, `output_limit`) |
 //! | `mediaparse_config_reloads_total` | `outcome` (`loaded`, `failed`) |
@@ -76,6 +77,7 @@ pub struct Metrics {
     parse_seconds: HistogramFamily<PlatformLabel>,
     upstream_seconds: HistogramFamily<PlatformOutcome>,
     credits: Family<PlatformLabel, Counter>,
+    handoffs: Family<PlatformLabel, Counter>,
     reloads: Family<PlatformOutcome, Counter>,
     kills: Family<PlatformReason, Counter>,
     config_reloads: Family<OutcomeLabel, Counter>,
@@ -133,6 +135,12 @@ impl Metrics {
             "upstream_request_duration_seconds",
             "Latency of one upstream request (one hop) by platform",
             upstream_seconds.clone(),
+        );
+        let handoffs = Family::<PlatformLabel, Counter>::default();
+        registry.register(
+            "parse_thread_handoffs",
+            "Times parses sent their work to another thread or got it back (wasm pool, blocking store calls); divide by parses for the count per parse",
+            handoffs.clone(),
         );
         let credits = Family::<PlatformLabel, Counter>::default();
         registry.register(
@@ -219,6 +227,7 @@ impl Metrics {
             parse_seconds,
             upstream_seconds,
             credits,
+            handoffs,
             reloads,
             kills,
             config_reloads,
@@ -246,6 +255,15 @@ impl Metrics {
         if credits > 0 {
             self.credits.get_or_create(&p).inc_by(credits as u64);
         }
+    }
+
+    /// The thread hand-offs one parse of `platform` made.
+    pub fn handoffs(&self, platform: &str, count: u32) {
+        self.handoffs
+            .get_or_create(&PlatformLabel {
+                platform: platform.into(),
+            })
+            .inc_by(u64::from(count));
     }
 
     /// One upstream request (one hop).

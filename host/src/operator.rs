@@ -172,6 +172,7 @@ pub fn create_key_within(
         created_at: now,
         rotated_at: None,
         rate_limit_per_minute: spec.rate_limit_per_minute,
+        delivery: None,
     };
     store.insert_key_within(&key, &auth::hash_token(&token), Some(max_keys))?;
     Ok(IssuedKey {

@@ -14,7 +14,8 @@ use sha2::{Digest, Sha256};
 
 pub use guards::Guards;
 
-use crate::core::ErrorCode;
+use crate::core::api_error::{internal, unavailable};
+use crate::core::{ApiError, ErrorCode};
 use crate::store::{KeyRecord, Store, StoreError};
 
 /// Every customer token starts with this, so leaked tokens are recognisable.
@@ -184,6 +185,21 @@ pub fn check_platform(key: &KeyRecord, platform: &str) -> Result<(), AuthError> 
     }
 }
 
+/// What the caller is told when a key is refused.
+impl From<AuthError> for ApiError {
+    fn from(e: AuthError) -> Self {
+        match e {
+            AuthError::PlatformNotAllowed(p) => ApiError::new(
+                ErrorCode::PlatformNotAllowed,
+                format!("Forbidden: this token may not parse {p}"),
+            ),
+            AuthError::Store(StoreError::Unavailable(m)) => unavailable(m),
+            AuthError::Store(e) => internal(e),
+            other => ApiError::of(other.code()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -200,6 +216,7 @@ mod tests {
             created_at: 0,
             rotated_at: None,
             rate_limit_per_minute: None,
+            delivery: None,
         };
         // 2026-11-22T00:00:00Z = 1795305600
         let start = 1_795_305_600;

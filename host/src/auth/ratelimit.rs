@@ -239,6 +239,7 @@ mod tests {
             created_at: 0,
             rotated_at: None,
             rate_limit_per_minute: limit,
+            delivery: None,
         }
     }
 

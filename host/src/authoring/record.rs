@@ -128,13 +128,15 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
             let extracted = tokio::time::timeout(
                 platform_limits.parse_timeout,
                 parse::extract(
-                    &fetcher,
-                    &limits,
-                    &ext,
-                    &outbound,
-                    // A recording starts with nothing remembered (a case's
-                    // `remembered` is written by hand).
-                    &crate::registry::Memos::in_memory(),
+                    &parse::Rounds {
+                        fetcher: &fetcher,
+                        limits: &limits,
+                        ext: &ext,
+                        outbound: &outbound,
+                        // A recording starts with nothing remembered (a
+                        // case's `remembered` is written by hand).
+                        memos: &crate::registry::Memos::in_memory(),
+                    },
                     session,
                     target.clone(),
                     ctx,

@@ -64,6 +64,7 @@ pub async fn charge_settled(store: &Store, bill: Bill, now_unix_s: i64) -> Store
     let bill = std::sync::Arc::new(bill);
     loop {
         let (store, b) = (store.clone(), bill.clone());
+        crate::core::handoffs::trip();
         let attempt = tokio::task::spawn_blocking(move || {
             store.charge_attempt(
                 &b.account,

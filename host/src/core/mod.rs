@@ -1,16 +1,21 @@
 //! The leaf layer: types every other layer may use and that use nothing
-//! else of the crate — the error table, limits, the secrets policy, the
+//! else of the crate — the error table and the error every door shows, limits, the secrets policy, the
 //! platform-data sanitizer, clocks and ids.
 
+pub mod api_error;
 pub mod clock;
+pub mod delivery;
 pub mod errors;
+pub mod handoffs;
 pub mod ids;
 pub mod limits;
 pub mod private_file;
 pub mod sanitize;
 pub mod secrets;
 
+pub use api_error::ApiError;
 pub use clock::Clock;
+pub use delivery::Delivery;
 pub use errors::{ErrorCode, ErrorSpec, Retry};
 pub use limits::ParseLimits;
 pub use secrets::Secrets;

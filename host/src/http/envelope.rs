@@ -3,13 +3,10 @@
 
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::json;
 
-use crate::auth::AuthError;
 use crate::auth::ratelimit::{RateLimited, RateRefused};
-use crate::core::{ErrorCode, Retry};
+use crate::core::ErrorCode;
 use crate::operator::OperatorError;
-use crate::parse::ParseError;
 
 /// Header carrying the credits a response cost.
 pub const CREDITS_HEADER: &str = "x-credits-charged";
@@ -25,98 +22,12 @@ pub async fn credits_zero_unless_set(mut response: Response) -> Response {
     response
 }
 
-#[derive(Debug)]
-pub struct ApiError {
-    pub code: ErrorCode,
-    pub msg: String,
-    pub retry_after: Option<u64>,
-}
+pub use crate::core::ApiError;
+pub use crate::core::api_error::{internal, unavailable};
 
-impl ApiError {
-    /// An error with its own message; status and retry hint from the table.
-    pub fn new(code: ErrorCode, msg: impl Into<String>) -> Self {
-        let retry_after = match code.spec().retry {
-            Retry::After(secs) => Some(secs),
-            Retry::No | Retry::Computed => None,
-        };
-        ApiError {
-            code,
-            msg: msg.into(),
-            retry_after,
-        }
-    }
-
-    /// An error with the table's message.
-    pub fn of(code: ErrorCode) -> Self {
-        Self::new(code, code.spec().message)
-    }
-
-    pub fn invalid_request(msg: impl Into<String>) -> Self {
-        Self::new(ErrorCode::InvalidRequest, msg)
-    }
-
-    pub fn status(&self) -> StatusCode {
-        StatusCode::from_u16(self.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-    }
-
-    /// The envelope's `code`.
-    pub fn wire(&self) -> &'static str {
-        self.code.as_str()
-    }
-
-    /// The envelope body (also an MCP tool error's structured content).
-    pub fn envelope(&self) -> serde_json::Value {
-        json!({"status": self.code.status(), "data": null, "msg": self.msg, "code": self.wire()})
-    }
-}
-
-impl From<AuthError> for ApiError {
-    fn from(e: AuthError) -> Self {
-        match e {
-            AuthError::PlatformNotAllowed(p) => ApiError::new(
-                ErrorCode::PlatformNotAllowed,
-                format!("Forbidden: this token may not parse {p}"),
-            ),
-            AuthError::Store(crate::store::StoreError::Unavailable(m)) => unavailable(m),
-            AuthError::Store(e) => internal(e),
-            other => ApiError::of(other.code()),
-        }
-    }
-}
-
-impl From<ParseError> for ApiError {
-    fn from(e: ParseError) -> Self {
-        let code = e.code();
-        match e {
-            ParseError::Unsupported(m) => ApiError::new(code, format!("unsupported URL: {m}")),
-            ParseError::Auth(a) => a.into(),
-            ParseError::ExtractorUnavailable(p) => {
-                ApiError::new(code, format!("no healthy extractor for {p}"))
-            }
-            ParseError::ExtractorFailed(m) => {
-                tracing::error!(error = %m, "extractor failed");
-                ApiError::of(code)
-            }
-            ParseError::Upstream(m) => ApiError::new(code, format!("upstream error: {m}")),
-            ParseError::ExitsCooling(c) => {
-                let mut err = ApiError::new(code, c.to_string());
-                err.retry_after = Some(c.retry_after_secs.max(1));
-                err
-            }
-            ParseError::Paced(p) => {
-                let mut err = ApiError::new(code, p.to_string());
-                err.retry_after = Some(p.retry_after_secs.max(1));
-                err
-            }
-            ParseError::Internal(m) => internal(m),
-            ParseError::DatabaseUnavailable(m) => unavailable(m),
-            ParseError::Failure(_)
-            | ParseError::InsufficientCredits { .. }
-            | ParseError::UpstreamTimeout
-            | ParseError::Overloaded(_)
-            | ParseError::StoreBusy => ApiError::new(code, e.to_string()),
-        }
-    }
+/// The HTTP status of an error's row.
+pub fn status_of(e: &ApiError) -> StatusCode {
+    StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
 }
 
 impl From<OperatorError> for ApiError {
@@ -159,20 +70,9 @@ pub fn store_failure(e: crate::store::StoreError) -> ApiError {
     }
 }
 
-/// The database cannot be reached: 503 with `Retry-After`, the cause logged.
-pub fn unavailable(detail: impl std::fmt::Display) -> ApiError {
-    tracing::warn!(error = %detail, "database unavailable");
-    ApiError::of(ErrorCode::DatabaseUnavailable)
-}
-
-pub fn internal(detail: impl std::fmt::Display) -> ApiError {
-    tracing::error!(error = %detail, "internal error");
-    ApiError::of(ErrorCode::Internal)
-}
-
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut response = (self.status(), axum::Json(self.envelope())).into_response();
+        let mut response = (status_of(&self), axum::Json(self.envelope())).into_response();
         if let Some(secs) = self.retry_after {
             response
                 .headers_mut()

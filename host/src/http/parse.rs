@@ -2,31 +2,30 @@
 //! The extractors run in order — key (401), rate limit (429), path platform
 //! (404), body (415/413/400) — then the parse layer does the rest.
 //! `?delivery=direct|tunnel` (default: the key's) picks how media URLs are
-//! delivered (`http/tunnel.rs`).
+//! delivered. The parse itself is one call (`call/`); this door only builds
+//! it from the request and renders its answer.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::Router;
-use axum::extract::rejection::QueryRejection;
-use axum::extract::{Extension, FromRequestParts, Path, Query, State};
+use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use serde::Deserialize;
-use serde_json::json;
 
 use super::body::ParseInput;
 use super::cache_status;
 use super::envelope::{ApiError, CREDITS_HEADER, credits_zero_unless_set};
 use super::extract::{ApiKey, JsonBody};
-use super::idempotency::{self, Answer, RequestIds};
+use super::idempotency;
 use super::rate_headers;
 use super::request_id::{ClientRequestId, RequestId};
 use super::state::AppState;
-use crate::core::ErrorCode;
-use crate::parse::{self, Parsed};
+use crate::call::{self, Door, Idempotency, ParseAnswer, ParseCall, RequestIds};
+use crate::core::{Delivery, ErrorCode};
+use crate::parse::CacheUse;
 use crate::store::KeyRecord;
 
 pub fn router() -> Router<Arc<AppState>> {
@@ -87,198 +86,126 @@ pub struct ParseQuery {
     pub delivery: Option<String>,
 }
 
-type QueryArg = Result<Query<ParseQuery>, QueryRejection>;
-
-#[allow(clippy::too_many_arguments)]
-async fn common(
-    State(state): State<Arc<AppState>>,
-    Extension(id): Extension<RequestId>,
-    client_id: Option<Extension<ClientRequestId>>,
-    headers: HeaderMap,
-    ParseKey(key): ParseKey,
-    query: QueryArg,
-    JsonBody(ParseInput(input)): JsonBody<ParseInput>,
-) -> Response {
-    let ids = RequestIds::of(&id, client_id.as_ref().map(|c| &c.0));
-    guarded(&state, &headers, &ids, &key, query, &input, None).await
+/// What a parse request says besides its key, path and body, read without
+/// refusing anything yet: a bad query or idempotency key is refused only
+/// after the body was read, as SPEC orders the checks.
+pub struct Doorstep {
+    ids: RequestIds,
+    cache: CacheUse,
+    idempotency_key: Result<Option<String>, ApiError>,
+    /// The query's `delivery`, as written (fingerprinted) and as understood.
+    delivery: Result<(String, Option<Delivery>), ApiError>,
 }
 
-// An axum handler: one argument per extractor.
-#[allow(clippy::too_many_arguments)]
-async fn platform(
-    State(state): State<Arc<AppState>>,
-    Extension(id): Extension<RequestId>,
-    client_id: Option<Extension<ClientRequestId>>,
-    headers: HeaderMap,
-    ParseKey(key): ParseKey,
-    PathPlatform(platform): PathPlatform,
-    query: QueryArg,
-    JsonBody(ParseInput(input)): JsonBody<ParseInput>,
-) -> Response {
-    let ids = RequestIds::of(&id, client_id.as_ref().map(|c| &c.0));
-    guarded(&state, &headers, &ids, &key, query, &input, Some(platform)).await
-}
+impl<S: Send + Sync> FromRequestParts<S> for Doorstep {
+    type Rejection = std::convert::Infallible;
 
-/// A parse under its `Idempotency-Key`, if the request has one (`http/idempotency.rs`).
-#[allow(clippy::too_many_arguments)]
-async fn guarded(
-    state: &AppState,
-    headers: &HeaderMap,
-    ids: &RequestIds,
-    key: &KeyRecord,
-    query: QueryArg,
-    input: &str,
-    path_platform: Option<String>,
-) -> Response {
-    let cache = cache_status::cache_use(headers);
-    let idempotency_key = match idempotency::from_headers(headers) {
-        Ok(k) => k,
-        Err(e) => return e.into_response(),
-    };
-    let Some(idempotency_key) = idempotency_key else {
-        let response = run(state, ids.ledger(), key, query, cache, input, path_platform).await;
-        idempotency::record_client_id(&state.services.store, ids, charged_of(&response)).await;
-        return response;
-    };
-    let delivery = match &query {
-        Ok(Query(q)) => q.delivery.clone().unwrap_or_default(),
-        Err(e) => e.body_text(),
-    };
-    let fingerprint = idempotency::fingerprint(&[
-        "rest",
-        path_platform.as_deref().unwrap_or(""),
-        &delivery,
-        input,
-    ]);
-    let mut headers_of_run = None;
-    let headers_slot = &mut headers_of_run;
-    let answer = idempotency::once(
-        &state.services.store,
-        key,
-        &idempotency_key,
-        &fingerprint,
-        ids,
-        |request_id| async move {
-            let response = run(state, &request_id, key, query, cache, input, path_platform).await;
-            let (stored, headers) = idempotency::stored_of(response).await;
-            *headers_slot = Some(headers);
-            stored
-        },
-    )
-    .await;
-    match answer {
-        Ok(Answer::Replayed(stored)) => idempotency::http_response(stored, true),
-        Ok(Answer::Fresh(stored)) => {
-            let mut response = idempotency::http_response(stored, false);
-            // Keep the run's own headers (Retry-After of an overload, ...).
-            if let Some(headers) = headers_of_run {
-                for (name, value) in &headers {
-                    if !response.headers().contains_key(name) {
-                        response.headers_mut().insert(name.clone(), value.clone());
-                    }
-                }
-            }
-            response
-        }
-        Err(e) => e.into_response(),
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        let id = parts
+            .extensions
+            .get::<RequestId>()
+            .map(|r| r.0.clone())
+            .unwrap_or_else(crate::core::ids::new_request_id);
+        let client = parts
+            .extensions
+            .get::<ClientRequestId>()
+            .map(|c| c.0.clone());
+        let delivery = match Query::<ParseQuery>::from_request_parts(parts, state).await {
+            Ok(Query(q)) => match q.delivery {
+                None => Ok((String::new(), None)),
+                Some(d) => d
+                    .parse::<Delivery>()
+                    .map(|parsed| (d, Some(parsed)))
+                    .map_err(ApiError::invalid_request),
+            },
+            Err(e) => Err(ApiError::invalid_request(format!("invalid query: {}", e.body_text()))),
+        };
+        Ok(Doorstep {
+            ids: RequestIds::of(&id, client.as_deref()),
+            cache: cache_status::cache_use(&parts.headers),
+            idempotency_key: idempotency::from_headers(&parts.headers),
+            delivery,
+        })
     }
 }
 
-/// A parse as `key` from inside the service (the console's playground):
-/// the same run and answer as the REST endpoints, without the HTTP request.
-/// It is charged under `ids`' server-minted ledger id, never a client's.
-pub(super) async fn run_as(
-    state: &AppState,
-    ids: &RequestIds,
-    key: &KeyRecord,
-    delivery: Option<&str>,
-    input: &str,
-    path_platform: Option<String>,
+async fn common(
+    State(state): State<Arc<AppState>>,
+    ParseKey(key): ParseKey,
+    step: Doorstep,
+    JsonBody(ParseInput(input)): JsonBody<ParseInput>,
 ) -> Response {
-    let query = Ok(Query(ParseQuery {
-        delivery: delivery.map(String::from),
-    }));
-    let cache = parse::CacheUse::Allowed;
-    let response = run(state, ids.ledger(), key, query, cache, input, path_platform).await;
-    idempotency::record_client_id(&state.services.store, ids, charged_of(&response)).await;
-    response
+    answer(&state, &key, step, &input, None).await
 }
 
-/// The credits an answer says it cost (`X-Credits-Charged`; none: 0).
-fn charged_of(response: &Response) -> i64 {
-    response
-        .headers()
-        .get(CREDITS_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0)
+async fn platform(
+    State(state): State<Arc<AppState>>,
+    ParseKey(key): ParseKey,
+    PathPlatform(platform): PathPlatform,
+    step: Doorstep,
+    JsonBody(ParseInput(input)): JsonBody<ParseInput>,
+) -> Response {
+    answer(&state, &key, step, &input, Some(&platform)).await
 }
 
-async fn run(
+/// The REST call for a request, and its answer rendered.
+async fn answer(
     state: &AppState,
-    request_id: &str,
     key: &KeyRecord,
-    query: QueryArg,
-    cache: parse::CacheUse,
+    step: Doorstep,
     input: &str,
-    path_platform: Option<String>,
+    platform: Option<&str>,
 ) -> Response {
-    let started = Instant::now();
-    let delivery = match query {
-        Ok(Query(q)) => super::tunnel::resolve(state, key, q.delivery.as_deref()).await,
-        Err(e) => Err(ApiError::invalid_request(format!("invalid query: {e}"))),
-    };
-    let delivery = match delivery {
+    let (raw_delivery, delivery) = match step.delivery {
         Ok(d) => d,
         Err(e) => return e.into_response(),
     };
-    let result = parse::parse_with(
-        &state.services,
+    let idempotency = match step.idempotency_key {
+        Ok(k) => k.map(|key| Idempotency {
+            fingerprint: idempotency::fingerprint(&[
+                "rest",
+                platform.unwrap_or(""),
+                &raw_delivery,
+                input,
+            ]),
+            key,
+        }),
+        Err(e) => return e.into_response(),
+    };
+    let call = ParseCall {
         key,
+        door: Door::Rest,
         input,
-        path_platform.as_deref(),
-        request_id,
-        cache,
-    )
-    .await;
-    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-    match result {
-        Ok(mut parsed) => {
-            tracing::info!(platform = %parsed.platform, charged = parsed.charged, delivery = delivery.as_str(), elapsed_ms, "parsed");
-            super::tunnel::apply(state, key, delivery, &mut parsed);
-            let outcome = parsed.cache;
-            let mut response = success(parsed, path_platform.is_some());
-            cache_status::set(&mut response, outcome);
-            response
-        }
-        Err(e) => {
-            let e = ApiError::from(e);
-            tracing::info!(
-                code = e.wire(),
-                status = e.code.status(),
-                elapsed_ms,
-                "parse failed"
-            );
-            e.into_response()
-        }
-    }
+        platform,
+        delivery,
+        idempotency,
+        cache: step.cache,
+        ids: step.ids,
+    };
+    render(&call::answer(state.callee(), &call).await)
 }
 
-fn success(parsed: Parsed, with_platform_data: bool) -> Response {
-    let body = if parsed.media.is_empty() {
-        json!({"status": 200, "data": null, "msg": "the link parsed but no downloadable media could be returned", "code": "304"})
-    } else if with_platform_data {
-        json!({
-            "status": 200,
-            "data": {"media": parsed.media.to_json(&parsed.platform), "platformData": parsed.platform_data, "platformDataVersion": "1"},
-            "msg": "success",
-        })
-    } else {
-        json!({"status": 200, "data": parsed.media.to_json(&parsed.platform), "msg": "success"})
-    };
-    let mut response = (StatusCode::OK, axum::Json(body)).into_response();
-    response
-        .headers_mut()
-        .insert(CREDITS_HEADER, HeaderValue::from(parsed.charged));
+/// A parse answer over HTTP: its status and body, what it cost
+/// (`X-Credits-Charged`), how the cache served it (`Cache-Status`), whether
+/// it is a replay (`Idempotent-Replayed`), and a refusal's `Retry-After`.
+pub fn render(answer: &ParseAnswer) -> Response {
+    let status = StatusCode::from_u16(answer.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        answer.body(),
+    )
+        .into_response();
+    let headers = response.headers_mut();
+    headers.insert(CREDITS_HEADER, HeaderValue::from(answer.charged));
+    if let Some(secs) = answer.error().and_then(|e| e.retry_after) {
+        headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+    }
+    if answer.replayed {
+        headers.insert(idempotency::REPLAYED_HEADER, HeaderValue::from_static("true"));
+    }
+    if let Some(outcome) = answer.cache.filter(|_| answer.error().is_none()) {
+        cache_status::set(&mut response, outcome);
+    }
     response
 }

@@ -55,6 +55,14 @@ impl AppState {
             .map(crate::http::console::operator_fingerprint)
     }
 
+    /// What a parse call needs below the doors.
+    pub fn callee(&self) -> crate::call::Callee<'_> {
+        crate::call::Callee {
+            services: &self.services,
+            tunnel: &self.tunnel,
+        }
+    }
+
     /// Now, for key expiry checks.
     pub fn auth_now(&self) -> i64 {
         self.services.clock.auth_now_s()

@@ -1,6 +1,5 @@
-//! Media delivery over HTTP: which delivery a parse answer uses
-//! (`?delivery=` / the MCP argument, else the key's default, else direct),
-//! the rewrite of its media URLs into tunnel URLs, and
+//! The tunnel's HTTP door (a parse answer's media URLs are rewritten into
+//! tunnel URLs by the parse call, `call/`):
 //! `GET|HEAD /api/v1/tunnel/{token}`, which needs no `Authorization`: the
 //! token is the capability (so `<video src>` works), and
 //! `GET /api/v1/tunnel/merge?video={token}&audio={token}` (one MP4 by ffmpeg).
@@ -17,12 +16,9 @@ use axum::routing::get;
 use mediaparse_sdk::Header;
 
 use crate::core::ErrorCode;
-use crate::parse::Parsed;
-use crate::store::KeyRecord;
 use crate::tunnel::media_type;
 use crate::tunnel::merge::{self, MergeError};
 use crate::tunnel::stream::{self, Sources};
-use crate::tunnel::{Delivery, Grant};
 
 use super::envelope::{ApiError, internal};
 use super::state::AppState;
@@ -148,42 +144,3 @@ async fn tunnel(
         .unwrap_or_else(|e| internal(e).into_response())
 }
 
-/// The delivery for this request: `requested` when given (a bad value is
-/// `400 invalid_request`), else the key's default.
-pub async fn resolve(
-    state: &AppState,
-    key: &KeyRecord,
-    requested: Option<&str>,
-) -> Result<Delivery, ApiError> {
-    if let Some(requested) = requested {
-        return requested.parse().map_err(ApiError::invalid_request);
-    }
-    let store = state.services.store.clone();
-    let id = key.id.clone();
-    let stored = tokio::task::spawn_blocking(move || store.key_delivery(&id, None, 0))
-        .await
-        .map_err(internal)?;
-    match stored {
-        Ok(Some(d)) => d.parse().map_err(internal),
-        // A key deleted since it was authenticated parses as direct.
-        Ok(None) | Err(crate::store::StoreError::NotFound(..)) => Ok(Delivery::Direct),
-        Err(e) => Err(super::envelope::store_failure(e)),
-    }
-}
-
-/// Point every media URL of `parsed` at the tunnel when `delivery` says so.
-pub fn apply(state: &AppState, key: &KeyRecord, delivery: Delivery, parsed: &mut Parsed) {
-    if delivery != Delivery::Tunnel {
-        return;
-    }
-    let grant = Grant {
-        platform: parsed.platform.clone(),
-        account: key.account_id.clone(),
-        key_id: key.id.clone(),
-        key_rotated_at: key.rotated_at,
-        key_token_prefix: key.token_prefix.clone(),
-        egress: Some(parsed.egress.clone()),
-        now: crate::core::clock::unix_now_s(),
-    };
-    state.tunnel.deliver(&grant, &mut parsed.media);
-}

@@ -3,7 +3,8 @@
 use mediaparse_sdk as sdk;
 
 use crate::auth::AuthError;
-use crate::core::{ErrorCode, Secrets};
+use crate::core::api_error::{internal, unavailable};
+use crate::core::{ApiError, ErrorCode, Secrets};
 use crate::fetch::{AllCooling, Paced};
 use crate::registry::RuntimeError;
 use crate::store::StoreError;
@@ -117,3 +118,36 @@ impl From<RuntimeError> for ParseError {
         ParseError::ExtractorFailed(e.to_string())
     }
 }
+
+/// What the caller is told: the row's code and a message without internals.
+impl From<ParseError> for ApiError {
+    fn from(e: ParseError) -> Self {
+        let code = e.code();
+        match e {
+            ParseError::Unsupported(m) => ApiError::new(code, format!("unsupported URL: {m}")),
+            ParseError::Auth(a) => a.into(),
+            ParseError::ExtractorUnavailable(p) => {
+                ApiError::new(code, format!("no healthy extractor for {p}"))
+            }
+            ParseError::ExtractorFailed(m) => {
+                tracing::error!(error = %m, "extractor failed");
+                ApiError::of(code)
+            }
+            ParseError::Upstream(m) => ApiError::new(code, format!("upstream error: {m}")),
+            ParseError::ExitsCooling(c) => {
+                ApiError::new(code, c.to_string()).retry_after(c.retry_after_secs)
+            }
+            ParseError::Paced(p) => {
+                ApiError::new(code, p.to_string()).retry_after(p.retry_after_secs)
+            }
+            ParseError::Internal(m) => internal(m),
+            ParseError::DatabaseUnavailable(m) => unavailable(m),
+            ParseError::Failure(_)
+            | ParseError::InsufficientCredits { .. }
+            | ParseError::UpstreamTimeout
+            | ParseError::Overloaded(_)
+            | ParseError::StoreBusy => ApiError::new(code, e.to_string()),
+        }
+    }
+}
+

@@ -20,6 +20,7 @@ async fn on_pool<T: Send + 'static>(
     let span = tracing::Span::current();
     let slot = Slot::current();
     let armed = cancel.on_drop();
+    crate::core::handoffs::trip();
     let out = WasmPool::global()
         .run(move || {
             let out = span.in_scope(f);

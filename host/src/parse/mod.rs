@@ -1,13 +1,18 @@
 //! One parse, end to end (DESIGN.md §2): route the input to an extractor
-//! (`route.rs`), check the platform switch and the key's permission, detect,
-//! pre-check the balance, run the plan/fetch rounds and map (`rounds.rs`),
-//! validate, sanitize and redact (`redact.rs`), and charge only a result
-//! that holds media. Errors and their codes: `error.rs`.
+//! (`route.rs`), read its platform's plan from one configuration snapshot —
+//! switch, permission, price, limits, secrets (`plan.rs`) — pre-check the
+//! balance, wait for admission (`admission.rs`), detect (`guest.rs`), serve
+//! the post from the parse cache or lease a session and exit (`egress.rs`)
+//! and run the plan/fetch rounds and map (`rounds.rs`), redact
+//! (`redact.rs`), and charge only a result that holds media. Errors and
+//! their codes: `error.rs`.
 
 pub mod admission;
 pub mod cache;
+mod egress;
 mod error;
 mod guest;
+mod plan;
 mod redact;
 mod rounds;
 mod route;
@@ -22,18 +27,18 @@ use arc_swap::ArcSwap;
 use mediaparse_sdk as sdk;
 use serde_json::Value;
 
-use crate::auth;
 use crate::billing::{self, Bill, Funds};
 use crate::config::OperatorConfig;
-use crate::config::PlatformLimits;
 pub use crate::core::ParseLimits;
-use crate::core::{Clock, Secrets};
-use crate::fetch::{ExitPools, Outcome, Pacer, Sessions, Upstream};
-use crate::registry::{LoadedExtractor, Registry};
+use crate::core::Clock;
+use crate::fetch::{ExitPools, Pacer, Sessions, Upstream};
+use crate::registry::{LoadedExtractor, Registry, Session};
 use crate::store::{Charge, KeyRecord, Store, StoreError};
+use egress::Egress;
 pub use error::ParseError;
+pub use plan::PlatformPlan;
 use redact::redact_media;
-pub use rounds::{Outbound, extract};
+pub use rounds::{Outbound, Rounds, extract};
 pub use route::route;
 
 /// What a parse needs, named: the layers below it, never the HTTP state.
@@ -80,65 +85,37 @@ pub enum CacheUse {
     Bypass,
 }
 
-/// Parse `input` for the caller holding `key`. `path_platform` is the
-/// platform endpoint's path segment (already checked to be a platform id).
-/// Counted in the metrics; configured secrets never leave in an error.
-pub async fn parse(
-    services: &Services,
-    key: &KeyRecord,
-    input: &str,
-    path_platform: Option<&str>,
-    request_id: &str,
-) -> Result<Parsed, ParseError> {
-    parse_with(
-        services,
-        key,
-        input,
-        path_platform,
-        request_id,
-        CacheUse::Allowed,
-    )
-    .await
+/// One parse to run for the holder of `key`.
+#[derive(Clone, Copy)]
+pub struct ParseRequest<'a> {
+    pub key: &'a KeyRecord,
+    /// The URL or share text.
+    pub input: &'a str,
+    /// The platform endpoint's path segment (already checked to be a
+    /// platform id), if the parse came through one.
+    pub platform: Option<&'a str>,
+    /// The server-minted ledger id the parse is charged under.
+    pub request_id: &'a str,
+    pub cache: CacheUse,
 }
 
-/// [`parse`], saying whether the parse cache may answer.
-pub async fn parse_with(
-    services: &Services,
-    key: &KeyRecord,
-    input: &str,
-    path_platform: Option<&str>,
-    request_id: &str,
-    cache: CacheUse,
-) -> Result<Parsed, ParseError> {
+/// Parse `request.input` for the holder of `request.key`: counted in the
+/// metrics; configured secrets never leave in an error.
+pub async fn parse(services: &Services, request: &ParseRequest<'_>) -> Result<Parsed, ParseError> {
     let started = Instant::now();
-    let deadline = tokio::time::Instant::from_std(started) + services.limits.deadline;
-    let mut routed: Option<String> = None;
-    let result = parse_routed(
-        services,
-        key,
-        input,
-        path_platform,
-        request_id,
-        deadline,
-        cache,
-        &mut routed,
-    )
-    .await;
-    let unavailable = match &result {
-        Err(ParseError::ExtractorUnavailable(p)) => Some(p.as_str()),
-        _ => None,
+    let (platform, result) = match routed(services, request) {
+        Ok(ext) => (
+            ext.platform().to_string(),
+            planned(services, request, &ext, started).await,
+        ),
+        Err(e) => {
+            let platform = match &e {
+                ParseError::ExtractorUnavailable(p) => p.clone(),
+                _ => request.platform.unwrap_or("unknown").to_string(),
+            };
+            (platform, Err(e))
+        }
     };
-    let platform = routed
-        .as_deref()
-        .or(unavailable)
-        .or(path_platform)
-        .unwrap_or("unknown")
-        .to_string();
-    let secrets = services
-        .config
-        .load()
-        .secrets_with(&platform, services.sessions.secrets(&platform));
-    let result = result.map_err(|e| e.redact(&secrets));
     let (outcome, charged) = match &result {
         Ok(p) if p.media.is_empty() => ("no_media", 0),
         Ok(p) => ("ok", p.charged),
@@ -148,104 +125,90 @@ pub async fn parse_with(
     result
 }
 
-/// The checks in order — input size, route, platform switch, permission —
-/// all before an instance exists; then admission, detect, the balance
-/// pre-check, the rounds, and the charge of a result that holds media.
-///
-/// `deadline` bounds everything up to the charge (queueing included); the
-/// charge itself is never cut short, or a committed charge could answer a
-/// timeout: a parse past its deadline is not charged.
-#[allow(clippy::too_many_arguments)]
-async fn parse_routed(
+/// The input's extractor: bounded input, a platform that claims its URL.
+fn routed(
     services: &Services,
-    key: &KeyRecord,
-    input: &str,
-    path_platform: Option<&str>,
-    request_id: &str,
-    deadline: tokio::time::Instant,
-    cache: CacheUse,
-    routed: &mut Option<String>,
-) -> Result<Parsed, ParseError> {
-    if input.len() > services.limits.max_input_bytes {
+    request: &ParseRequest<'_>,
+) -> Result<Arc<LoadedExtractor>, ParseError> {
+    if request.input.len() > services.limits.max_input_bytes {
         return Err(ParseError::Unsupported(format!(
             "input longer than {} bytes",
             services.limits.max_input_bytes
         )));
     }
-    let ext = route(&services.registry, input, path_platform)?;
-    let platform = ext.platform().to_string();
-    *routed = Some(platform.clone());
-    // One snapshot of the configuration for the whole parse.
-    let config = services.config.load_full();
-    if !config.enabled(&platform) {
-        return Err(ParseError::ExtractorUnavailable(platform));
-    }
-    auth::check_platform(key, &platform)?;
-    let mut limits = config.limits_for(&platform);
-    limits.fetch.profile = config.fetch_profile(&platform, ext.manifest.fetch_profile.as_deref());
-    let secrets = config.secrets_with(&platform, services.sessions.secrets(&platform));
-    let slot = tokio::time::timeout_at(deadline, services.admission.admit(&key.account_id))
-        .await
-        .map_err(|_| ParseError::UpstreamTimeout)??;
-    let rounds_deadline = deadline.min(tokio::time::Instant::now() + limits.parse_timeout);
-    let extracted = Slot::hold(
-        slot,
-        tokio::time::timeout_at(
-            rounds_deadline,
-            detect_and_extract(
-                services, key, input, &platform, &ext, &config, &limits, &secrets, cache,
-            ),
-        ),
-    )
-    .await
-    .map_err(|_| ParseError::UpstreamTimeout)??;
+    route(&services.registry, request.input, request.platform)
+}
+
+/// A routed parse: its plan (switch, permission, price — before any
+/// instance exists), the balance pre-check, admission, detect, the rounds,
+/// and the charge of a result that holds media. Errors leave redacted.
+///
+/// The service deadline bounds everything up to the charge (queueing
+/// included); the charge itself is never cut short, or a committed charge
+/// could answer a timeout: a parse past its deadline is not charged.
+async fn planned(
+    services: &Services,
+    request: &ParseRequest<'_>,
+    ext: &Arc<LoadedExtractor>,
+    started: Instant,
+) -> Result<Parsed, ParseError> {
+    let plan = PlatformPlan::of(services, ext, request.key)?;
+    let funds = store_call(&services.store, {
+        let (account, price) = (request.key.account_id.clone(), plan.price);
+        move |store| billing::precheck(store, &account, price)
+    })
+    .await?;
+    let deadline = tokio::time::Instant::from_std(started) + services.limits.deadline;
+    let extracted = extract_admitted(services, request, ext, &plan, funds, deadline).await;
+    // Cookies rotated during this parse are secrets too.
+    let secrets = plan.secrets_now(services, !plan.sessions.is_empty());
     let Extracted {
-        price,
         mut media,
         mut platform_data,
         cache,
         egress,
-    } = extracted;
+    } = extracted.map_err(|e| e.redact(&secrets))?;
     if tokio::time::Instant::now() >= deadline {
         return Err(ParseError::UpstreamTimeout);
     }
-    // Cookies rotated during this parse are secrets too.
-    let secrets = config.secrets_with(&platform, services.sessions.secrets(&platform));
     redact_media(&secrets, &mut media);
     secrets.redact_json(&mut platform_data);
+    let charged = if media.is_empty() {
+        0
+    } else {
+        charge(services, request, &plan).await?
+    };
+    Ok(Parsed {
+        platform: plan.platform,
+        media,
+        platform_data,
+        charged,
+        cache,
+        egress,
+    })
+}
 
-    if media.is_empty() {
-        return Ok(Parsed {
-            platform,
-            media,
-            platform_data,
-            charged: 0,
-            cache,
-            egress,
-        });
-    }
+/// Take the plan's price for a result with media: the price, or why not.
+async fn charge(
+    services: &Services,
+    request: &ParseRequest<'_>,
+    plan: &PlatformPlan,
+) -> Result<i64, ParseError> {
     let bill = Bill {
-        account: key.account_id.clone(),
-        key_id: key.id.clone(),
-        platform: platform.clone(),
-        price,
-        request_id: request_id.to_string(),
+        account: request.key.account_id.clone(),
+        key_id: request.key.id.clone(),
+        platform: plan.platform.clone(),
+        price: plan.price,
+        request_id: request.request_id.to_string(),
     };
     let charge = billing::charge_settled(&services.store, bill, crate::core::clock::unix_now_s())
         .await
         .map_err(ParseError::from)?;
     match charge {
-        Charge::Charged { .. } => Ok(Parsed {
-            platform,
-            media,
-            platform_data,
-            charged: price,
-            cache,
-            egress,
-        }),
+        Charge::Charged { .. } => Ok(plan.price),
         Charge::InsufficientCredits { balance } => Err(ParseError::InsufficientCredits {
-            platform,
-            price,
+            platform: plan.platform.clone(),
+            price: plan.price,
             balance,
         }),
     }
@@ -253,7 +216,6 @@ async fn parse_routed(
 
 /// What the rounds give the charge step.
 struct Extracted {
-    price: i64,
     media: sdk::Media,
     platform_data: Value,
     cache: CacheOutcome,
@@ -262,9 +224,8 @@ struct Extracted {
 }
 
 impl Extracted {
-    fn cached(price: i64, cached: &CachedParse, cache: CacheOutcome) -> Extracted {
+    fn cached(cached: &CachedParse, cache: CacheOutcome) -> Extracted {
         Extracted {
-            price,
             media: cached.media.clone(),
             platform_data: cached.platform_data.clone(),
             cache,
@@ -277,60 +238,87 @@ impl Extracted {
 /// How long a parse result is kept when the operator declared no TTL.
 const DEFAULT_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Instantiate, detect, pre-check the balance, run the rounds: the part of
-/// a parse that holds an admission slot and an instance.
-#[allow(clippy::too_many_arguments)]
-async fn detect_and_extract(
+/// Wait for an admission slot, then detect and extract holding it, within
+/// the service deadline and the platform's parse timeout.
+async fn extract_admitted(
     services: &Services,
-    key: &KeyRecord,
-    input: &str,
-    platform: &str,
+    request: &ParseRequest<'_>,
     ext: &Arc<LoadedExtractor>,
-    config: &OperatorConfig,
-    limits: &PlatformLimits,
-    secrets: &Secrets,
-    cache: CacheUse,
+    plan: &PlatformPlan,
+    funds: Funds,
+    deadline: tokio::time::Instant,
 ) -> Result<Extracted, ParseError> {
-    let (session, detected) =
-        guest::instantiate_and_detect(&services.registry, ext, &limits.sandbox, secrets, input)
-            .await?;
+    let slot = tokio::time::timeout_at(deadline, services.admission.admit(&request.key.account_id))
+        .await
+        .map_err(|_| ParseError::UpstreamTimeout)??;
+    let rounds_deadline = deadline.min(tokio::time::Instant::now() + plan.limits.parse_timeout);
+    let work = async {
+        let (session, target) = detect(services, request, ext, plan).await?;
+        // A post the extractor claims, for an account that cannot pay for it:
+        // refused before any upstream request.
+        if let Funds::Short { balance } = funds {
+            return Err(ParseError::InsufficientCredits {
+                platform: plan.platform.clone(),
+                price: plan.price,
+                balance,
+            });
+        }
+        cached_or_extracted(services, request.cache, ext, plan, session, target).await
+    };
+    Slot::hold(slot, tokio::time::timeout_at(rounds_deadline, work))
+        .await
+        .map_err(|_| ParseError::UpstreamTimeout)?
+}
+
+/// A fresh instance and its `detect`, which must name the routed platform.
+async fn detect(
+    services: &Services,
+    request: &ParseRequest<'_>,
+    ext: &Arc<LoadedExtractor>,
+    plan: &PlatformPlan,
+) -> Result<(Session, sdk::Target), ParseError> {
+    let (session, detected) = guest::instantiate_and_detect(
+        &services.registry,
+        ext,
+        &plan.limits.sandbox,
+        &plan.secrets,
+        request.input,
+    )
+    .await?;
     let mut target = detected.map_err(ParseError::Failure)?;
-    if target.platform != platform {
+    if target.platform != plan.platform {
         return Err(ParseError::ExtractorFailed(format!(
-            "{platform} extractor detected platform {:?}",
-            target.platform
+            "{} extractor detected platform {:?}",
+            plan.platform, target.platform
         )));
     }
-    target.input = input.to_string();
+    target.input = request.input.to_string();
+    Ok((session, target))
+}
 
-    let price = billing::price(&ext.manifest, config.price_override(platform));
-    let funds = store_call(&services.store, {
-        let account = key.account_id.clone();
-        move |store| billing::precheck(store, &account, price)
-    })
-    .await?;
-    if let Funds::Short { balance } = funds {
-        return Err(ParseError::InsufficientCredits {
-            platform: platform.to_string(),
-            price,
-            balance,
-        });
-    }
-
-    // The same post: a kept result, or the extraction another parse runs.
-    let lead = match cache {
+/// The same post's kept result, the extraction another parse runs for it,
+/// or this parse's own extraction (then offered to the cache).
+async fn cached_or_extracted(
+    services: &Services,
+    cache_use: CacheUse,
+    ext: &Arc<LoadedExtractor>,
+    plan: &PlatformPlan,
+    session: Session,
+    target: sdk::Target,
+) -> Result<Extracted, ParseError> {
+    let lead = match cache_use {
         CacheUse::Bypass => None,
         CacheUse::Allowed => {
             // The component's hash too: a swapped extractor never serves
             // what its predecessor extracted.
             let key = format!(
-                "{platform}\n{}\n{}\n{}",
-                ext.sha256, target.id, target.canonical_url
+                "{}\n{}\n{}\n{}",
+                plan.platform, ext.sha256, target.id, target.canonical_url
             );
             match services.cache.join(&key) {
-                Joined::Hit(v) => return Ok(Extracted::cached(price, &v, CacheOutcome::Hit)),
+                Joined::Hit(v) => return Ok(Extracted::cached(&v, CacheOutcome::Hit)),
                 Joined::Wait(flight) => match ParseCache::wait(flight).await {
-                    Some(v) => return Ok(Extracted::cached(price, &v, CacheOutcome::Shared)),
+                    Some(v) => return Ok(Extracted::cached(&v, CacheOutcome::Shared)),
                     // The leader failed: this parse tries on its own.
                     None => None,
                 },
@@ -338,73 +326,15 @@ async fn detect_and_extract(
             }
         }
     };
-
-    // One session and one exit for every request of this parse.
-    let exits = config.exits(platform);
-    // A session pinned to a cooling exit is passed over.
-    let operator_session = services
-        .sessions
-        .lease(platform, &config.sessions(platform), &|s| {
-            s.exit
-                .as_deref()
-                .is_none_or(|e| !services.exits.is_cooling(platform, &exits, e))
-        })?;
-    let exit = services.exits.lease_among(
-        platform,
-        &exits,
-        operator_session.as_ref().and_then(|s| s.exit()),
-    )?;
-    let mut extractor_config = config.extractor_config(platform);
-    if let Some(s) = &operator_session {
-        extractor_config = services.sessions.config_for(s, extractor_config);
-    }
-    let ctx = sdk::Context {
-        now_unix_ms: services.clock.parse_now_ms(),
-        config: extractor_config,
-        // Filled from the registry's memos by `extract`.
-        remembered: Vec::new(),
-    };
-    let outbound = Outbound {
-        limits,
-        exit: &exit,
-        exits: &services.exits,
-        session: operator_session.as_ref(),
-        sessions: &services.sessions,
-        pacer: &services.pacer,
-        deadline: Instant::now() + limits.parse_timeout,
-    };
-    let extracted = extract(
-        services.fetcher.as_ref(),
-        &services.limits,
-        ext,
-        &outbound,
-        services.registry.memos(),
-        session,
-        target,
-        ctx,
-    )
-    .await;
-    // A challenge or login wall is only known once the extractor read the answers.
-    let verdict = match &extracted {
-        Err(ParseError::Failure(sdk::Failure::RateLimited(_))) => Some(Outcome::Challenge),
-        Err(ParseError::Failure(sdk::Failure::LoginRequired(_))) => Some(Outcome::LoginWall),
-        _ => None,
-    };
-    if let Some(outcome) = verdict {
-        services.exits.record(&exit, outcome, &limits.cooling);
-    }
-    if let Some(s) = &operator_session {
-        let outcome = verdict.unwrap_or(Outcome::Ok);
-        services.sessions.record(s, outcome, &limits.cooling);
-    }
-    let (media, platform_data) = extracted?;
+    let egress = Egress::lease(services, plan)?;
+    let (media, platform_data) = extract_through(services, ext, plan, &egress, session, target).await?;
     let outcome = match lead {
         Some(lead) => {
             let keep = (!media.is_empty())
                 .then(|| {
                     cache::keep_for(
                         &media,
-                        limits.parse_cache_ttl,
+                        plan.limits.parse_cache_ttl,
                         DEFAULT_CACHE_TTL,
                         services.clock.parse_now_ms() / 1000,
                     )
@@ -413,21 +343,56 @@ async fn detect_and_extract(
             let shared = CachedParse {
                 media: media.clone(),
                 platform_data: platform_data.clone(),
-                egress: exit.label.clone(),
+                egress: egress.exit.label.clone(),
             };
             lead.finish(Arc::new(shared), keep);
             CacheOutcome::Miss
         }
-        None if cache == CacheUse::Bypass => CacheOutcome::Bypass,
+        None if cache_use == CacheUse::Bypass => CacheOutcome::Bypass,
         None => CacheOutcome::Miss,
     };
     Ok(Extracted {
-        price,
         media,
         platform_data,
         cache: outcome,
-        egress: exit.label.clone(),
+        egress: egress.exit.label,
     })
+}
+
+/// The rounds, through the leased session and exit, settled with their outcome.
+async fn extract_through(
+    services: &Services,
+    ext: &Arc<LoadedExtractor>,
+    plan: &PlatformPlan,
+    egress: &Egress,
+    session: Session,
+    target: sdk::Target,
+) -> Result<(sdk::Media, Value), ParseError> {
+    let ctx = sdk::Context {
+        now_unix_ms: services.clock.parse_now_ms(),
+        config: egress.extractor_config(services, plan),
+        // Filled from the registry's memos by `extract`.
+        remembered: Vec::new(),
+    };
+    let outbound = Outbound {
+        limits: &plan.limits,
+        exit: &egress.exit,
+        exits: &services.exits,
+        session: egress.session.as_ref(),
+        sessions: &services.sessions,
+        pacer: &services.pacer,
+        deadline: Instant::now() + plan.limits.parse_timeout,
+    };
+    let rounds = Rounds {
+        fetcher: services.fetcher.as_ref(),
+        limits: &services.limits,
+        ext,
+        outbound: &outbound,
+        memos: services.registry.memos(),
+    };
+    let extracted = extract(&rounds, session, target, ctx).await;
+    egress.settle(services, plan, &extracted);
+    extracted
 }
 
 /// Run blocking work (SQLite; guest calls go to `guest.rs`'s pool) off the
@@ -436,6 +401,7 @@ async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> T + Send + 'static,
 ) -> Result<T, ParseError> {
     let span = tracing::Span::current();
+    crate::core::handoffs::trip();
     tokio::task::spawn_blocking(move || span.in_scope(f))
         .await
         .map_err(|e| ParseError::Internal(format!("worker failed: {e}")))

@@ -49,21 +49,33 @@ impl Outbound<'_> {
     }
 }
 
-/// The rounds of one parse (also `mediaparse record`): each round one guest
-/// `step` (a 1.0 component: `plan`, then `map` when ready) and the requests it
-/// asks for. The platform's remembered values go in with the context; what the
-/// extractor asks to remember is kept, whether the parse succeeds or not.
-#[allow(clippy::too_many_arguments)]
+/// What the rounds of one parse run with (also `mediaparse record`).
+pub struct Rounds<'a> {
+    pub fetcher: &'a dyn Upstream,
+    pub limits: &'a ParseLimits,
+    pub ext: &'a LoadedExtractor,
+    pub outbound: &'a Outbound<'a>,
+    /// The platforms' remembered values.
+    pub memos: &'a Memos,
+}
+
+/// The rounds of one parse: each round one guest `step` (a 1.0 component:
+/// `plan`, then `map` when ready) and the requests it asks for. The
+/// platform's remembered values go in with the context; what the extractor
+/// asks to remember is kept, whether the parse succeeds or not.
 pub async fn extract(
-    fetcher: &dyn Upstream,
-    limits: &ParseLimits,
-    ext: &LoadedExtractor,
-    outbound: &Outbound<'_>,
-    memos: &Memos,
+    rounds: &Rounds<'_>,
     mut session: Session,
     target: sdk::Target,
     mut ctx: sdk::Context,
 ) -> Result<(sdk::Media, Value), ParseError> {
+    let Rounds {
+        fetcher,
+        limits,
+        ext,
+        outbound,
+        memos,
+    } = *rounds;
     let platform = ext.platform();
     let now_s = ctx.now_unix_ms / 1000;
     ctx.remembered = memos.remembered(platform, now_s);

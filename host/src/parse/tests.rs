@@ -150,7 +150,23 @@ impl World {
     }
 
     async fn parse(&self, key: &KeyRecord, input: &str) -> Result<super::Parsed, ParseError> {
-        parse(&self.services, key, input, None, "req_test").await
+        self.parse_counted(key, input).await.0
+    }
+
+    /// A parse and the thread hand-offs it made.
+    async fn parse_counted(
+        &self,
+        key: &KeyRecord,
+        input: &str,
+    ) -> (Result<super::Parsed, ParseError>, u32) {
+        let request = super::ParseRequest {
+            key,
+            input,
+            platform: None,
+            request_id: "req_test",
+            cache: super::CacheUse::Allowed,
+        };
+        crate::core::handoffs::counted(parse(&self.services, &request)).await
     }
 
     fn fetches(&self) -> usize {
@@ -187,6 +203,23 @@ async fn a_parse_with_media_is_charged_once_with_one_ledger_row() {
     let parsed = w.parse(&key, OK).await.expect("parsed");
     assert_eq!(parsed.charged, 7, "the operator's price");
     assert_eq!(w.books(), (3, 1));
+}
+
+/// A parse crosses threads for its guest calls (one trip for instance and
+/// `detect`, one per round) and its store calls (pre-check, charge): the
+/// count is held here so a change that adds a trip shows.
+#[tokio::test]
+async fn a_parse_makes_a_known_number_of_thread_handoffs() {
+    let w = world("[limits]\nparse_cache_ttl_ms = 60000\n", Ok(200));
+    let key = w.key(None, 5);
+    let (parsed, handoffs) = w.parse_counted(&key, OK).await;
+    parsed.expect("parsed");
+    // pre-check, instance + detect, plan round, map round, charge: a trip each.
+    assert_eq!(handoffs, 2 * 5, "trips there and back");
+    // A cached answer skips the rounds.
+    let (parsed, handoffs) = w.parse_counted(&key, OK).await;
+    assert_eq!(parsed.expect("parsed").cache, super::CacheOutcome::Hit);
+    assert!(handoffs <= 2 * 3, "{handoffs}: pre-check, detect, charge at most");
 }
 
 #[tokio::test]

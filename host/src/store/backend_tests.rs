@@ -193,6 +193,7 @@ fn test_key(id: &str, account: &str, limit: Option<u32>) -> super::KeyRecord {
         created_at: 1,
         rotated_at: None,
         rate_limit_per_minute: limit,
+        delivery: None,
     }
 }
 

@@ -233,6 +233,7 @@ mod tests {
             created_at: 0,
             rotated_at: None,
             rate_limit_per_minute: None,
+            delivery: None,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! A key's default media delivery: `direct`, `tunnel`, or unset
-//! (the service default, direct). One column of `api_keys`, kept apart from
-//! the key record so the parse path reads it only when no `?delivery=` is given.
+//! (the service default, direct). One column of `api_keys`, read with the
+//! key record ([`super::KeyRecord::delivery`]); setting it drops cached keys.
 
 use rusqlite::{OptionalExtension, params};
 
@@ -20,7 +20,7 @@ impl Store {
                 "delivery must be direct or tunnel".into(),
             ));
         }
-        dispatch!(
+        let read = dispatch!(
             self,
             |c| {
                 if let Some(delivery) = set {
@@ -35,6 +35,10 @@ impl Store {
                     .ok_or_else(|| StoreError::NotFound("key", id.into()))
             },
             |p| p.key_delivery(id, set, now)
-        )
+        );
+        if set.is_some() {
+            self.key_changed();
+        }
+        read
     }
 }

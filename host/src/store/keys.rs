@@ -171,6 +171,7 @@ mod tests {
             created_at: 1,
             rotated_at: None,
             rate_limit_per_minute: None,
+            delivery: None,
         }
     }
 

@@ -112,6 +112,11 @@ pub struct KeyRecord {
     pub rotated_at: Option<i64>,
     /// Requests per minute for this key; `None` = the service default, `Some(0)` = unlimited.
     pub rate_limit_per_minute: Option<u32>,
+    /// How this key's media is delivered when a request does not say
+    /// (`None`: the service default, direct). Read with the key, so a parse
+    /// reads the key once; set with [`Store::key_delivery`].
+    #[serde(skip)]
+    pub delivery: Option<crate::core::Delivery>,
 }
 
 #[cfg(test)]
@@ -129,6 +134,7 @@ impl KeyRecord {
             created_at: 0,
             rotated_at: None,
             rate_limit_per_minute: None,
+            delivery: None,
         }
     }
 }
@@ -647,7 +653,7 @@ fn postgres_unavailable(location: &DbLocation) -> StoreError {
     ))
 }
 
-const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute";
+const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute, delivery";
 
 fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
     let platforms: Option<String> = r.get(5)?;
@@ -666,5 +672,11 @@ fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
         created_at: r.get(6)?,
         rotated_at: r.get(7)?,
         rate_limit_per_minute: r.get(8)?,
+        delivery: delivery_of(r.get(9)?),
     })
+}
+
+/// A stored delivery setting (the column accepts only the two names).
+pub(crate) fn delivery_of(column: Option<String>) -> Option<crate::core::Delivery> {
+    column.and_then(|d| d.parse().ok())
 }

@@ -14,7 +14,6 @@ pub mod revoked;
 pub mod stream;
 pub mod token;
 
-use std::str::FromStr;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -22,38 +21,7 @@ use mediaparse_sdk::{Header, Media};
 
 pub use token::{Claims, KeySpecError, Keyring, TokenError};
 
-/// How a parse answer's media URLs reach the caller.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Delivery {
-    /// The platform's own URLs and the headers they need (SPEC).
-    #[default]
-    Direct,
-    /// URLs through this service's tunnel, no headers needed.
-    Tunnel,
-}
-
-impl Delivery {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Delivery::Direct => "direct",
-            Delivery::Tunnel => "tunnel",
-        }
-    }
-}
-
-impl FromStr for Delivery {
-    type Err = String;
-
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "direct" => Ok(Delivery::Direct),
-            "tunnel" => Ok(Delivery::Tunnel),
-            _ => Err(format!(
-                "delivery must be \"direct\" or \"tunnel\", not {s:?}"
-            )),
-        }
-    }
-}
+pub use crate::core::Delivery;
 
 /// The tunnel's configuration and its media fetcher.
 pub struct TunnelSettings {

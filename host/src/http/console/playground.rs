@@ -1,7 +1,7 @@
 //! The playground: paste a link, choose a key and an endpoint, and see the
 //! answer — JSON, image grid, players, download links and the credits it
-//! cost. It is a real parse, charged like any other (the page says so), run
-//! through the REST endpoints' own code as the chosen key.
+//! cost. It is a real parse, charged like any other (the page says so): one
+//! parse call as the chosen key, its answer rendered as the REST body.
 
 use std::sync::Arc;
 
@@ -14,8 +14,7 @@ use axum::routing::get;
 use maud::{Markup, html};
 use serde_json::Value;
 
-use super::super::envelope::{ApiError, CREDITS_HEADER, internal};
-use super::super::idempotency::RequestIds;
+use super::super::envelope::{ApiError, internal};
 use super::super::request_id::{ClientRequestId, RequestId};
 use super::super::state::AppState;
 use super::customer::{blocking, known_platforms};
@@ -23,14 +22,14 @@ use super::form::Form;
 use super::layout::{Flash, Nav, csrf_field, page, refusal, respond};
 use super::session::{Customer, csrf_ok};
 use crate::auth;
+use crate::call::{self, Door, ParseCall, RequestIds};
+use crate::core::Delivery;
+use crate::parse::CacheUse;
 use crate::store::KeyRecord;
 
 pub fn router() -> Router<Arc<AppState>> {
     Router::new().route("/console/playground", get(show).post(run))
 }
-
-/// Largest answer the page reads back (a parse answer is far smaller).
-const MAX_ANSWER: usize = 4 * 1024 * 1024;
 
 struct Choice<'a> {
     link: &'a str,
@@ -211,41 +210,42 @@ async fn run(
     if let Err(e) = state.rate_limits.check(&key, default).await {
         return again(ApiError::from(e).msg);
     }
-    let input = serde_json::json!({"url": choice.link}).to_string();
+    let input = match super::super::body::parse_input(
+        serde_json::json!({"url": choice.link}).to_string().as_bytes(),
+    ) {
+        Ok(input) => input,
+        Err(e) => return again(e.msg),
+    };
+    let delivery = match choice.delivery {
+        "direct" => Delivery::Direct,
+        _ => Delivery::Tunnel,
+    };
     // Charged under a server-minted ledger id, like the REST doors: a
     // client's `X-Request-Id` is only kept beside it.
-    let ids = RequestIds::of(&request_id, client_id.as_ref().map(|c| &c.0));
-    let answer = super::super::parse::run_as(
-        &state,
-        &ids,
-        &key,
-        Some(choice.delivery),
-        &input,
-        path_platform.clone(),
-    )
-    .await;
-    let status = answer.status();
-    let charged = answer
-        .headers()
-        .get(CREDITS_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<i64>().ok())
-        .unwrap_or(0);
-    let bytes = match axum::body::to_bytes(answer.into_body(), MAX_ANSWER).await {
-        Ok(b) => b,
-        Err(e) => return internal(e).into_response(),
+    let ids = RequestIds::of(&request_id.0, client_id.as_ref().map(|c| c.0.0.as_str()));
+    let call = ParseCall {
+        key: &key,
+        door: Door::Playground,
+        input: &input,
+        platform: path_platform.as_deref(),
+        delivery: Some(delivery),
+        idempotency: None,
+        cache: CacheUse::Allowed,
+        ids,
     };
-    let json: Value = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let answer = call::answer(state.callee(), &call).await;
+    let (status, charged) = (answer.status(), answer.charged);
+    let json: Value = serde_json::from_str(&answer.body()).unwrap_or(Value::Null);
     let pretty = serde_json::to_string_pretty(&json).unwrap_or_default();
     let body = html! {
         (form(&c, &keys, &known, &choice))
         h2 { "Answer" }
         p role="status" {
-            "HTTP " (status.as_u16()) " · "
+            "HTTP " (status) " · "
             strong { (charged) " credit" @if charged != 1 { "s" } " charged" }
-            " · request id " code { (ids.ledger()) }
+            " · request id " code { (answer.request_id) }
         }
-        @if let Some(m) = media(&json).filter(|_| status.is_success()) { (previews(m)) }
+        @if let Some(m) = media(&json).filter(|_| status == 200) { (previews(m)) }
         h2 { "JSON" }
         pre #answer { (pretty) }
         button type="button" data-copy="answer" { "Copy JSON" }

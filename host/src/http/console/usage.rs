@@ -280,6 +280,7 @@ mod tests {
                 created_at: now - 40 * DAY,
                 rotated_at: None,
                 rate_limit_per_minute: None,
+                delivery: None,
             };
             store.insert_key(&key, format!("t{k}").as_bytes()).unwrap();
         }

@@ -9,7 +9,6 @@
 //! error envelope `{status, data: null, msg, code}`.
 
 use std::sync::Arc;
-use std::time::Instant;
 
 use axum::http::request::Parts;
 use rmcp::model::{
@@ -23,11 +22,13 @@ use serde_json::{Value, json};
 
 use mediaparse_catalogue::Catalogue;
 
-use crate::http::envelope::ApiError;
-use crate::http::idempotency::{self, Answer, RequestIds};
+use crate::call::{self, Door, Idempotency, Outcome, ParseAnswer, ParseCall, RequestIds, answer};
+use crate::core::Delivery;
+use crate::http::envelope::{ApiError, internal};
+use crate::http::idempotency;
 use crate::http::state::AppState;
-use crate::parse;
-use crate::store::{KeyRecord, StoredResponse};
+use crate::parse::CacheUse;
+use crate::store::KeyRecord;
 
 #[derive(Clone)]
 pub struct MediaparseMcp {
@@ -162,8 +163,10 @@ impl ServerHandler for MediaparseMcp {
             .map(|r| r.0.clone())
             .unwrap_or_else(crate::core::ids::new_request_id);
         let ids = RequestIds::of(
-            &crate::http::RequestId(request_id.clone()),
-            parts.and_then(|p| p.extensions.get::<crate::http::ClientRequestId>()),
+            &request_id,
+            parts
+                .and_then(|p| p.extensions.get::<crate::http::ClientRequestId>())
+                .map(|c| c.0.as_str()),
         );
         let header_key = parts.map(|p| idempotency::from_headers(&p.headers));
         let Some(key) = key else {
@@ -176,7 +179,7 @@ impl ServerHandler for MediaparseMcp {
         let arguments = request.arguments.unwrap_or_default();
         let result = match request.name.as_ref() {
             "parse_media" => {
-                self.parse_media_once(&key, arguments, &ids, header_key)
+                self.parse_media_once(&key, arguments, ids, header_key)
                     .await
             }
             "get_capabilities" => {
@@ -198,13 +201,14 @@ impl ServerHandler for MediaparseMcp {
 }
 
 impl MediaparseMcp {
-    /// `parse_media` under its idempotency key (the `idempotencyKey`
-    /// argument, else the HTTP request's `Idempotency-Key` header), if any.
+    /// `parse_media` as one parse call, under its idempotency key (the
+    /// `idempotencyKey` argument, else the HTTP request's `Idempotency-Key`
+    /// header), if any.
     async fn parse_media_once(
         &self,
         key: &KeyRecord,
         mut arguments: JsonObject,
-        ids: &RequestIds,
+        ids: RequestIds,
         header_key: Option<Result<Option<String>, ApiError>>,
     ) -> CallToolResult {
         let idempotency_key = match arguments.remove("idempotencyKey") {
@@ -214,121 +218,70 @@ impl MediaparseMcp {
             )),
             None => header_key.unwrap_or(Ok(None)),
         };
-        let idempotency_key = match idempotency_key {
-            Ok(k) => k,
+        let checked = idempotency_key.and_then(|k| {
+            let (url, platform, delivery) =
+                read_arguments(&arguments, &|p| self.state.services.registry.knows(p))?;
+            Ok((k, url, platform, delivery))
+        });
+        let (idempotency_key, url, platform, delivery) = match checked {
+            Ok(c) => c,
             Err(e) => return tool_error(&e, ids.ledger()),
         };
-        let Some(idempotency_key) = idempotency_key else {
-            let result = self.parse_media(key, &arguments, ids.ledger()).await;
-            idempotency::record_client_id(&self.state.services.store, ids, charged_of(&result))
-                .await;
-            return result;
-        };
-        let fingerprint = idempotency::fingerprint(&[
-            "mcp",
-            &serde_json::to_string(&arguments).unwrap_or_default(),
-        ]);
-        let answer = idempotency::once(
-            &self.state.services.store,
+        // The same per-key rate limit as REST (admission is in the parse).
+        let default = self
+            .state
+            .services
+            .config
+            .load()
+            .limits
+            .rate_limit_per_minute;
+        if let Err(e) = self.state.rate_limits.check(key, default).await {
+            return tool_error(&ApiError::from(e), ids.ledger());
+        }
+        let idempotency = idempotency_key.map(|key| Idempotency {
+            fingerprint: idempotency::fingerprint(&[
+                "mcp",
+                &serde_json::to_string(&arguments).unwrap_or_default(),
+            ]),
             key,
-            &idempotency_key,
-            &fingerprint,
+        });
+        let call = ParseCall {
+            key,
+            door: Door::Mcp,
+            input: &url,
+            platform: platform.as_deref(),
+            delivery,
+            idempotency,
+            cache: CacheUse::Allowed,
             ids,
-            |request_id| async move {
-                let result = self.parse_media(key, &arguments, &request_id).await;
-                StoredResponse {
-                    status: status_of(&result),
-                    credits: charged_of(&result),
-                    body: serde_json::to_string(&result).unwrap_or_default(),
-                }
-            },
-        )
-        .await;
-        match answer {
-            Ok(Answer::Fresh(stored) | Answer::Replayed(stored)) => {
-                match serde_json::from_str::<CallToolResult>(&stored.body) {
-                    Ok(result) => result,
-                    Err(e) => tool_error(&crate::http::envelope::internal(e), ids.ledger()),
-                }
-            }
-            Err(e) => tool_error(&e, ids.ledger()),
-        }
-    }
-
-    async fn parse_media(
-        &self,
-        key: &KeyRecord,
-        arguments: &JsonObject,
-        request_id: &str,
-    ) -> CallToolResult {
-        let started = Instant::now();
-        let outcome = async {
-            let (url, platform, delivery) =
-                read_arguments(arguments, &|p| self.state.services.registry.knows(p))?;
-            // The same per-key rate limit as REST (admission is in `parse`).
-            let default = self
-                .state
-                .services
-                .config
-                .load()
-                .limits
-                .rate_limit_per_minute;
-            self.state.rate_limits.check(key, default).await?;
-            let delivery =
-                crate::http::tunnel::resolve(&self.state, key, delivery.as_deref()).await?;
-            let mut parsed = parse::parse(
-                &self.state.services,
-                key,
-                &url,
-                platform.as_deref(),
-                request_id,
-            )
-            .await?;
-            crate::http::tunnel::apply(&self.state, key, delivery, &mut parsed);
-            Ok::<_, ApiError>((parsed, platform.is_some()))
-        }
-        .await;
-        let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
-        let (result, charged) = match outcome {
-            Ok((parsed, _)) if parsed.media.is_empty() => {
-                tracing::info!(platform = %parsed.platform, elapsed_ms, "mcp parse: no media");
-                (
-                    CallToolResult::structured_error(json!({
-                        "status": 200, "data": null, "code": "304",
-                        "msg": "the link parsed but no downloadable media could be returned",
-                    })),
-                    0,
-                )
-            }
-            Ok((parsed, with_platform_data)) => {
-                tracing::info!(platform = %parsed.platform, charged = parsed.charged, elapsed_ms, "mcp parsed");
-                let media = parsed.media.to_json(&parsed.platform);
-                let content = if with_platform_data {
-                    json!({"media": media, "platformData": parsed.platform_data, "platformDataVersion": "1"})
-                } else {
-                    media
-                };
-                (CallToolResult::structured(content), parsed.charged)
-            }
-            Err(e) => {
-                tracing::info!(
-                    code = e.wire(),
-                    status = e.code.status(),
-                    elapsed_ms,
-                    "mcp parse failed"
-                );
-                let mut envelope = e.envelope();
-                if let Some(secs) = e.retry_after {
-                    envelope["retryAfter"] = secs.into();
-                }
-                (CallToolResult::structured_error(envelope), 0)
-            }
         };
-        let mut meta = JsonObject::new();
-        meta.insert("creditsCharged".into(), charged.into());
-        meta.insert("requestId".into(), request_id.into());
-        result.with_meta(Some(MetaObject(meta)))
+        let answer = call::answer(self.state.callee(), &call).await;
+        tool_result(&answer)
     }
+}
+
+/// A parse answer as a tool result: the answer's `data` as structured
+/// content, or a tool error carrying the REST envelope (a parse without
+/// media too: code `304`); `_meta` says what it cost and its request id.
+fn tool_result(answer: &ParseAnswer) -> CallToolResult {
+    let result = match &answer.outcome {
+        Outcome::Media { .. } => match answer.data().map(serde_json::to_value) {
+            Some(Ok(data)) => CallToolResult::structured(data),
+            Some(Err(e)) => return tool_error(&internal(e), &answer.request_id),
+            None => return tool_error(&internal("media without data"), &answer.request_id),
+        },
+        Outcome::NoMedia { .. } => CallToolResult::structured_error(answer::no_media_envelope()),
+        Outcome::Refused(e) => return tool_error(e, &answer.request_id),
+        // An earlier version stored the tool result itself.
+        Outcome::Stored(stored) => match serde_json::from_str::<CallToolResult>(&stored.body) {
+            Ok(result) => return result,
+            Err(e) => return tool_error(&internal(e), &answer.request_id),
+        },
+    };
+    let mut meta = JsonObject::new();
+    meta.insert("creditsCharged".into(), answer.charged.into());
+    meta.insert("requestId".into(), answer.request_id.clone().into());
+    result.with_meta(Some(MetaObject(meta)))
 }
 
 /// A tool error carrying the REST envelope, charging nothing.
@@ -343,36 +296,12 @@ fn tool_error(e: &ApiError, request_id: &str) -> CallToolResult {
     CallToolResult::structured_error(envelope).with_meta(Some(MetaObject(meta)))
 }
 
-/// The credits a `parse_media` result says it took (`_meta.creditsCharged`).
-fn charged_of(result: &CallToolResult) -> i64 {
-    result
-        .meta
-        .as_ref()
-        .and_then(|m| m.0.get("creditsCharged"))
-        .and_then(Value::as_i64)
-        .unwrap_or(0)
-}
-
-/// The HTTP status a `parse_media` result stands for (its envelope's on a tool error).
-fn status_of(result: &CallToolResult) -> u16 {
-    if result.is_error != Some(true) {
-        return 200;
-    }
-    result
-        .structured_content
-        .as_ref()
-        .and_then(|c| c.get("status"))
-        .and_then(Value::as_u64)
-        .and_then(|s| u16::try_from(s).ok())
-        .unwrap_or(500)
-}
-
 /// `url` (required, a non-empty string), `platform` (optional platform id)
-/// and `delivery` (optional string, checked by the caller).
+/// and `delivery` (optional, `direct` or `tunnel`).
 fn read_arguments(
     arguments: &JsonObject,
     known: &dyn Fn(&str) -> bool,
-) -> Result<(String, Option<String>, Option<String>), ApiError> {
+) -> Result<(String, Option<String>, Option<Delivery>), ApiError> {
     for name in arguments.keys() {
         if !matches!(name.as_str(), "url" | "platform" | "delivery") {
             return Err(ApiError::invalid_request(format!(
@@ -398,7 +327,7 @@ fn read_arguments(
     };
     let delivery = match arguments.get("delivery") {
         None | Some(Value::Null) => None,
-        Some(Value::String(d)) => Some(d.clone()),
+        Some(Value::String(d)) => Some(d.parse().map_err(ApiError::invalid_request)?),
         Some(_) => return Err(ApiError::invalid_request("`delivery` must be a string")),
     };
     Ok((url, platform, delivery))

@@ -81,7 +81,7 @@ mod tests {
     use mediaparse_sdk::Failure;
 
     fn listed(e: ApiError) {
-        let pair = (e.status().as_u16(), e.wire());
+        let pair = (e.code.status(), e.wire());
         assert!(
             ERRORS
                 .iter()

@@ -16,7 +16,7 @@ use crate::store::keys::KeyEdit;
 use crate::store::usage::{Usage, UsageFilter, UsageParam};
 use crate::store::{KeyRecord, StoreError, StoreResult};
 
-const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute";
+const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute, delivery";
 
 fn key_from_row(r: &Row) -> KeyRecord {
     let platforms: Option<String> = r.get(5);
@@ -36,6 +36,7 @@ fn key_from_row(r: &Row) -> KeyRecord {
         created_at: r.get(6),
         rotated_at: r.get(7),
         rate_limit_per_minute: limit.map(|l| u32::try_from(l).unwrap_or(u32::MAX)),
+        delivery: crate::store::delivery_of(r.get(9)),
     }
 }
 
@@ -343,10 +344,14 @@ impl Pg {
     ) -> StoreResult<Option<String>> {
         let mut client = self.client()?;
         if let Some(delivery) = set {
-            client.execute(
+            // Keys are cached with their delivery: every host forgets them.
+            let mut tx = client.transaction()?;
+            tx.execute(
                 "UPDATE api_keys SET delivery = $2, updated_at = $3 WHERE id = $1",
                 &[&id, &delivery, &now],
             )?;
+            notify_key_change(&mut tx)?;
+            tx.commit()?;
         }
         client
             .query_typed_opt(
