@@ -228,6 +228,14 @@ mod tests {
                 source: sdk::MediaSource::Direct,
                 headers: Vec::new(),
             }],
+            audios: vec![sdk::Audio {
+                url: "https://a.example/1.mp3".into(),
+                quality: "music".into(),
+                mime_type: "audio/mpeg".into(),
+                bitrate: 0,
+                source: sdk::MediaSource::Direct,
+                headers: vec![sdk::Header::new("Referer", "https://www.tiktok.com/")],
+            }],
             ..Default::default()
         }
     }

@@ -225,10 +225,14 @@ where
     }
 }
 
-/// A stored answer given again: typed, or an earlier version's own bytes.
+/// A stored answer given again: typed, or an earlier version's own bytes
+/// (a REST envelope or an MCP tool result, never a typed answer's text).
 fn replay(stored: StoredResponse, shape: Shape) -> ParseAnswer {
     let mut answer = match serde_json::from_str::<ParseAnswer>(&stored.body) {
         Ok(answer) => answer,
+        Err(e) if is_typed(&stored.body) => {
+            return ParseAnswer::refused("", shape, internal(format!("stored answer unreadable: {e}")));
+        }
         Err(_) => ParseAnswer {
             request_id: String::new(),
             charged: stored.credits,
@@ -240,6 +244,12 @@ fn replay(stored: StoredResponse, shape: Shape) -> ParseAnswer {
     };
     answer.replayed = true;
     answer
+}
+
+/// Whether a stored body is a typed answer (not an earlier version's bytes).
+fn is_typed(body: &str) -> bool {
+    serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(body)
+        .is_ok_and(|m| m.contains_key("outcome") && m.contains_key("requestId"))
 }
 
 /// How a completed answer is kept under its key.
