@@ -20,6 +20,8 @@ mod both;
 mod copy;
 mod daily;
 mod delivery;
+#[cfg(test)]
+mod group_commit_tests;
 mod idempotency;
 #[cfg(test)]
 mod integrated_tests;

@@ -124,6 +124,10 @@ impl WriterThread {
             .name("sqlite-writer".into())
             .spawn(move || {
                 while let Ok(first) = writes.recv() {
+                    // The connection first, then what queued meanwhile: the
+                    // writes that arrived while another writer held it join
+                    // this group.
+                    let c = lock(&conn);
                     let mut group = vec![first];
                     while group.len() < MAX_GROUP {
                         match writes.try_recv() {
@@ -131,7 +135,7 @@ impl WriterThread {
                             Err(_) => break,
                         }
                     }
-                    commit_group(&conn, &keys, &thread_state, group);
+                    commit_group(c, &keys, &thread_state, group);
                 }
             })
             .map_err(|e| StoreError::Invalid(format!("cannot start the SQLite writer: {e}")))?;
@@ -195,12 +199,11 @@ fn stopped() -> StoreError {
 /// Run `group` in one transaction and answer each member once it is
 /// committed (or with the error that kept it from committing).
 fn commit_group(
-    conn: &Mutex<Connection>,
+    c: std::sync::MutexGuard<'_, Connection>,
     keys: &KeyCache,
     state: &State,
     mut group: Vec<Box<dyn QueuedWrite>>,
 ) {
-    let c = lock(conn);
     if let Err(e) = c.execute_batch("BEGIN IMMEDIATE") {
         return answer_all(group, Some(&e));
     }
