@@ -141,7 +141,10 @@ async fn a_failing_write_is_rolled_back_alone_in_its_group() {
         (1, 5),
         "one group"
     );
-    assert!(matches!(answers[0], Ok(Charge::Charged { balance_after: 6 })));
+    assert!(matches!(
+        answers[0],
+        Ok(Charge::Charged { balance_after: 6 })
+    ));
     assert!(matches!(
         answers[1],
         Ok(Charge::InsufficientCredits { balance: 1 })
@@ -152,7 +155,10 @@ async fn a_failing_write_is_rolled_back_alone_in_its_group() {
         "{:?}",
         answers[3]
     );
-    assert!(matches!(answers[4], Ok(Charge::Charged { balance_after: 8 })));
+    assert!(matches!(
+        answers[4],
+        Ok(Charge::Charged { balance_after: 8 })
+    ));
     // The poisoned charge's debit went with its savepoint; the others stayed.
     assert_eq!(
         (
@@ -206,7 +212,9 @@ async fn a_group_whose_commit_fails_answers_every_member_with_the_error() {
     assert_eq!(store.ledger_count(Some("acme")).unwrap(), 0);
     // The writer goes on: the same charges, without the poison, land.
     assert!(matches!(
-        store.charge("acme", "k1", "tiktok", 3, "req_a", 11).unwrap(),
+        store
+            .charge("acme", "k1", "tiktok", 3, "req_a", 11)
+            .unwrap(),
         Charge::Charged { balance_after: 97 }
     ));
     assert_eq!(store.ledger_count(Some("acme")).unwrap(), 1);
@@ -218,7 +226,10 @@ fn a_cached_key_and_the_precheck_do_not_wait_for_a_group() {
     let key = super::KeyRecord::for_tests("k1", "acme");
     store.insert_key(&key, b"hash-1").unwrap();
     store.key_changed();
-    assert_eq!(store.key_by_token_hash(b"hash-1").unwrap(), Some(key.clone()));
+    assert_eq!(
+        store.key_by_token_hash(b"hash-1").unwrap(),
+        Some(key.clone())
+    );
     // A group that stays open until the test lets it go.
     let (entered_tx, entered) = mpsc::channel();
     let (release, release_rx) = mpsc::channel::<()>();
@@ -246,6 +257,48 @@ fn a_cached_key_and_the_precheck_do_not_wait_for_a_group() {
         .expect("the lookup and the pre-check answer while the group is open");
     assert_eq!(found.unwrap(), Some(key));
     assert_eq!(balance.unwrap(), 10);
+    release.send(()).unwrap();
+    group.join().unwrap().unwrap();
+}
+
+#[test]
+fn a_key_another_process_deleted_is_not_answered_from_the_cache_during_a_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.sqlite");
+    let store = Store::open(&path).unwrap();
+    let key = super::KeyRecord::for_tests("k1", "acme");
+    store.insert_key(&key, b"hash-1").unwrap();
+    store.key_changed();
+    assert_eq!(store.key_by_token_hash(b"hash-1").unwrap(), Some(key));
+    // Another process (the CLI) deletes the key.
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute("DELETE FROM api_keys WHERE id = 'k1'", [])
+        .unwrap();
+    // Then a group opens and stays open: the lookup cannot read
+    // data_version itself, it relies on the group's check.
+    let (entered_tx, entered) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel::<()>();
+    let writer = store.clone();
+    let group = std::thread::spawn(move || {
+        writer.write(move |_| {
+            entered_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+            Ok(())
+        })
+    });
+    entered
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the group is open");
+    let (answered, answer) = mpsc::channel();
+    let reader = store.clone();
+    std::thread::spawn(move || {
+        let _ = answered.send(reader.key_by_token_hash(b"hash-1"));
+    });
+    let found = answer
+        .recv_timeout(Duration::from_secs(3))
+        .expect("the lookup answers while the group is open");
+    assert_eq!(found.unwrap(), None, "the deleted key is refused");
     release.send(()).unwrap();
     group.join().unwrap().unwrap();
 }

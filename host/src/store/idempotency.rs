@@ -110,13 +110,9 @@ impl Store {
                     claim_in(c, &key_id, &idempotency_key, &fingerprint, &fresh, now)
                 })
             }
-            Backend::Postgres(p) => p.claim_idempotency_key(
-                key_id,
-                idempotency_key,
-                fingerprint,
-                fresh_request_id,
-                now,
-            ),
+            Backend::Postgres(p) => {
+                p.claim_idempotency_key(key_id, idempotency_key, fingerprint, fresh_request_id, now)
+            }
         }
     }
 
@@ -168,7 +164,12 @@ impl Store {
                         "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = NULL
                          WHERE key_id = ?1 AND idempotency_key = ?2",
                     )?
-                    .execute(params![key_id, idempotency_key, status, credits])?;
+                    .execute(params![
+                        key_id,
+                        idempotency_key,
+                        status,
+                        credits
+                    ])?;
                     Ok(())
                 })
             }
