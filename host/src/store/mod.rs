@@ -472,8 +472,9 @@ impl Store {
                 // Another connection's commit (the CLI) changes data_version;
                 // only a cached answer needs that check (a miss is read
                 // fresh below), so an unknown token never waits for the writer.
-                !(self.keys.get(token_hash).0.is_some() || !self.keys.data_version_known())
-                    || self.sqlite_keys_checked(db)?
+                let needs_check =
+                    self.keys.get(token_hash).0.is_some() || !self.keys.data_version_known();
+                !needs_check || self.sqlite_keys_checked(db)?
             }
             Backend::Postgres(p) => {
                 self.keys.start_listener(p.connector());
