@@ -302,3 +302,46 @@ fn a_key_another_process_deleted_is_not_answered_from_the_cache_during_a_group()
     release.send(()).unwrap();
     group.join().unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn a_write_that_ends_the_whole_transaction_fails_its_whole_group() {
+    let (_dir, store) = store_with(&[("acme", 100)]);
+    // RAISE(ROLLBACK) ends the transaction itself, the writes before the
+    // poisoned one included: none of them may be told it was charged.
+    store
+        .with(|c| {
+            Ok(c.execute_batch(
+                "CREATE TRIGGER end_all BEFORE INSERT ON ledger
+                 WHEN NEW.request_id = 'req_poison'
+                 BEGIN SELECT RAISE(ROLLBACK, 'the whole transaction'); END;",
+            )?)
+        })
+        .unwrap();
+    let Backend::Sqlite(db) = &store.backend else {
+        unreachable!("a SQLite store")
+    };
+    let before = stats(&store);
+    let held = lock(&db.writer);
+    let charges = vec![
+        queued_charge(&store, "acme", 3, "req_a"),
+        queued_charge(&store, "acme", 4, "req_poison"),
+        queued_charge(&store, "acme", 5, "req_b"),
+    ];
+    drop(held);
+    for charge in charges {
+        let answer = charge.await;
+        assert!(
+            matches!(answer, Err(StoreError::Sqlite(_))),
+            "every member hears the rollback: {answer:?}"
+        );
+    }
+    assert_eq!(stats(&store), before, "nothing was committed");
+    assert_eq!(store.balance("acme").unwrap(), 100, "nobody was charged");
+    assert_eq!(store.ledger_count(Some("acme")).unwrap(), 0);
+    assert!(matches!(
+        store
+            .charge("acme", "k1", "tiktok", 5, "req_b", 11)
+            .unwrap(),
+        Charge::Charged { balance_after: 95 }
+    ));
+}

@@ -95,10 +95,24 @@ where
 }
 
 /// The handle the store keeps: the queue into the thread, and what the
-/// thread reports. Dropping the last handle ends the thread.
+/// thread reports. Dropping it ends the thread once the queued writes are
+/// answered, and waits for that: the connection is closed when the store is.
 pub(super) struct WriterThread {
-    queue: mpsc::Sender<Box<dyn QueuedWrite>>,
+    queue: Option<mpsc::Sender<Box<dyn QueuedWrite>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
     state: Arc<State>,
+}
+
+impl Drop for WriterThread {
+    fn drop(&mut self) {
+        drop(self.queue.take());
+        if let Some(thread) = self.thread.take()
+            // A write that held the store's last handle ends on the thread itself.
+            && thread.thread().id() != std::thread::current().id()
+        {
+            let _ = thread.join();
+        }
+    }
 }
 
 /// What the thread shares with the store.
@@ -120,7 +134,7 @@ impl WriterThread {
         let (queue, writes) = mpsc::channel::<Box<dyn QueuedWrite>>();
         let state = Arc::new(State::default());
         let thread_state = state.clone();
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("sqlite-writer".into())
             .spawn(move || {
                 while let Ok(first) = writes.recv() {
@@ -139,7 +153,11 @@ impl WriterThread {
                 }
             })
             .map_err(|e| StoreError::Invalid(format!("cannot start the SQLite writer: {e}")))?;
-        Ok(WriterThread { queue, state })
+        Ok(WriterThread {
+            queue: Some(queue),
+            thread: Some(thread),
+            state,
+        })
     }
 
     /// Queue `work` and wait (blocking this thread) for its group's commit.
@@ -174,7 +192,8 @@ impl WriterThread {
             outcome: None,
             reply,
         };
-        self.queue.send(Box::new(pending)).map_err(|_| stopped())
+        let queue = self.queue.as_ref().ok_or_else(stopped)?;
+        queue.send(Box::new(pending)).map_err(|_| stopped())
     }
 
     /// Whether the thread holds the database's write lock right now, having
@@ -226,7 +245,7 @@ fn commit_group(
             return rolled_back(&c, group, &e);
         }
         // A write that panics is a failed write: rolled back, its caller
-        // told the writer stopped (its reply is dropped with it).
+        // told it did not run.
         let ok = std::panic::catch_unwind(AssertUnwindSafe(|| write.run(&c))).unwrap_or(false);
         if c.is_autocommit() {
             // SQLite itself rolled the whole transaction back (an I/O
