@@ -103,13 +103,13 @@ impl Store {
         now: i64,
     ) -> StoreResult<Claim> {
         match &self.backend {
-            Backend::Sqlite(_) => {
-                let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
-                let (fingerprint, fresh) = (fingerprint.to_string(), fresh_request_id.to_string());
-                self.write(move |c| {
-                    claim_in(c, &key_id, &idempotency_key, &fingerprint, &fresh, now)
-                })
-            }
+            Backend::Sqlite(_) => self.write(claim_work(
+                key_id,
+                idempotency_key,
+                fingerprint,
+                fresh_request_id,
+                now,
+            )),
             Backend::Postgres(p) => {
                 p.claim_idempotency_key(key_id, idempotency_key, fingerprint, fresh_request_id, now)
             }
@@ -124,24 +124,7 @@ impl Store {
         response: &StoredResponse,
     ) -> StoreResult<()> {
         match &self.backend {
-            Backend::Sqlite(_) => {
-                let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
-                let response = response.clone();
-                self.write(move |c| {
-                    c.prepare_cached(
-                        "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = ?5
-                         WHERE key_id = ?1 AND idempotency_key = ?2",
-                    )?
-                    .execute(params![
-                        key_id,
-                        idempotency_key,
-                        response.status,
-                        response.credits,
-                        response.body
-                    ])?;
-                    Ok(())
-                })
-            }
+            Backend::Sqlite(_) => self.write(complete_work(key_id, idempotency_key, response)),
             Backend::Postgres(p) => p.complete_idempotency_key(key_id, idempotency_key, response),
         }
     }
@@ -157,22 +140,12 @@ impl Store {
         credits: i64,
     ) -> StoreResult<()> {
         match &self.backend {
-            Backend::Sqlite(_) => {
-                let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
-                self.write(move |c| {
-                    c.prepare_cached(
-                        "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = NULL
-                         WHERE key_id = ?1 AND idempotency_key = ?2",
-                    )?
-                    .execute(params![
-                        key_id,
-                        idempotency_key,
-                        status,
-                        credits
-                    ])?;
-                    Ok(())
-                })
-            }
+            Backend::Sqlite(_) => self.write(complete_by_reference_work(
+                key_id,
+                idempotency_key,
+                status,
+                credits,
+            )),
             Backend::Postgres(p) => {
                 p.complete_idempotency_key_by_reference(key_id, idempotency_key, status, credits)
             }
@@ -184,18 +157,7 @@ impl Store {
     /// its request id was charged.
     pub fn release_idempotency_key(&self, key_id: &str, idempotency_key: &str) -> StoreResult<()> {
         match &self.backend {
-            Backend::Sqlite(_) => {
-                let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
-                self.write(move |c| {
-                    c.prepare_cached(
-                        "DELETE FROM idempotency_keys
-                         WHERE key_id = ?1 AND idempotency_key = ?2 AND status IS NULL
-                           AND NOT EXISTS (SELECT 1 FROM ledger WHERE ledger.request_id = idempotency_keys.request_id)",
-                    )?
-                    .execute(params![key_id, idempotency_key])?;
-                    Ok(())
-                })
-            }
+            Backend::Sqlite(_) => self.write(release_work(key_id, idempotency_key)),
             Backend::Postgres(p) => p.release_idempotency_key(key_id, idempotency_key),
         }
     }
@@ -207,16 +169,7 @@ impl Store {
         client_request_id: &str,
     ) -> StoreResult<()> {
         match &self.backend {
-            Backend::Sqlite(_) => {
-                let (request_id, client) = (request_id.to_string(), client_request_id.to_string());
-                self.write(move |c| {
-                    c.prepare_cached(
-                        "UPDATE ledger SET client_request_id = ?2 WHERE request_id = ?1",
-                    )?
-                    .execute(params![request_id, client])?;
-                    Ok(())
-                })
-            }
+            Backend::Sqlite(_) => self.write(client_request_id_work(request_id, client_request_id)),
             Backend::Postgres(p) => p.set_client_request_id(request_id, client_request_id),
         }
     }
@@ -262,91 +215,111 @@ impl Store {
         now: i64,
     ) -> StoreResult<Charge> {
         match &self.backend {
-            Backend::Sqlite(_) => {
-                let charge = OwnedCharge::of(account, key_id, platform, credits, request_id, now);
-                self.write(move |c| charge.run(c))
-            }
+            Backend::Sqlite(_) => self.write(charge_work(
+                account, key_id, platform, credits, request_id, now,
+            )),
             Backend::Postgres(p) => {
                 p.charge_once(account, key_id, platform, credits, request_id, now)
             }
         }
     }
-
-    /// [`Store::charge_attempt`] for async callers: on SQLite the charge
-    /// queues for the writer thread and is awaited (no blocking thread; it
-    /// shares its group's commit); on PostgreSQL one try runs on a blocking
-    /// thread.
-    pub async fn charge_attempt_async(
-        &self,
-        account: &str,
-        key_id: &str,
-        platform: &str,
-        credits: i64,
-        request_id: &str,
-        now: i64,
-    ) -> StoreResult<Charge> {
-        let charge = OwnedCharge::of(account, key_id, platform, credits, request_id, now);
-        match &self.backend {
-            Backend::Sqlite(_) => self.write_async(move |c| charge.run(c)).await,
-            Backend::Postgres(p) => {
-                let p = p.clone();
-                tokio::task::spawn_blocking(move || {
-                    p.charge_attempt(
-                        &charge.account,
-                        &charge.key_id,
-                        &charge.platform,
-                        charge.credits,
-                        &charge.request_id,
-                        charge.now,
-                    )
-                })
-                .await
-                .map_err(|e| super::StoreError::Invalid(format!("charge task: {e}")))?
-            }
-        }
-    }
 }
 
-/// A charge's arguments, owned, to queue for the writer thread.
-struct OwnedCharge {
-    account: String,
-    key_id: String,
-    platform: String,
+/// The SQLite writes of this file, their arguments owned, as the writer
+/// thread runs them (inside its group's transaction, each in a savepoint);
+/// shared by the blocking methods above and their async twins
+/// (`async_writes`).
+pub(super) type Work<T> = Box<dyn FnOnce(&rusqlite::Connection) -> StoreResult<T> + Send>;
+
+pub(super) fn charge_work(
+    account: &str,
+    key_id: &str,
+    platform: &str,
     credits: i64,
-    request_id: String,
+    request_id: &str,
     now: i64,
+) -> Work<Charge> {
+    let (account, key_id, platform) = (
+        account.to_string(),
+        key_id.to_string(),
+        platform.to_string(),
+    );
+    let request_id = request_id.to_string();
+    Box::new(move |c| charge_in(c, &account, &key_id, &platform, credits, &request_id, now))
 }
 
-impl OwnedCharge {
-    fn of(
-        account: &str,
-        key_id: &str,
-        platform: &str,
-        credits: i64,
-        request_id: &str,
-        now: i64,
-    ) -> OwnedCharge {
-        OwnedCharge {
-            account: account.into(),
-            key_id: key_id.into(),
-            platform: platform.into(),
-            credits,
-            request_id: request_id.into(),
-            now,
-        }
-    }
+pub(super) fn claim_work(
+    key_id: &str,
+    idempotency_key: &str,
+    fingerprint: &str,
+    fresh_request_id: &str,
+    now: i64,
+) -> Work<Claim> {
+    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
+    let (fingerprint, fresh) = (fingerprint.to_string(), fresh_request_id.to_string());
+    Box::new(move |c| claim_in(c, &key_id, &idempotency_key, &fingerprint, &fresh, now))
+}
 
-    fn run(&self, c: &rusqlite::Connection) -> StoreResult<Charge> {
-        charge_in(
-            c,
-            &self.account,
-            &self.key_id,
-            &self.platform,
-            self.credits,
-            &self.request_id,
-            self.now,
-        )
-    }
+pub(super) fn complete_work(
+    key_id: &str,
+    idempotency_key: &str,
+    response: &StoredResponse,
+) -> Work<()> {
+    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
+    let response = response.clone();
+    Box::new(move |c| {
+        c.prepare_cached(
+            "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = ?5
+             WHERE key_id = ?1 AND idempotency_key = ?2",
+        )?
+        .execute(params![
+            key_id,
+            idempotency_key,
+            response.status,
+            response.credits,
+            response.body
+        ])?;
+        Ok(())
+    })
+}
+
+pub(super) fn complete_by_reference_work(
+    key_id: &str,
+    idempotency_key: &str,
+    status: u16,
+    credits: i64,
+) -> Work<()> {
+    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
+    Box::new(move |c| {
+        c.prepare_cached(
+            "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = NULL
+             WHERE key_id = ?1 AND idempotency_key = ?2",
+        )?
+        .execute(params![key_id, idempotency_key, status, credits])?;
+        Ok(())
+    })
+}
+
+pub(super) fn release_work(key_id: &str, idempotency_key: &str) -> Work<()> {
+    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
+    Box::new(move |c| {
+        c.prepare_cached(
+            "DELETE FROM idempotency_keys
+             WHERE key_id = ?1 AND idempotency_key = ?2 AND status IS NULL
+               AND NOT EXISTS (SELECT 1 FROM ledger WHERE ledger.request_id = idempotency_keys.request_id)",
+        )?
+        .execute(params![key_id, idempotency_key])?;
+        Ok(())
+    })
+}
+
+pub(super) fn client_request_id_work(request_id: &str, client_request_id: &str) -> Work<()> {
+    let (request_id, client) = (request_id.to_string(), client_request_id.to_string());
+    Box::new(move |c| {
+        c.prepare_cached("UPDATE ledger SET client_request_id = ?2 WHERE request_id = ?1")?
+            .execute(params![request_id, client])?;
+        Ok(())
+    })
 }
 
 /// The balance of `account` (`NotFound` when it has none).

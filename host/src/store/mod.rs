@@ -3,15 +3,19 @@
 //! WAL mode, migrations by `user_version`; the embedded default) and
 //! PostgreSQL (a pool, for several hosts on one database; `pg`).
 //! Calls are blocking (async callers go through `tokio::task::spawn_blocking`),
-//! except the charge's async path ([`Store::charge_attempt_async`]): on
-//! SQLite the parse path's writes queue for the writer thread
-//! (`sqlite_writer`), which commits them in groups.
+//! except the parse path's writes, which have async twins (`async_writes`:
+//! [`Store::charge_attempt_async`], the idempotency keys, the client's
+//! request id). On SQLite those writes, blocking or async, queue for the
+//! writer thread (`sqlite_writer`), which commits them in groups.
 //!
 //! Each method validates its input, then dispatches on [`Backend`]. A new
 //! store file adds its SQLite body through `Store::with` (which answers
 //! `Unsupported` on PostgreSQL until the file gets its PostgreSQL body).
 
 mod accounts;
+mod async_writes;
+#[cfg(test)]
+mod async_writes_tests;
 #[cfg(test)]
 pub(crate) mod backend_tests;
 mod backup;
