@@ -345,3 +345,37 @@ async fn a_write_that_ends_the_whole_transaction_fails_its_whole_group() {
         Charge::Charged { balance_after: 95 }
     ));
 }
+
+#[test]
+fn a_sqlite_charge_is_awaited_without_a_blocking_thread() {
+    let (_dir, store) = store_with(&[("acme", 10)]);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(1)
+        .build()
+        .unwrap();
+    // The runtime's only blocking thread is busy until the charge is done.
+    let (release, held) = mpsc::channel::<()>();
+    let (busy_tx, busy) = mpsc::channel();
+    runtime.spawn_blocking(move || {
+        busy_tx.send(()).unwrap();
+        let _ = held.recv();
+    });
+    busy.recv_timeout(Duration::from_secs(10))
+        .expect("the blocking thread is taken");
+    let bill = Bill {
+        account: "acme".into(),
+        key_id: "k1".into(),
+        platform: "tiktok".into(),
+        price: 3,
+        request_id: "req_1".into(),
+    };
+    let charged = runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(10), charge_settled(&store, bill, 10)).await
+    });
+    release.send(()).unwrap();
+    assert!(
+        matches!(charged, Ok(Ok(Charge::Charged { balance_after: 7 }))),
+        "{charged:?}"
+    );
+}

@@ -268,7 +268,9 @@ fn commit_group(
         }
     }
     let committed = c.execute_batch("COMMIT");
-    // Another process may commit from here on.
+    // Another process may commit from here on (it may have taken the lock
+    // an instant ago, as COMMIT let go of it, but a commit of its own, with
+    // its own fsync, cannot have finished in that instant).
     state.holds_write_lock.store(false, Ordering::SeqCst);
     match committed {
         Ok(()) => {
