@@ -408,4 +408,21 @@ mod tests {
         assert!(text.contains("mediaparse_parse_duration_seconds_bucket{"));
         assert!(text.ends_with("# EOF\n"));
     }
+
+    #[test]
+    fn group_commits_count_groups_and_writes() {
+        let m = super::global();
+        let counter = |name: &str| {
+            let text = m.encode();
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("{name} in {text}"))
+        };
+        let groups = counter("mediaparse_store_commit_groups_total");
+        let writes = counter("mediaparse_store_commit_writes_total");
+        m.store_commit(5);
+        // Other tests of this process commit too: at least this group.
+        assert!(counter("mediaparse_store_commit_groups_total") > groups);
+        assert!(counter("mediaparse_store_commit_writes_total") >= writes + 5);
+    }
 }
