@@ -21,6 +21,8 @@
 //! | `mediaparse_tunnel_streams` | `platform`: tunnel streams open now |
 //! | `mediaparse_tunnel_refusals_total` | `reason` (`streams`, `bytes`, `platform_busy`) |
 //! | `mediaparse_tunnel_merges_total` | `outcome` (`ok`, `failed`, `timeout`, `cancelled`, `busy`) |
+//! | `mediaparse_store_commit_groups_total` | none: SQLite transactions the writer thread committed (one `fsync` each) |
+//! | `mediaparse_store_commit_writes_total` | none: writes (charges, idempotency keys) those transactions carried |
 
 use std::sync::LazyLock;
 
@@ -89,6 +91,8 @@ pub struct Metrics {
     tunnel_refusals: Family<ReasonLabel, Counter>,
     tunnel_merges: Family<OutcomeLabel, Counter>,
     key_cache_listener_up: Gauge,
+    commit_groups: Counter,
+    commit_writes: Counter,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -214,7 +218,21 @@ impl Metrics {
             "PostgreSQL: 1 while the key cache's LISTEN connection answers its pings in time, else 0 (the cache is bypassed)",
             key_cache_listener_up.clone(),
         );
+        let commit_groups = Counter::default();
+        registry.register(
+            "store_commit_groups",
+            "SQLite: transactions the writer thread committed, one fsync each",
+            commit_groups.clone(),
+        );
+        let commit_writes = Counter::default();
+        registry.register(
+            "store_commit_writes",
+            "SQLite: writes (charges, idempotency keys) carried by those transactions",
+            commit_writes.clone(),
+        );
         Metrics {
+            commit_groups,
+            commit_writes,
             key_cache_listener_up,
             tunnel_bytes,
             tunnel_streams,
@@ -238,6 +256,12 @@ impl Metrics {
     /// Whether the key cache's listener is healthy (PostgreSQL).
     pub fn key_cache_listener(&self, up: bool) {
         self.key_cache_listener_up.set(i64::from(up));
+    }
+
+    /// One SQLite group commit that carried `writes` writes.
+    pub fn store_commit(&self, writes: u64) {
+        self.commit_groups.inc();
+        self.commit_writes.inc_by(writes);
     }
 
     /// One finished parse.
@@ -401,5 +425,22 @@ mod tests {
         assert!(text.contains("mediaparse_credits_charged_total{platform=\"tiktok\"} 1"));
         assert!(text.contains("mediaparse_parse_duration_seconds_bucket{"));
         assert!(text.ends_with("# EOF\n"));
+    }
+
+    #[test]
+    fn group_commits_count_groups_and_writes() {
+        let m = super::global();
+        let counter = |name: &str| {
+            let text = m.encode();
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<u64>().ok())
+                .unwrap_or_else(|| panic!("{name} in {text}"))
+        };
+        let groups = counter("mediaparse_store_commit_groups_total");
+        let writes = counter("mediaparse_store_commit_writes_total");
+        m.store_commit(5);
+        // Other tests of this process commit too: at least this group.
+        assert!(counter("mediaparse_store_commit_groups_total") > groups);
+        assert!(counter("mediaparse_store_commit_writes_total") >= writes + 5);
     }
 }

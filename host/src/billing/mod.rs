@@ -16,7 +16,9 @@ pub enum Funds {
     Short { balance: i64 },
 }
 
-/// The pre-check: does `account`'s balance cover `price`? (Blocking: reads the store.)
+/// The pre-check: does `account`'s balance cover `price`? (Blocking: reads
+/// the store; on SQLite it never waits for a group of charges being
+/// committed, see [`Store::balance_for_charge`].)
 pub fn precheck(store: &Store, account: &str, price: i64) -> StoreResult<Funds> {
     // Under the write lock: a locked database fails here, before any upstream request.
     let balance = store.balance_for_charge(account)?;
@@ -53,7 +55,9 @@ pub fn charge(store: &Store, bill: &Bill, now_unix_s: i64) -> StoreResult<Charge
 }
 
 /// [`charge`] for async callers, settled when the database goes away
-/// mid-charge: each try runs on a blocking thread, the wait between tries
+/// mid-charge. On SQLite each try queues for the store's writer thread and
+/// is awaited (it shares one commit with the charges queued beside it); on
+/// PostgreSQL each try runs on a blocking thread. The wait between tries
 /// (doubling, at most 1 s) is an async sleep, so a database outage holds no
 /// blocking thread per waiting charge. Tries stop after
 /// [`crate::store::CHARGE_SETTLE_BUDGET`]; then the error reaches the caller.
@@ -61,22 +65,19 @@ pub async fn charge_settled(store: &Store, bill: Bill, now_unix_s: i64) -> Store
     use crate::store::{CHARGE_SETTLE_BUDGET, StoreError};
     let started = std::time::Instant::now();
     let mut pause = std::time::Duration::from_millis(50);
-    let bill = std::sync::Arc::new(bill);
     loop {
-        let (store, b) = (store.clone(), bill.clone());
+        // A trip to the writer thread (SQLite) or a blocking thread (PostgreSQL).
         crate::core::handoffs::trip();
-        let attempt = tokio::task::spawn_blocking(move || {
-            store.charge_attempt(
-                &b.account,
-                &b.key_id,
-                &b.platform,
-                b.price,
-                &b.request_id,
+        let attempt = store
+            .charge_attempt_async(
+                &bill.account,
+                &bill.key_id,
+                &bill.platform,
+                bill.price,
+                &bill.request_id,
                 now_unix_s,
             )
-        })
-        .await
-        .map_err(|e| StoreError::Invalid(format!("charge task: {e}")))?;
+            .await;
         match attempt {
             Err(StoreError::Unavailable(why)) if started.elapsed() < CHARGE_SETTLE_BUDGET => {
                 tracing::warn!(request_id = %bill.request_id, error = %why, "charge outcome unknown; retrying to settle it");

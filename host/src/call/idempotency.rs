@@ -23,7 +23,7 @@ use super::answer::{Outcome, ParseAnswer, Shape};
 use crate::core::ApiError;
 use crate::core::ErrorCode;
 use crate::core::api_error::internal;
-use crate::store::{Claim, KeyRecord, Store, StoreError, StoreResult, StoredResponse};
+use crate::store::{Claim, KeyRecord, Store, StoreError, StoredResponse};
 
 /// The longest key accepted (Stripe's limit).
 pub const MAX_KEY_BYTES: usize = 255;
@@ -117,17 +117,6 @@ fn key_lock(name: &str) -> Arc<tokio::sync::Mutex<()>> {
     lock
 }
 
-async fn blocking<T: Send + 'static>(
-    store: &Store,
-    f: impl FnOnce(&Store) -> StoreResult<T> + Send + 'static,
-) -> Result<T, ApiError> {
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || f(&store))
-        .await
-        .map_err(internal)?
-        .map_err(store_refusal)
-}
-
 fn store_refusal(e: StoreError) -> ApiError {
     match e {
         StoreError::Unavailable(m) => crate::core::api_error::unavailable(m),
@@ -152,16 +141,17 @@ where
 {
     let lock = key_lock(&format!("{}\u{0}{}", key.id, guard.key));
     let _held = lock.lock().await;
-    let claim = blocking(store, {
-        let (key_id, idem, fp, fresh) = (
-            key.id.clone(),
-            guard.key.clone(),
-            guard.fingerprint.clone(),
-            ids.ledger.clone(),
-        );
-        move |s| s.claim_idempotency_key(&key_id, &idem, &fp, &fresh, crate::core::clock::unix_now_s())
-    })
-    .await;
+    crate::core::handoffs::trip();
+    let claim = store
+        .claim_idempotency_key_async(
+            &key.id,
+            &guard.key,
+            &guard.fingerprint,
+            &ids.ledger,
+            crate::core::clock::unix_now_s(),
+        )
+        .await
+        .map_err(store_refusal);
     let refused = |e: ApiError| ParseAnswer::refused(&ids.ledger, shape, e);
     let request_id = match claim {
         Err(e) => return refused(e),
@@ -197,32 +187,44 @@ where
         credits: answer.charged,
         body,
     };
-    let (key_id, idem) = (key.id.clone(), guard.key.clone());
-    let client = ids.client.clone();
-    let charged = answer.charged > 0;
-    let storing = Storing::of(&stored);
-    let kept = blocking(store, move |s| {
-        if charged && let Some(client) = client {
-            s.set_client_request_id(&request_id, &client)?;
-        }
-        match storing {
-            Storing::Whole => s.complete_idempotency_key(&key_id, &idem, &stored),
-            Storing::Reference => s.complete_idempotency_key_by_reference(
-                &key_id,
-                &idem,
-                stored.status,
-                stored.credits,
-            ),
-            Storing::Nothing => s.release_idempotency_key(&key_id, &idem),
-        }
-    })
-    .await;
-    match kept {
+    match keep(store, key, guard, ids, &request_id, &stored).await {
         Ok(()) => answer,
         // Not stored: the claim stays (a charged one keeps its ledger id),
         // so a retry runs again without a second charge.
         Err(e) => refused(e),
     }
+}
+
+/// Store a completed answer under its key (with the client's request id
+/// beside a charged one), by reference, or release the key.
+async fn keep(
+    store: &Store,
+    key: &KeyRecord,
+    guard: &Idempotency,
+    ids: &RequestIds,
+    request_id: &str,
+    stored: &StoredResponse,
+) -> Result<(), ApiError> {
+    crate::core::handoffs::trip();
+    if stored.credits > 0
+        && let Some(client) = &ids.client
+    {
+        store
+            .set_client_request_id_async(request_id, client)
+            .await
+            .map_err(store_refusal)?;
+    }
+    let (key_id, idem) = (key.id.as_str(), guard.key.as_str());
+    match Storing::of(stored) {
+        Storing::Whole => store.complete_idempotency_key_async(key_id, idem, stored).await,
+        Storing::Reference => {
+            store
+                .complete_idempotency_key_by_reference_async(key_id, idem, stored.status, stored.credits)
+                .await
+        }
+        Storing::Nothing => store.release_idempotency_key_async(key_id, idem).await,
+    }
+    .map_err(store_refusal)
 }
 
 /// A stored answer given again: typed, or an earlier version's own bytes
@@ -284,9 +286,8 @@ pub async fn record_client_id(store: &Store, ids: &RequestIds, charged: i64) {
     let Some(client) = ids.client.clone().filter(|_| charged > 0) else {
         return;
     };
-    let ledger = ids.ledger.clone();
-    if let Err(e) = blocking(store, move |s| s.set_client_request_id(&ledger, &client)).await {
-        tracing::warn!(error = e.msg, "could not keep the client's request id");
+    if let Err(e) = store.set_client_request_id_async(&ids.ledger, &client).await {
+        tracing::warn!(error = %e, "could not keep the client's request id");
     }
 }
 

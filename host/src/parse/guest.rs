@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use super::ParseError;
 use super::admission::Slot;
-use crate::core::Secrets;
-use crate::registry::{Cancel, LoadedExtractor, Registry, SandboxLimits, Session, WasmPool};
+use super::plan::PlatformPlan;
+use crate::registry::{Cancel, LoadedExtractor, Registry, Session, WasmPool};
 use mediaparse_sdk as sdk;
 
 /// Run `f` on the pool, inside the request's span, holding the parse's
@@ -32,28 +32,31 @@ async fn on_pool<T: Send + 'static>(
     out.map_err(|e| ParseError::Internal(e.to_string()))
 }
 
-/// A fresh instance of `ext` and its `detect(input)`, in one trip.
-pub(super) async fn instantiate_and_detect(
+/// `before` (the balance pre-check: a store read that may block), then a
+/// fresh instance of `ext` with the plan's sandbox limits and secrets and
+/// its `detect(input)`, in one trip.
+pub(super) async fn instantiate_and_detect<B: Send + 'static>(
     registry: &Arc<Registry>,
     ext: &Arc<LoadedExtractor>,
-    sandbox: &SandboxLimits,
-    secrets: &Secrets,
+    plan: &PlatformPlan,
     input: &str,
-) -> Result<(Session, Result<sdk::Target, sdk::Failure>), ParseError> {
+    before: impl FnOnce() -> Result<B, ParseError> + Send + 'static,
+) -> Result<(B, Session, Result<sdk::Target, sdk::Failure>), ParseError> {
     let cancel = Cancel::new();
     let (registry, ext, sandbox, secrets, input) = (
         registry.clone(),
         ext.clone(),
-        sandbox.clone(),
-        secrets.clone(),
+        plan.limits.sandbox.clone(),
+        plan.secrets.clone(),
         input.to_string(),
     );
     let job_cancel = cancel.clone();
     on_pool(&cancel, move || {
+        let first = before()?;
         let mut session = registry.session_with(&ext, &sandbox, secrets)?;
         session.cancel_on(job_cancel);
         let detected = session.detect(&input)?;
-        Ok::<_, ParseError>((session, detected))
+        Ok::<_, ParseError>((first, session, detected))
     })
     .await?
 }

@@ -33,7 +33,7 @@ pub use crate::core::ParseLimits;
 use crate::core::Clock;
 use crate::fetch::{ExitPools, Pacer, Sessions, Upstream};
 use crate::registry::{LoadedExtractor, Registry, Session};
-use crate::store::{Charge, KeyRecord, Store, StoreError};
+use crate::store::{Charge, KeyRecord, Store};
 use egress::Egress;
 pub use error::ParseError;
 pub use plan::PlatformPlan;
@@ -153,13 +153,8 @@ async fn planned(
     started: Instant,
 ) -> Result<Parsed, ParseError> {
     let plan = PlatformPlan::of(services, ext, request.key)?;
-    let funds = store_call(&services.store, {
-        let (account, price) = (request.key.account_id.clone(), plan.price);
-        move |store| billing::precheck(store, &account, price)
-    })
-    .await?;
     let deadline = tokio::time::Instant::from_std(started) + services.limits.deadline;
-    let extracted = extract_admitted(services, request, ext, &plan, funds, deadline).await;
+    let extracted = extract_admitted(services, request, ext, &plan, deadline).await;
     // Cookies rotated during this parse are secrets too.
     let secrets = plan.secrets_now(services, !plan.sessions.is_empty());
     let Extracted {
@@ -245,7 +240,6 @@ async fn extract_admitted(
     request: &ParseRequest<'_>,
     ext: &Arc<LoadedExtractor>,
     plan: &PlatformPlan,
-    funds: Funds,
     deadline: tokio::time::Instant,
 ) -> Result<Extracted, ParseError> {
     let slot = tokio::time::timeout_at(deadline, services.admission.admit(&request.key.account_id))
@@ -253,7 +247,7 @@ async fn extract_admitted(
         .map_err(|_| ParseError::UpstreamTimeout)??;
     let rounds_deadline = deadline.min(tokio::time::Instant::now() + plan.limits.parse_timeout);
     let work = async {
-        let (session, target) = detect(services, request, ext, plan).await?;
+        let (funds, session, target) = detect(services, request, ext, plan).await?;
         // A post the extractor claims, for an account that cannot pay for it:
         // refused before any upstream request.
         if let Funds::Short { balance } = funds {
@@ -270,21 +264,26 @@ async fn extract_admitted(
         .map_err(|_| ParseError::UpstreamTimeout)?
 }
 
-/// A fresh instance and its `detect`, which must name the routed platform.
+/// The balance pre-check (before any instance exists), then a fresh
+/// instance and its `detect`, which must name the routed platform: one trip
+/// to the wasm pool.
 async fn detect(
     services: &Services,
     request: &ParseRequest<'_>,
     ext: &Arc<LoadedExtractor>,
     plan: &PlatformPlan,
-) -> Result<(Session, sdk::Target), ParseError> {
-    let (session, detected) = guest::instantiate_and_detect(
-        &services.registry,
-        ext,
-        &plan.limits.sandbox,
-        &plan.secrets,
-        request.input,
-    )
-    .await?;
+) -> Result<(Funds, Session, sdk::Target), ParseError> {
+    let precheck = {
+        let (store, account, price) = (
+            services.store.clone(),
+            request.key.account_id.clone(),
+            plan.price,
+        );
+        move || billing::precheck(&store, &account, price).map_err(ParseError::from)
+    };
+    let (funds, session, detected) =
+        guest::instantiate_and_detect(&services.registry, ext, plan, request.input, precheck)
+            .await?;
     let mut target = detected.map_err(ParseError::Failure)?;
     if target.platform != plan.platform {
         return Err(ParseError::ExtractorFailed(format!(
@@ -293,7 +292,7 @@ async fn detect(
         )));
     }
     target.input = request.input.to_string();
-    Ok((session, target))
+    Ok((funds, session, target))
 }
 
 /// The same post's kept result, the extraction another parse runs for it,
@@ -393,27 +392,6 @@ async fn extract_through(
     let extracted = extract(&rounds, session, target, ctx).await;
     egress.settle(services, plan, &extracted);
     extracted
-}
-
-/// Run blocking work (SQLite; guest calls go to `guest.rs`'s pool) off the
-/// async workers, inside the request's span so its log lines keep the request id.
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, ParseError> {
-    let span = tracing::Span::current();
-    crate::core::handoffs::trip();
-    tokio::task::spawn_blocking(move || span.in_scope(f))
-        .await
-        .map_err(|e| ParseError::Internal(format!("worker failed: {e}")))
-}
-
-/// Run a store call on a blocking thread.
-pub async fn store_call<T: Send + 'static>(
-    store: &Store,
-    f: impl FnOnce(&Store) -> Result<T, StoreError> + Send + 'static,
-) -> Result<T, ParseError> {
-    let store = store.clone();
-    Ok(blocking(move || f(&store)).await??)
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Backend, Charge, Store, StoreResult, dispatch};
+use super::{Backend, Charge, Store, StoreResult};
 
 /// How long a key is remembered (Stripe: 24 hours).
 pub const IDEMPOTENCY_TTL_S: i64 = 24 * 60 * 60;
@@ -66,21 +66,29 @@ impl Store {
     /// pre-check takes it so that a database another process keeps locked
     /// past the busy timeout fails the parse (`503 store_busy`) before any
     /// upstream request, not at the charge after them. Writes nothing.
+    ///
+    /// On SQLite it never waits for the writer thread's group: while that
+    /// thread holds the write lock no other process can, so the balance is
+    /// read on a read-only connection (the last committed balance; the
+    /// charge itself still checks it).
     pub fn balance_for_charge(&self, account: &str) -> StoreResult<i64> {
-        dispatch!(
-            self,
-            |c| {
-                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                let balance = tx
-                    .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
-                    .query_row([account], |r| r.get(0))
-                    .optional()?
-                    .ok_or_else(|| super::StoreError::NotFound("account", account.into()))?;
-                tx.commit()?;
-                Ok(balance)
+        let probe = |c: &mut rusqlite::Connection| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let balance = balance_in(&tx, account)?;
+            tx.commit()?;
+            Ok(balance)
+        };
+        match &self.backend {
+            Backend::Sqlite(db) => match db.writer.try_lock() {
+                Ok(mut c) => probe(&mut c),
+                Err(std::sync::TryLockError::Poisoned(p)) => probe(&mut p.into_inner()),
+                Err(std::sync::TryLockError::WouldBlock) if db.queue.holds_write_lock() => {
+                    self.read(|c| balance_in(c, account))
+                }
+                Err(std::sync::TryLockError::WouldBlock) => self.with(probe),
             },
-            |p| p.balance_for_charge(account)
-        )
+            Backend::Postgres(p) => p.balance_for_charge(account),
+        }
     }
 
     /// Claim `idempotency_key` of `key_id` for the request `fingerprint`;
@@ -94,52 +102,18 @@ impl Store {
         fresh_request_id: &str,
         now: i64,
     ) -> StoreResult<Claim> {
-        dispatch!(
-            self,
-            |c| {
-                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                tx.execute(
-                    "DELETE FROM idempotency_keys WHERE created_at <= ?1",
-                    [now - IDEMPOTENCY_TTL_S],
-                )?;
-                tx.execute(
-                "INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, request_id, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)
-                 ON CONFLICT (key_id, idempotency_key) DO NOTHING",
-                params![key_id, idempotency_key, fingerprint, fresh_request_id, now],
-            )?;
-                let (stored_fingerprint, request_id, status, credits, body) = tx.query_row(
-                "SELECT fingerprint, request_id, status, credits, response FROM idempotency_keys
-                 WHERE key_id = ?1 AND idempotency_key = ?2",
-                params![key_id, idempotency_key],
-                |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, String>(1)?,
-                        r.get::<_, Option<u16>>(2)?,
-                        r.get::<_, Option<i64>>(3)?,
-                        r.get::<_, Option<String>>(4)?,
-                    ))
-                },
-            )?;
-                tx.commit()?;
-                Ok(claim_of(
-                    fingerprint,
-                    stored_fingerprint,
-                    request_id,
-                    status,
-                    credits,
-                    body,
-                ))
-            },
-            |p| p.claim_idempotency_key(
+        match &self.backend {
+            Backend::Sqlite(_) => self.write(claim_work(
                 key_id,
                 idempotency_key,
                 fingerprint,
                 fresh_request_id,
-                now
-            )
-        )
+                now,
+            )),
+            Backend::Postgres(p) => {
+                p.claim_idempotency_key(key_id, idempotency_key, fingerprint, fresh_request_id, now)
+            }
+        }
     }
 
     /// Store the completed response of a claimed key.
@@ -149,24 +123,10 @@ impl Store {
         idempotency_key: &str,
         response: &StoredResponse,
     ) -> StoreResult<()> {
-        dispatch!(
-            self,
-            |c| {
-                c.execute(
-                    "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = ?5
-                 WHERE key_id = ?1 AND idempotency_key = ?2",
-                    params![
-                        key_id,
-                        idempotency_key,
-                        response.status,
-                        response.credits,
-                        response.body
-                    ],
-                )?;
-                Ok(())
-            },
-            |p| p.complete_idempotency_key(key_id, idempotency_key, response)
-        )
+        match &self.backend {
+            Backend::Sqlite(_) => self.write(complete_work(key_id, idempotency_key, response)),
+            Backend::Postgres(p) => p.complete_idempotency_key(key_id, idempotency_key, response),
+        }
     }
 
     /// Complete a claimed key whose charged response is too large to store
@@ -179,37 +139,27 @@ impl Store {
         status: u16,
         credits: i64,
     ) -> StoreResult<()> {
-        dispatch!(
-            self,
-            |c| {
-                c.execute(
-                    "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = NULL
-                 WHERE key_id = ?1 AND idempotency_key = ?2",
-                    params![key_id, idempotency_key, status, credits],
-                )?;
-                Ok(())
-            },
-            |p| p.complete_idempotency_key_by_reference(key_id, idempotency_key, status, credits)
-        )
+        match &self.backend {
+            Backend::Sqlite(_) => self.write(complete_by_reference_work(
+                key_id,
+                idempotency_key,
+                status,
+                credits,
+            )),
+            Backend::Postgres(p) => {
+                p.complete_idempotency_key_by_reference(key_id, idempotency_key, status, credits)
+            }
+        }
     }
 
     /// Forget a claimed key whose request did not complete (an overload, a
     /// timeout, an internal error: the client may retry it as new), unless
     /// its request id was charged.
     pub fn release_idempotency_key(&self, key_id: &str, idempotency_key: &str) -> StoreResult<()> {
-        dispatch!(
-            self,
-            |c| {
-                c.execute(
-                "DELETE FROM idempotency_keys
-                 WHERE key_id = ?1 AND idempotency_key = ?2 AND status IS NULL
-                   AND NOT EXISTS (SELECT 1 FROM ledger WHERE ledger.request_id = idempotency_keys.request_id)",
-                params![key_id, idempotency_key],
-            )?;
-                Ok(())
-            },
-            |p| p.release_idempotency_key(key_id, idempotency_key)
-        )
+        match &self.backend {
+            Backend::Sqlite(_) => self.write(release_work(key_id, idempotency_key)),
+            Backend::Postgres(p) => p.release_idempotency_key(key_id, idempotency_key),
+        }
     }
 
     /// Keep the client's `X-Request-Id` beside the server's ledger id.
@@ -218,17 +168,10 @@ impl Store {
         request_id: &str,
         client_request_id: &str,
     ) -> StoreResult<()> {
-        dispatch!(
-            self,
-            |c| {
-                c.execute(
-                    "UPDATE ledger SET client_request_id = ?2 WHERE request_id = ?1",
-                    params![request_id, client_request_id],
-                )?;
-                Ok(())
-            },
-            |p| p.set_client_request_id(request_id, client_request_id)
-        )
+        match &self.backend {
+            Backend::Sqlite(_) => self.write(client_request_id_work(request_id, client_request_id)),
+            Backend::Postgres(p) => p.set_client_request_id(request_id, client_request_id),
+        }
     }
 
     /// One try of [`Store::charge_once`]: on PostgreSQL a lost connection
@@ -271,48 +214,209 @@ impl Store {
         request_id: &str,
         now: i64,
     ) -> StoreResult<Charge> {
-        dispatch!(
-            self,
-            |c| {
-                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                let already: Option<(String, String, String)> = tx
-                    .prepare_cached(
-                        "SELECT account_id, key_id, platform FROM ledger WHERE request_id = ?1",
-                    )?
-                    .query_row([request_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                    .optional()?;
-                if let Some(row) = already {
-                    same_charge(&row, account, key_id, platform, request_id)?;
-                    let balance_after = tx
-                        .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
-                        .query_row([account], |r| r.get(0))?;
-                    return Ok(Charge::Charged { balance_after });
-                }
-                let updated = tx.prepare_cached("UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2")?.execute(
-                    params![account, credits],
-                )?;
-                if updated != 1 {
-                    let balance = tx
-                        .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
-                        .query_row([account], |r| r.get(0))
-                        .optional()?
-                        .unwrap_or(0);
-                    return Ok(Charge::InsufficientCredits { balance });
-                }
-                tx.prepare_cached("INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)")?.execute(
-                params![account, key_id, platform, credits, request_id, now],
-            )?;
-                super::usage_daily::count_charge(&tx, account, key_id, platform, credits, now)?;
-                let balance_after = tx
-                    .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
-                    .query_row([account], |r| r.get(0))?;
-                tx.commit()?;
-                Ok(Charge::Charged { balance_after })
-            },
-            |p| p.charge_once(account, key_id, platform, credits, request_id, now)
-        )
+        match &self.backend {
+            Backend::Sqlite(_) => self.write(charge_work(
+                account, key_id, platform, credits, request_id, now,
+            )),
+            Backend::Postgres(p) => {
+                p.charge_once(account, key_id, platform, credits, request_id, now)
+            }
+        }
     }
+}
+
+/// The SQLite writes of this file, their arguments owned, as the writer
+/// thread runs them (inside its group's transaction, each in a savepoint);
+/// shared by the blocking methods above and their async twins
+/// (`async_writes`).
+pub(super) type Work<T> = Box<dyn FnOnce(&rusqlite::Connection) -> StoreResult<T> + Send>;
+
+pub(super) fn charge_work(
+    account: &str,
+    key_id: &str,
+    platform: &str,
+    credits: i64,
+    request_id: &str,
+    now: i64,
+) -> Work<Charge> {
+    let (account, key_id, platform) = (
+        account.to_string(),
+        key_id.to_string(),
+        platform.to_string(),
+    );
+    let request_id = request_id.to_string();
+    Box::new(move |c| charge_in(c, &account, &key_id, &platform, credits, &request_id, now))
+}
+
+pub(super) fn claim_work(
+    key_id: &str,
+    idempotency_key: &str,
+    fingerprint: &str,
+    fresh_request_id: &str,
+    now: i64,
+) -> Work<Claim> {
+    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
+    let (fingerprint, fresh) = (fingerprint.to_string(), fresh_request_id.to_string());
+    Box::new(move |c| claim_in(c, &key_id, &idempotency_key, &fingerprint, &fresh, now))
+}
+
+pub(super) fn complete_work(
+    key_id: &str,
+    idempotency_key: &str,
+    response: &StoredResponse,
+) -> Work<()> {
+    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
+    let response = response.clone();
+    Box::new(move |c| {
+        c.prepare_cached(
+            "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = ?5
+             WHERE key_id = ?1 AND idempotency_key = ?2",
+        )?
+        .execute(params![
+            key_id,
+            idempotency_key,
+            response.status,
+            response.credits,
+            response.body
+        ])?;
+        Ok(())
+    })
+}
+
+pub(super) fn complete_by_reference_work(
+    key_id: &str,
+    idempotency_key: &str,
+    status: u16,
+    credits: i64,
+) -> Work<()> {
+    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
+    Box::new(move |c| {
+        c.prepare_cached(
+            "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = NULL
+             WHERE key_id = ?1 AND idempotency_key = ?2",
+        )?
+        .execute(params![key_id, idempotency_key, status, credits])?;
+        Ok(())
+    })
+}
+
+pub(super) fn release_work(key_id: &str, idempotency_key: &str) -> Work<()> {
+    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
+    Box::new(move |c| {
+        c.prepare_cached(
+            "DELETE FROM idempotency_keys
+             WHERE key_id = ?1 AND idempotency_key = ?2 AND status IS NULL
+               AND NOT EXISTS (SELECT 1 FROM ledger WHERE ledger.request_id = idempotency_keys.request_id)",
+        )?
+        .execute(params![key_id, idempotency_key])?;
+        Ok(())
+    })
+}
+
+pub(super) fn client_request_id_work(request_id: &str, client_request_id: &str) -> Work<()> {
+    let (request_id, client) = (request_id.to_string(), client_request_id.to_string());
+    Box::new(move |c| {
+        c.prepare_cached("UPDATE ledger SET client_request_id = ?2 WHERE request_id = ?1")?
+            .execute(params![request_id, client])?;
+        Ok(())
+    })
+}
+
+/// The balance of `account` (`NotFound` when it has none).
+fn balance_in(c: &rusqlite::Connection, account: &str) -> StoreResult<i64> {
+    c.prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
+        .query_row([account], |r| r.get(0))
+        .optional()?
+        .ok_or_else(|| super::StoreError::NotFound("account", account.into()))
+}
+
+/// Claim a key (see [`Store::claim_idempotency_key`]) inside the caller's
+/// transaction.
+fn claim_in(
+    c: &rusqlite::Connection,
+    key_id: &str,
+    idempotency_key: &str,
+    fingerprint: &str,
+    fresh_request_id: &str,
+    now: i64,
+) -> StoreResult<Claim> {
+    c.prepare_cached("DELETE FROM idempotency_keys WHERE created_at <= ?1")?
+        .execute([now - IDEMPOTENCY_TTL_S])?;
+    c.prepare_cached(
+        "INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, request_id, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5)
+         ON CONFLICT (key_id, idempotency_key) DO NOTHING",
+    )?
+    .execute(params![key_id, idempotency_key, fingerprint, fresh_request_id, now])?;
+    let (stored_fingerprint, request_id, status, credits, body) = c
+        .prepare_cached(
+            "SELECT fingerprint, request_id, status, credits, response FROM idempotency_keys
+             WHERE key_id = ?1 AND idempotency_key = ?2",
+        )?
+        .query_row(params![key_id, idempotency_key], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, Option<u16>>(2)?,
+                r.get::<_, Option<i64>>(3)?,
+                r.get::<_, Option<String>>(4)?,
+            ))
+        })?;
+    Ok(claim_of(
+        fingerprint,
+        stored_fingerprint,
+        request_id,
+        status,
+        credits,
+        body,
+    ))
+}
+
+/// One charge (see [`Store::charge_once`]) inside the caller's transaction
+/// (the writer thread's savepoint): nothing it wrote stays when it fails.
+fn charge_in(
+    c: &rusqlite::Connection,
+    account: &str,
+    key_id: &str,
+    platform: &str,
+    credits: i64,
+    request_id: &str,
+    now: i64,
+) -> StoreResult<Charge> {
+    let already: Option<(String, String, String)> = c
+        .prepare_cached("SELECT account_id, key_id, platform FROM ledger WHERE request_id = ?1")?
+        .query_row([request_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .optional()?;
+    if let Some(row) = already {
+        same_charge(&row, account, key_id, platform, request_id)?;
+        let balance_after = c
+            .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
+            .query_row([account], |r| r.get(0))?;
+        return Ok(Charge::Charged { balance_after });
+    }
+    let updated = c
+        .prepare_cached(
+            "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
+        )?
+        .execute(params![account, credits])?;
+    if updated != 1 {
+        let balance = c
+            .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
+            .query_row([account], |r| r.get(0))
+            .optional()?
+            .unwrap_or(0);
+        return Ok(Charge::InsufficientCredits { balance });
+    }
+    c.prepare_cached(
+        "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+    )?
+    .execute(params![account, key_id, platform, credits, request_id, now])?;
+    super::usage_daily::count_charge(c, account, key_id, platform, credits, now)?;
+    let balance_after = c
+        .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
+        .query_row([account], |r| r.get(0))?;
+    Ok(Charge::Charged { balance_after })
 }
 
 /// What a claimed row says: another request, a stored response, a

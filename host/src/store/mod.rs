@@ -2,13 +2,20 @@
 //! API ([`Store`]) over two backends: SQLite (rusqlite, bundled; one file,
 //! WAL mode, migrations by `user_version`; the embedded default) and
 //! PostgreSQL (a pool, for several hosts on one database; `pg`).
-//! All calls are blocking; async callers go through `tokio::task::spawn_blocking`.
+//! Calls are blocking (async callers go through `tokio::task::spawn_blocking`),
+//! except the parse path's writes, which have async twins (`async_writes`:
+//! [`Store::charge_attempt_async`], the idempotency keys, the client's
+//! request id). On SQLite those writes, blocking or async, queue for the
+//! writer thread (`sqlite_writer`), which commits them in groups.
 //!
 //! Each method validates its input, then dispatches on [`Backend`]. A new
 //! store file adds its SQLite body through `Store::with` (which answers
 //! `Unsupported` on PostgreSQL until the file gets its PostgreSQL body).
 
 mod accounts;
+mod async_writes;
+#[cfg(test)]
+mod async_writes_tests;
 #[cfg(test)]
 pub(crate) mod backend_tests;
 mod backup;
@@ -17,6 +24,8 @@ mod both;
 mod copy;
 mod daily;
 mod delivery;
+#[cfg(test)]
+mod group_commit_tests;
 mod idempotency;
 #[cfg(test)]
 mod integrated_tests;
@@ -35,6 +44,7 @@ mod schema;
 #[cfg(test)]
 mod schema_tests;
 mod sessions;
+mod sqlite_writer;
 #[doc(hidden)]
 pub mod test_pg;
 mod tunnel_usage;
@@ -48,6 +58,7 @@ pub use location::{DbLocation, DbLocationError};
 pub use pg::{CHARGE_SETTLE_BUDGET, POOL_RESERVE, parses_for_pool, pool_size_for};
 pub use probe::{Probe, probe};
 pub use schema::SCHEMA_VERSION;
+pub use sqlite_writer::{CommitStats, MAX_GROUP};
 
 pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_REASON_CHARS};
 pub use daily::DailyCredits;
@@ -164,13 +175,16 @@ enum Backend {
 /// Read-only connections for reports beside the one writer.
 const SQLITE_READERS: usize = 2;
 
-/// One writer behind a mutex (SQLite serializes writers anyway; the parse
-/// path's few reads go there too), and read-only connections for reports
-/// (usage, the console's pages, tunnel traffic): in WAL mode they read the
-/// last committed state without waiting for the writer, so a long report
-/// never holds up a charge.
+/// One write connection behind a mutex (SQLite serializes writers anyway),
+/// shared by the writer thread, which commits the parse path's writes in
+/// groups, and by the other writers (admin, console), which keep their own
+/// transactions; and read-only connections for reports (usage, the
+/// console's pages, tunnel traffic): in WAL mode they read the last
+/// committed state without waiting for the writer, so a long report never
+/// holds up a charge.
 struct Sqlite {
-    writer: Mutex<Connection>,
+    writer: Arc<Mutex<Connection>>,
+    queue: sqlite_writer::WriterThread,
     readers: Vec<Mutex<Connection>>,
     next_reader: std::sync::atomic::AtomicUsize,
 }
@@ -255,13 +269,17 @@ impl Store {
                 .map(|_| open_sqlite_reader(path).map(Mutex::new))
                 .collect::<StoreResult<_>>()?
         };
+        let writer = Arc::new(Mutex::new(conn));
+        let keys: Arc<key_cache::KeyCache> = Default::default();
+        let queue = sqlite_writer::WriterThread::start(writer.clone(), keys.clone())?;
         Ok(Store {
             backend: Backend::Sqlite(Arc::new(Sqlite {
-                writer: Mutex::new(conn),
+                writer,
+                queue,
                 readers,
                 next_reader: Default::default(),
             })),
-            keys: Default::default(),
+            keys,
         })
     }
 
@@ -460,18 +478,13 @@ impl Store {
     /// it holds it (see `key_cache` for how changes anywhere reach it).
     pub fn key_by_token_hash(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
         let usable = match &self.backend {
-            Backend::Sqlite(_) => {
+            Backend::Sqlite(db) => {
                 // Another connection's commit (the CLI) changes data_version;
                 // only a cached answer needs that check (a miss is read
                 // fresh below), so an unknown token never waits for the writer.
-                if self.keys.get(token_hash).0.is_some() || !self.keys.data_version_known() {
-                    let version = self.with(|c| {
-                        Ok(c.prepare_cached("PRAGMA data_version")?
-                            .query_row([], |r| r.get::<_, i64>(0))?)
-                    })?;
-                    self.keys.observe_data_version(version);
-                }
-                true
+                let needs_check =
+                    self.keys.get(token_hash).0.is_some() || !self.keys.data_version_known();
+                !needs_check || self.sqlite_keys_checked(db)?
             }
             Backend::Postgres(p) => {
                 self.keys.start_listener(p.connector());
@@ -499,6 +512,64 @@ impl Store {
             self.keys.put(token_hash, key, generation);
         }
         Ok(key)
+    }
+
+    /// SQLite: check the key cache against other processes' commits
+    /// without waiting for the writer: read `data_version` on the write
+    /// connection when it is free; while the writer thread holds the write
+    /// lock, nobody else can commit and it checked the cache under that
+    /// lock. Otherwise (another write of this process is under way) the
+    /// cache is not used for this lookup (`false`).
+    fn sqlite_keys_checked(&self, db: &Sqlite) -> StoreResult<bool> {
+        let conn = match db.writer.try_lock() {
+            Ok(conn) => conn,
+            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => return Ok(db.queue.holds_write_lock()),
+        };
+        let version = conn
+            .prepare_cached("PRAGMA data_version")?
+            .query_row([], |r| r.get::<_, i64>(0))?;
+        self.keys.observe_data_version(version);
+        Ok(true)
+    }
+
+    /// SQLite: groups and writes the writer thread committed (`None` on
+    /// PostgreSQL).
+    pub fn commit_stats(&self) -> Option<CommitStats> {
+        match &self.backend {
+            Backend::Sqlite(db) => Some(db.queue.stats()),
+            Backend::Postgres(_) => None,
+        }
+    }
+
+    /// SQLite: run `work` in the writer thread's next group and wait for
+    /// its commit (blocking). On PostgreSQL this is `Unsupported`.
+    fn write<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
+        match &self.backend {
+            Backend::Sqlite(db) => db.queue.write(work),
+            Backend::Postgres(_) => Err(StoreError::Unsupported(
+                "the SQLite writer thread has no PostgreSQL counterpart".into(),
+            )),
+        }
+    }
+
+    /// [`Store::write`] for async callers: awaits the commit without
+    /// holding a thread.
+    async fn write_async<T, F>(&self, work: F) -> StoreResult<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
+    {
+        match &self.backend {
+            Backend::Sqlite(db) => db.queue.write_async(work).await,
+            Backend::Postgres(_) => Err(StoreError::Unsupported(
+                "the SQLite writer thread has no PostgreSQL counterpart".into(),
+            )),
+        }
     }
 
     /// A key changed on this host: forget cached keys here at once (other

@@ -7,7 +7,7 @@
 //! ledger ([`Store::usage`]).
 
 use rusqlite::types::Value;
-use rusqlite::{Transaction, params};
+use rusqlite::{Connection, params};
 
 use super::{Backend, Store, StoreResult, Usage, UsageFilter, dispatch_read, report};
 
@@ -15,7 +15,7 @@ const DAY_S: i64 = 86_400;
 
 /// Count one charge in its day's aggregate (inside the charge's transaction).
 pub(super) fn count_charge(
-    tx: &Transaction<'_>,
+    tx: &Connection,
     account: &str,
     key_id: &str,
     platform: &str,

@@ -5,7 +5,9 @@
 //!    natively (SDK harness) and in wasm through the host's runtime.
 //! 2. End to end vs. the floor: parses/s and latency at concurrency 1, 16 and
 //!    64 against a loopback fake upstream serving the TikTok video page, and
-//!    the raw fetch of that page with the same load tool and server.
+//!    the raw fetch of that page with the same load tool and server; and
+//!    how many charges each SQLite fsync carried (the store's commit
+//!    counters in `/metrics`).
 //! 3. Memory: RSS of the service at rest and during concurrency 64.
 //! 4. Start and swap: start to listening without and with a warm compiled
 //!    cache; `mediaparse detect URL`; one component recompiled, checked and
@@ -448,6 +450,30 @@ fn rss_kib(pid: u32, field: &str) -> Option<u64> {
         .ok()
 }
 
+/// The operator token of the end-to-end service (for its `/metrics`).
+const OPERATOR_TOKEN: &str = "the-bench-operator-token-of-at-least-32-bytes";
+
+/// The service's SQLite commit counters from `/metrics`: (groups, writes).
+async fn store_commits(client: &reqwest::Client, service: &Service) -> anyhow::Result<(f64, f64)> {
+    let text = client
+        .get(service.url("/metrics"))
+        .bearer_auth(OPERATOR_TOKEN)
+        .send()
+        .await?
+        .error_for_status()?
+        .text()
+        .await?;
+    let counter = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse::<f64>().ok())
+            .ok_or_else(|| anyhow::anyhow!("{name} is not in /metrics"))
+    };
+    Ok((
+        counter("mediaparse_store_commit_groups_total")?,
+        counter("mediaparse_store_commit_writes_total")?,
+    ))
+}
+
 async fn end_to_end(quick: bool) -> anyhow::Result<(Vec<Value>, Value)> {
     let case = Case::load(&paths::workspace_root().join("extractors").join(E2E_CASE))?;
     let upstream = FakeUpstream::start(std::slice::from_ref(&case)).await?;
@@ -456,6 +482,8 @@ async fn end_to_end(quick: bool) -> anyhow::Result<(Vec<Value>, Value)> {
         // Measure the parse path, not the default 600/min per-key limit
         // (with it, most of the thousands of requests here would be 429s).
         extra_args: vec!["--rate-limit".into(), "0".into()],
+        // For `/metrics`: the store's commit counters.
+        admin_token: Some(OPERATOR_TOKEN.into()),
         ..Default::default()
     })
     .await?;
@@ -540,8 +568,16 @@ async fn end_to_end(quick: bool) -> anyhow::Result<(Vec<Value>, Value)> {
                 }
             }
         });
+        let commits_before = store_commits(&client, &service).await?;
         let svc_run = load(&client, parse.clone(), concurrency, total).await;
         let cpu_after = ytdlp::process_cpu_s(pid);
+        let commits_after = store_commits(&client, &service).await?;
+        // Every parse here is charged: the charges each SQLite fsync carried.
+        let (groups, writes) = (
+            commits_after.0 - commits_before.0,
+            commits_after.1 - commits_before.1,
+        );
+        let per_fsync = writes / groups;
         sampling.store(false, Ordering::Relaxed);
         let _ = sampler.await;
         svc_run.check(&format!("parses at concurrency {concurrency}"))?;
@@ -552,6 +588,9 @@ async fn end_to_end(quick: bool) -> anyhow::Result<(Vec<Value>, Value)> {
         };
         if concurrency == 64 {
             peak_kib = peak.load(Ordering::Relaxed);
+            eprintln!(
+                "  charges per fsync at c=64: {per_fsync:.1} ({writes} writes in {groups} commits)"
+            );
         }
         let ratio = svc_run.per_second() / raw_run.per_second();
         let overhead = |p: f64| us(svc_run.pct(p)) - us(raw_run.pct(p));
@@ -577,6 +616,7 @@ async fn end_to_end(quick: bool) -> anyhow::Result<(Vec<Value>, Value)> {
             "ratio": ratio,
             "overhead_p50_us": overhead(0.5),
             "overhead_p99_us": overhead(0.99),
+            "charges_per_fsync": per_fsync,
         }));
     }
     // Parse-cache hits: the same post again, no `no-cache`. Each is still
