@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use super::both::each_backend;
 use super::pg::PG_MIGRATIONS;
 use super::schema::SCHEMA_VERSION;
-use super::{Charge, DbLocation, Store, StoreError, UsageFilter, test_pg};
+use super::{Charge, DbLocation, KeyRecord, Store, StoreError, UsageFilter, test_pg};
 
 #[test]
 fn concurrent_hosts_never_overdraw_and_every_charge_has_one_ledger_row() {
@@ -163,6 +163,10 @@ fn a_sqlite_deployment_moves_to_postgres_exactly() {
     assert_eq!(copied.copied.ledger_total, 21);
     let pg = Store::connect(&DbLocation::Postgres(url.clone())).unwrap();
     assert_eq!(pg.accounts().unwrap(), s.accounts().unwrap());
+    let key = KeyRecord {
+        delivery: Some(crate::core::Delivery::Tunnel),
+        ..key
+    };
     assert_eq!(pg.key_by_token_hash(b"hash-1").unwrap(), Some(key));
     assert_eq!(
         pg.key_delivery("key_1", None, 0).unwrap().as_deref(),
