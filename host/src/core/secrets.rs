@@ -52,6 +52,20 @@ impl Secrets {
         out
     }
 
+    /// Does `text` hold a secret?
+    pub fn leaks(&self, text: &str) -> bool {
+        self.needles.iter().any(|n| text.contains(n.as_str()))
+    }
+
+    /// `text` with every secret masked, borrowed when it holds none.
+    pub fn redacted<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.leaks(text) {
+            std::borrow::Cow::Owned(self.redact(text))
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        }
+    }
+
     pub fn redact_in_place(&self, text: &mut String) {
         if self.needles.iter().any(|n| text.contains(n.as_str())) {
             *text = self.redact(text);

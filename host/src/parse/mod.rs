@@ -20,14 +20,12 @@ use cache::{CacheOutcome, CachedParse, Joined, ParseCache};
 
 use arc_swap::ArcSwap;
 use mediaparse_sdk as sdk;
-use serde_json::Value;
-
 use crate::auth;
 use crate::billing::{self, Bill, Funds};
 use crate::config::OperatorConfig;
 use crate::config::PlatformLimits;
 pub use crate::core::ParseLimits;
-use crate::core::{Clock, Secrets};
+use crate::core::{Clock, PlatformData, Secrets};
 use crate::fetch::{ExitPools, Outcome, Pacer, Sessions, Upstream};
 use crate::registry::{LoadedExtractor, Registry};
 use crate::store::{Charge, KeyRecord, Store, StoreError};
@@ -62,7 +60,7 @@ pub struct Services {
 pub struct Parsed {
     pub platform: String,
     pub media: sdk::Media,
-    pub platform_data: Value,
+    pub platform_data: PlatformData,
     /// Credits taken (0 when there was no media).
     pub charged: i64,
     /// How the parse cache served it (the `Cache-Status` header).
@@ -202,7 +200,7 @@ async fn parse_routed(
     let Extracted {
         price,
         mut media,
-        mut platform_data,
+        platform_data,
         cache,
         egress,
     } = extracted;
@@ -212,7 +210,7 @@ async fn parse_routed(
     // Cookies rotated during this parse are secrets too.
     let secrets = config.secrets_with(&platform, services.sessions.secrets(&platform));
     redact_media(&secrets, &mut media);
-    secrets.redact_json(&mut platform_data);
+    let platform_data = platform_data.redacted(&secrets);
 
     if media.is_empty() {
         return Ok(Parsed {
@@ -255,7 +253,7 @@ async fn parse_routed(
 struct Extracted {
     price: i64,
     media: sdk::Media,
-    platform_data: Value,
+    platform_data: PlatformData,
     cache: CacheOutcome,
     /// The exit's label.
     egress: String,
