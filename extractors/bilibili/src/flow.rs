@@ -37,7 +37,7 @@ fn ready(object: Map<String, Value>, meta: Meta) -> Result<Step> {
     let media = map::build(&object, &meta)?;
     Ok(Step::Done(Extraction {
         media,
-        platform_data: map::platform_data(object, meta),
+        platform_data: map::platform_data(object, meta).into(),
     }))
 }
 

@@ -242,7 +242,7 @@ pub fn post_extraction(mut object: Value) -> Result<Extraction> {
     fill_missing_members(PLATFORM, &mut data);
     Ok(Extraction {
         media,
-        platform_data: Value::Object(data),
+        platform_data: Value::Object(data).into(),
     })
 }
 
@@ -251,7 +251,7 @@ pub fn direct_extraction(link: &Link) -> Extraction {
     let Link::Direct { url, kind, .. } = link else {
         return Extraction {
             media: Media::default(),
-            platform_data: Value::Object(Map::new()),
+            platform_data: Value::Object(Map::new()).into(),
         };
     };
     let headers = aweme::download_headers();
@@ -280,7 +280,7 @@ pub fn direct_extraction(link: &Link) -> Extraction {
     fill_missing_members(PLATFORM, &mut data);
     Extraction {
         media,
-        platform_data: Value::Object(data),
+        platform_data: Value::Object(data).into(),
     }
 }
 

@@ -227,7 +227,7 @@ pub fn extract_status(raw: Value) -> Result<Extraction> {
     let data = status_data(raw, chosen.video_object.as_deref());
     Ok(Extraction {
         media: chosen.media,
-        platform_data: Value::Object(data),
+        platform_data: Value::Object(data).into(),
     })
 }
 
@@ -667,7 +667,7 @@ pub fn extract_component(play: &Value, oid: &str) -> Result<Option<Extraction>> 
     );
     Ok(Some(Extraction {
         media,
-        platform_data: Value::Object(finish(data)),
+        platform_data: Value::Object(finish(data)).into(),
     }))
 }
 
@@ -723,8 +723,8 @@ mod tests {
             (10, 20)
         );
         assert_eq!(ex.media.title, "x");
-        assert_eq!(ex.platform_data["pics"][0]["pid"], "b");
-        assert_eq!(ex.platform_data["video_details_url"], "");
+        assert_eq!(ex.platform_data.to_value()["pics"][0]["pid"], "b");
+        assert_eq!(ex.platform_data.to_value()["video_details_url"], "");
     }
 
     #[test]
@@ -736,7 +736,7 @@ mod tests {
         assert_eq!(ex.media.videos.len(), 1);
         assert_eq!(ex.media.videos[0].quality, "mp4_ld");
         assert_eq!(
-            ex.platform_data["video_details_url"],
+            ex.platform_data.to_value()["video_details_url"],
             "https://weibo.com/tv/show/1034:1"
         );
     }
@@ -745,8 +745,8 @@ mod tests {
     fn text_post_has_no_media() {
         let ex = extract_status(json!({"id": 4857851275384530u64, "text_raw": "hello"})).unwrap();
         assert!(ex.media.is_empty());
-        assert_eq!(ex.platform_data["id"], "4857851275384530");
-        assert_eq!(ex.platform_data["mblogid"], "MogYvmALg");
-        assert!(spec::check_platform_data("weibo", &ex.platform_data).is_empty());
+        assert_eq!(ex.platform_data.to_value()["id"], "4857851275384530");
+        assert_eq!(ex.platform_data.to_value()["mblogid"], "MogYvmALg");
+        assert!(spec::check_platform_data("weibo", &ex.platform_data.to_value()).is_empty());
     }
 }
