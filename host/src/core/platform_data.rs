@@ -75,8 +75,9 @@ mod tests {
 
     #[test]
     fn serializes_as_raw_json_in_text_and_in_trees() {
-        let data = PlatformData::from_guest(r#"{"id":9007199254740993,"t":"a\u002fb","token":"x"}"#)
-            .unwrap();
+        let data =
+            PlatformData::from_guest(r#"{"id":9007199254740993,"t":"a\u002fb","token":"x"}"#)
+                .unwrap();
         assert_eq!(data.as_str(), r#"{"id":"9007199254740993","t":"a/b"}"#);
         let answer = json!({"platformData": data.clone()});
         assert_eq!(answer["platformData"]["id"], "9007199254740993");
@@ -84,7 +85,10 @@ mod tests {
             serde_json::to_string(&[&data, &data]).unwrap(),
             format!("[{0},{0}]", data.as_str())
         );
-        assert_eq!(data.to_value(), json!({"id": "9007199254740993", "t": "a/b"}));
+        assert_eq!(
+            data.to_value(),
+            json!({"id": "9007199254740993", "t": "a/b"})
+        );
     }
 
     #[test]

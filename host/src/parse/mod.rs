@@ -20,6 +20,7 @@ use cache::{CacheOutcome, CachedParse, Joined, ParseCache};
 
 use arc_swap::ArcSwap;
 use mediaparse_sdk as sdk;
+
 use crate::auth;
 use crate::billing::{self, Bill, Funds};
 use crate::config::OperatorConfig;

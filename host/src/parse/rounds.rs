@@ -3,6 +3,7 @@
 use std::sync::Arc;
 
 use mediaparse_sdk as sdk;
+
 use super::guest::call;
 use super::{ParseError, ParseLimits};
 use crate::config::PlatformLimits;

@@ -356,7 +356,10 @@ async fn remembered_values_reach_the_next_parse() {
     let key = w.key(None, 5);
     let remember = "https://tiktok.mptest.example/remember";
     let first = w.parse(&key, remember).await.expect("first");
-    assert_eq!(first.platform_data.to_value()["remembered"], serde_json::json!([]));
+    assert_eq!(
+        first.platform_data.to_value()["remembered"],
+        serde_json::json!([])
+    );
     let second = w.parse(&key, remember).await.expect("second");
     assert_eq!(
         second.platform_data.to_value()["remembered"],

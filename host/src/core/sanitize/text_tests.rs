@@ -165,8 +165,15 @@ fn only_json_objects_are_accepted() {
         assert_agrees(text);
     }
     assert!(matches!(sanitize("[1]"), Err(SanitizeError::NotAnObject)));
-    assert!(matches!(sanitize("{\"a\":}"), Err(SanitizeError::NotJson(_))));
-    for text in [" {}", "{\"a\":1}\n", "{\"$serde_json::private::RawValue\":1,\"b\":2}"] {
+    assert!(matches!(
+        sanitize("{\"a\":}"),
+        Err(SanitizeError::NotJson(_))
+    ));
+    for text in [
+        " {}",
+        "{\"a\":1}\n",
+        "{\"$serde_json::private::RawValue\":1,\"b\":2}",
+    ] {
         assert_agrees(text);
     }
 }
@@ -233,9 +240,29 @@ fn secrets_are_masked_as_the_tree_masks_them() {
 fn document() -> impl Strategy<Value = String> {
     let name = prop_oneof![
         prop::sample::select(vec![
-            "id", "title", "desc", "tip", "vip", "clip", "sign", "authority", "token",
-            "xsec_token", "Cookie", "ip_location", "email", "lat", "sessionId", "a",
-            "b", "a", "\\u0074oken", "caf\\u00e9", "emoji😀", "with\\\"quote", "\\/slash",
+            "id",
+            "title",
+            "desc",
+            "tip",
+            "vip",
+            "clip",
+            "sign",
+            "authority",
+            "token",
+            "xsec_token",
+            "Cookie",
+            "ip_location",
+            "email",
+            "lat",
+            "sessionId",
+            "a",
+            "b",
+            "a",
+            "\\u0074oken",
+            "caf\\u00e9",
+            "emoji😀",
+            "with\\\"quote",
+            "\\/slash",
         ])
         .prop_map(String::from),
         "[a-zA-Z_-]{1,8}",
@@ -261,18 +288,32 @@ fn document() -> impl Strategy<Value = String> {
     ];
     leaf.prop_recursive(6, 96, 6, move |inner| {
         prop_oneof![
-            prop::collection::vec(inner.clone(), 0..5).prop_map(|items| format!("[{}]", items.join(","))),
-            prop::collection::vec((name.clone(), inner, prop::sample::select(vec!["", " ", "\n "])), 0..7)
-                .prop_map(|members| {
-                    let body: Vec<String> = members
-                        .iter()
-                        .map(|(k, v, ws)| format!("{ws}\"{k}\"{ws}:{ws}{v}"))
-                        .collect();
-                    format!("{{{}}}", body.join(","))
-                }),
+            prop::collection::vec(inner.clone(), 0..5)
+                .prop_map(|items| format!("[{}]", items.join(","))),
+            prop::collection::vec(
+                (
+                    name.clone(),
+                    inner,
+                    prop::sample::select(vec!["", " ", "\n "])
+                ),
+                0..7
+            )
+            .prop_map(|members| {
+                let body: Vec<String> = members
+                    .iter()
+                    .map(|(k, v, ws)| format!("{ws}\"{k}\"{ws}:{ws}{v}"))
+                    .collect();
+                format!("{{{}}}", body.join(","))
+            }),
         ]
     })
-    .prop_map(|doc| if doc.starts_with('{') { doc } else { format!("{{\"item\":{doc}}}") })
+    .prop_map(|doc| {
+        if doc.starts_with('{') {
+            doc
+        } else {
+            format!("{{\"item\":{doc}}}")
+        }
+    })
 }
 
 proptest! {
@@ -296,7 +337,8 @@ proptest! {
 #[test]
 #[ignore]
 fn cost_on_tiktok_platform_data() {
-    let page = std::fs::read_to_string(fixtures_dir().join("tiktok/fixtures/video_post/page.html")).unwrap();
+    let page = std::fs::read_to_string(fixtures_dir().join("tiktok/fixtures/video_post/page.html"))
+        .unwrap();
     let (_, script) = page
         .split_once(r#"id="__UNIVERSAL_DATA_FOR_REHYDRATION__""#)
         .unwrap();
