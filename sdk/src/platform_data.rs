@@ -50,6 +50,7 @@ use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::Failure;
+use crate::spec::Kind;
 
 /// The platform data of an extraction: the text of a JSON object. The host
 /// sanitizes it (DESIGN.md §8) before it reaches an answer.
@@ -210,22 +211,33 @@ impl<'a> ObjectWriter<'a> {
     /// was not written yet, copied as its text. Not an object: an upstream
     /// change.
     pub fn rest_of(&mut self, object: &'a RawValue) -> Result<&mut Self, Failure> {
-        struct Members<'w, 'a>(&'w mut ObjectWriter<'a>);
-        impl<'de: 'a, 'a> Visitor<'de> for Members<'_, 'a> {
+        self.rest_of_where(object, |_, _| true)
+    }
+
+    /// As [`Self::rest_of`], only the members `keep` accepts.
+    pub fn rest_of_where(
+        &mut self,
+        object: &'a RawValue,
+        keep: impl FnMut(&str, &RawValue) -> bool,
+    ) -> Result<&mut Self, Failure> {
+        struct Members<'w, 'a, K>(&'w mut ObjectWriter<'a>, K);
+        impl<'de: 'a, 'a, K: FnMut(&str, &RawValue) -> bool> Visitor<'de> for Members<'_, 'a, K> {
             type Value = ();
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("an object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
                 while let Some(name) = map.next_key::<Name<'de>>()? {
                     let value: &'de RawValue = map.next_value()?;
-                    self.0.raw(name.0, value);
+                    if (self.1)(&name.0, value) {
+                        self.0.raw(name.0, value);
+                    }
                 }
                 Ok(())
             }
         }
         let mut de = serde_json::Deserializer::from_str(object.get());
-        de.deserialize_map(Members(self))
+        de.deserialize_map(Members(self, keep))
             .map_err(|e| Failure::changed(format!("platform data source is not an object: {e}")))?;
         Ok(self)
     }
@@ -246,6 +258,36 @@ impl<'a> ObjectWriter<'a> {
         }
         PlatformData(self.close())
     }
+}
+
+/// Does the value `raw` have the type `kind` ([`Kind::accepts`] on text)?
+///
+/// ```
+/// use mediaparse_sdk::platform_data::kind_accepts;
+/// use mediaparse_sdk::spec::Kind;
+/// let raw = |t: &str| mediaparse_sdk::fields::RawValue::from_string(t.into()).unwrap();
+/// assert!(kind_accepts(Kind::Number, &raw("-1.5e3")));
+/// assert!(!kind_accepts(Kind::Number, &raw("\"1\"")));
+/// assert!(kind_accepts(Kind::ObjectOrString, &raw("\"{}\"")));
+/// ```
+pub fn kind_accepts(kind: Kind, raw: &RawValue) -> bool {
+    let first = crate::fields::kind_of(raw);
+    match kind {
+        Kind::String => first == b'"',
+        Kind::Number => first == b'-' || first.is_ascii_digit(),
+        Kind::Object => first == b'{',
+        Kind::Array => first == b'[',
+        Kind::ObjectOrString => first == b'{' || first == b'"',
+    }
+}
+
+/// Is `raw` fit to be member `name` of `platform`'s data: of its listed
+/// type, or not listed?
+pub fn fits_listed(platform: &str, name: &str, raw: &RawValue) -> bool {
+    crate::spec::listed_members(platform)
+        .iter()
+        .find(|(listed, _)| *listed == name)
+        .is_none_or(|(_, kind)| kind_accepts(*kind, raw))
 }
 
 /// A member name, borrowed from the text when it holds no escapes.
