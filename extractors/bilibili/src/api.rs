@@ -5,7 +5,7 @@ use std::borrow::Cow;
 use mediaparse_sdk::fields::{self, RawValue};
 use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
-use serde::{Deserialize, de};
+use serde::Deserialize;
 
 use crate::{fingerprint, wbi};
 
@@ -311,12 +311,16 @@ pub fn judge_playurl(env: Envelope, what: &str, ctx: &Context) -> Outcome {
                 };
             }
         };
-    for level in outer.iter().chain(std::iter::once(&object)) {
-        if let Some(reason) = restriction(&Verdict::of(level)) {
-            return Outcome::Fatal(Failure::unavailable(format!("{what}: {reason}")));
-        }
+    let verdict = Verdict::of(object);
+    if let Some(outer) = outer
+        && let Some(reason) = restriction(&Verdict::of(outer))
+    {
+        return Outcome::Fatal(Failure::unavailable(format!("{what}: {reason}")));
     }
-    if has_streams(&Verdict::of(object)) {
+    if let Some(reason) = restriction(&verdict) {
+        return Outcome::Fatal(Failure::unavailable(format!("{what}: {reason}")));
+    }
+    if has_streams(&verdict) {
         Outcome::Streams(PlayUrl {
             object: object.to_owned(),
             without_video_info,
@@ -358,8 +362,11 @@ fn has_streams(object: &Verdict) -> bool {
         #[serde(borrow, deserialize_with = "fields::raw")]
         video: Option<&'a RawValue>,
     }
-    let non_empty =
-        |raw: Option<&RawValue>| read::<Vec<de::IgnoredAny>>(raw).is_some_and(|v| !v.is_empty());
+    // An array with an element (serde_json wrote or checked the text).
+    let non_empty = |raw: Option<&RawValue>| {
+        raw.and_then(|r| r.get().strip_prefix('['))
+            .is_some_and(|rest| !rest.trim_start().starts_with(']'))
+    };
     let dash_videos = object
         .dash
         .filter(is_object)
