@@ -28,7 +28,7 @@ impl PlatformData {
     /// This data with every configured secret masked
     /// ([`Secrets::redact_json`] on the text).
     pub fn redacted(&self, secrets: &Secrets) -> PlatformData {
-        if secrets.is_empty() {
+        if !secrets.may_leak_in_json(&self.0) {
             return self.clone();
         }
         match text::redact(&self.0, secrets) {
@@ -96,6 +96,13 @@ mod tests {
         let data = PlatformData::from_guest(r#"{"u":"https://x/?k=abcdef123","n":1}"#).unwrap();
         let none = Secrets::new(["zzzzzzzz".to_string()]);
         assert!(Arc::ptr_eq(&data.redacted(&none).0, &data.0));
+        // An escaped secret is found although its text differs.
+        let said = PlatformData::from_guest(r#"{"u":"say \"hello\" now"}"#).unwrap();
+        let quoted = Secrets::new(["\"hello\"".to_string()]);
+        assert_eq!(
+            said.redacted(&quoted).as_str(),
+            r#"{"u":"say [redacted] now"}"#
+        );
         let one = Secrets::new(["abcdef123".to_string()]);
         assert_eq!(
             data.redacted(&one).as_str(),
