@@ -57,14 +57,7 @@ pub fn sanitize(text: &str) -> Result<String, SanitizeError> {
         stringify_large: true,
         secrets: None,
     };
-    let clean = match transcode(text, &rules) {
-        Err(Stop::Fallback) => {
-            let mut tree: Value = serde_json::from_str(text)?;
-            super::sanitize(&mut tree);
-            tree.to_string()
-        }
-        other => other?,
-    };
+    let clean = pass(text, &rules, super::sanitize)?;
     // Text starting with `{` is still no object when it is one of
     // serde_json's marker objects.
     if !clean.starts_with('{') {
@@ -81,13 +74,25 @@ pub fn redact(text: &str, secrets: &Secrets) -> Result<String, SanitizeError> {
         stringify_large: false,
         secrets: Some(secrets),
     };
-    match transcode(text, &rules) {
+    pass(text, &rules, |tree| secrets.redact_json(tree))
+}
+
+/// One pass over `text`, or `on_tree` on its tree for the documents the
+/// streaming copy hands over.
+fn pass(
+    text: &str,
+    rules: &Rules,
+    on_tree: impl FnOnce(&mut Value),
+) -> Result<String, SanitizeError> {
+    match transcode(text, rules) {
+        Ok(clean) => Ok(clean),
         Err(Stop::Fallback) => {
             let mut tree: Value = serde_json::from_str(text)?;
-            secrets.redact_json(&mut tree);
+            on_tree(&mut tree);
             Ok(tree.to_string())
         }
-        other => other.map_err(SanitizeError::from),
+        Err(Stop::TooDeep) => Err(SanitizeError::TooDeep),
+        Err(Stop::NotJson(e)) => Err(SanitizeError::NotJson(e)),
     }
 }
 
@@ -108,17 +113,6 @@ enum Stop {
     Fallback,
     TooDeep,
     NotJson(serde_json::Error),
-}
-
-impl From<Stop> for SanitizeError {
-    fn from(stop: Stop) -> SanitizeError {
-        match stop {
-            Stop::TooDeep => SanitizeError::TooDeep,
-            Stop::NotJson(e) => SanitizeError::NotJson(e),
-            // Handled by the callers; kept total rather than panicking.
-            Stop::Fallback => SanitizeError::NotAnObject,
-        }
-    }
 }
 
 /// The output and the rules of one pass.
