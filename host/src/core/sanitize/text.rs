@@ -308,7 +308,7 @@ impl<'de> Visitor<'de> for Node<'_, '_> {
             if st.rules.drop_sensitive && is_sensitive(&name) {
                 map.next_value::<IgnoredAny>()?;
             } else {
-                if st.rules.secrets.is_some_and(|s| s.leaks(&name)) || !names.insert(&name) {
+                if st.rules.secrets.is_some_and(|s| s.leaks(&name)) || !names.insert(name.clone()) {
                     st.stop.set(Some(Stop::Fallback));
                     return Err(de::Error::custom("handed to the tree"));
                 }
@@ -368,18 +368,18 @@ impl<'a> Names<'a> {
     const FEW: usize = 24;
 
     /// False when `name` was already there.
-    fn insert(&mut self, name: &Cow<'a, str>) -> bool {
+    fn insert(&mut self, name: Cow<'a, str>) -> bool {
         if self.many.is_empty() {
-            if self.few.iter().any(|n| n == name) {
+            if self.few.contains(&name) {
                 return false;
             }
             if self.few.len() < Self::FEW {
-                self.few.push(name.clone());
+                self.few.push(name);
                 return true;
             }
             self.many.extend(self.few.drain(..));
         }
-        self.many.insert(name.clone())
+        self.many.insert(name)
     }
 }
 
