@@ -165,6 +165,33 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
     }
 }
 
+/// `deserialize_with` for `Option<&RawValue>`: a present member's text,
+/// `null` included (plain `Option` reads `null` as `None`); with
+/// `#[serde(default)]`, an absent member is `None`.
+///
+/// ```
+/// use mediaparse_sdk::fields::{self, RawValue};
+/// #[derive(serde::Deserialize)]
+/// struct Item<'a> {
+///     #[serde(borrow, default, deserialize_with = "fields::raw")]
+///     a: Option<&'a RawValue>,
+///     #[serde(borrow, default, deserialize_with = "fields::raw")]
+///     b: Option<&'a RawValue>,
+/// }
+/// let item: Item = fields::from_text(r#"{"a":null}"#, "t").unwrap();
+/// assert_eq!(item.a.map(RawValue::get), Some("null"));
+/// assert!(item.b.is_none());
+/// ```
+pub fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
+    <&RawValue>::deserialize(d).map(Some)
+}
+
+/// The first byte of a value's text: `"` a string, `{` an object, `[` an
+/// array, `n` null, `t`/`f` a boolean, anything else a number.
+pub fn kind_of(raw: &RawValue) -> u8 {
+    raw.get().as_bytes().first().copied().unwrap_or(b'n')
+}
+
 /// `deserialize_with`: a number or numeric string as `f64`; 0 when absent,
 /// negative or not a number (as [`crate::ids::f64()`], without building a
 /// `Value`).

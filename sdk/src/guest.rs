@@ -189,7 +189,7 @@ pub fn plan<E: Extractor>(
 fn extraction_out(x: t::Extraction) -> w::Extraction {
     w::Extraction {
         media: media_out(x.media),
-        platform_data: x.platform_data.to_string(),
+        platform_data: x.platform_data.into_string(),
     }
 }
 

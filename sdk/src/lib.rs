@@ -16,8 +16,9 @@
 //! Chores every platform has live here too: short links ([`links`]),
 //! percent-encoding ([`encode`]), lenient ids and numbers ([`ids`]), typed
 //! borrowing reads of only the fields an extractor needs ([`fields`]),
-//! User-Agent presets ([`ua`]), lookups in `done` ([`exchanges`]) and
-//! fallback strategies ([`cascade`]).
+//! User-Agent presets ([`ua`]), lookups in `done` ([`exchanges`]),
+//! fallback strategies ([`cascade`]) and platform data written as JSON text
+//! from the upstream's own text ([`platform_data`]).
 //!
 //! A whole (tiny) extractor, and its plan/map loop driven by hand as the
 //! host would:
@@ -59,6 +60,7 @@
 //!                             height: 720, has_audio: true, source: MediaSource::Direct, headers: vec![] };
 //!         Ok(Step::Done(Extraction {
 //!             media: Media { title: post.title, videos: vec![video], ..Media::default() },
+//!             // The whole answer's text; `ObjectWriter` picks members instead.
 //!             platform_data: answer.response.json()?,
 //!         }))
 //!     }
@@ -95,6 +97,7 @@ pub mod jsobj;
 pub mod json;
 pub mod links;
 pub mod log;
+pub mod platform_data;
 pub mod share;
 pub mod spec;
 
@@ -118,6 +121,7 @@ pub mod testing;
 pub mod guest;
 
 pub use flow::{Step, Stepped};
+pub use platform_data::{ObjectWriter, PlatformData};
 pub use serde_json;
 pub use types::*;
 

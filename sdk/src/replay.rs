@@ -415,7 +415,7 @@ pub fn compare(case: &Case, outcome: &Outcome) -> Result<(), String> {
                 problems.push(format!("media{diff}"));
             }
             // As the host does before answering: ids beyond 2^53 become strings.
-            let mut data = ex.platform_data.clone();
+            let mut data = ex.platform_data.to_value();
             crate::bigints::stringify_large_integers(&mut data);
             for p in spec::check_platform_data(platform, &data) {
                 problems.push(format!("platformData: {p}"));
@@ -644,7 +644,7 @@ mod tests {
             spec::fill_missing_members("onepage", &mut data);
             Ok(Step::Done(Extraction {
                 media,
-                platform_data: serde_json::Value::Object(data),
+                platform_data: data.into(),
             }))
         }
     }
@@ -708,7 +708,7 @@ mod tests {
         )]);
         let mut outcome = run::<OnePage>(&c).unwrap();
         let ex = outcome.result.as_mut().unwrap();
-        ex.platform_data = serde_json::json!({"page": 1});
+        ex.platform_data = serde_json::json!({"page": 1}).into();
         let report = compare(&c, &outcome).unwrap_err();
         assert!(
             report.contains("listed member `page` should be String"),

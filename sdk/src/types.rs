@@ -415,8 +415,8 @@ impl Media {
 pub struct Extraction {
     /// The media object.
     pub media: Media,
-    /// The final target object (the host sanitizes it).
-    pub platform_data: serde_json::Value,
+    /// The final target object, as JSON text (the host sanitizes it).
+    pub platform_data: crate::PlatformData,
 }
 
 /// Why an extraction could not produce media.

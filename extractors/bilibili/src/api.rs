@@ -1,6 +1,8 @@
 //! Upstream requests and how their answers are judged.
 
-use mediaparse_sdk::fields::RawValue;
+use std::borrow::Cow;
+
+use mediaparse_sdk::fields::{self, RawValue};
 use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
 use serde::Deserialize;
@@ -213,11 +215,57 @@ pub fn envelope<'a>(exchange: &'a Exchange, what: &str) -> Result<Envelope<'a>, 
 #[derive(Debug)]
 pub enum Outcome {
     /// Streams found: the play-URL object (`data`, or pgc `video_info`).
-    Streams(Map<String, Value>),
+    Streams(PlayUrl),
     /// A final answer about the post (unavailable, login wall).
     Fatal(Failure),
     /// Try the next strategy; `risk` when it was risk control.
     Retry { risk: bool, message: String },
+}
+
+/// A play-URL object as its text (copied out of the answer: the video
+/// page's is read from a decoded copy of the page).
+#[derive(Debug)]
+pub struct PlayUrl {
+    pub object: Box<RawValue>,
+    /// A pgc `result` whose `video_info` was no object: that member is not
+    /// part of the play-URL object.
+    pub without_video_info: bool,
+}
+
+/// The members of a play-URL object (or of the pgc `result` around it) the
+/// verdict reads, as their text.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Verdict<'a> {
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    video_info: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    plugins: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    is_preview: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    play_check: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    play_video_type: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    dash: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    durl: Option<&'a RawValue>,
+}
+
+impl<'a> Verdict<'a> {
+    fn of(object: &'a RawValue) -> Verdict<'a> {
+        serde_json::from_str(object.get()).unwrap_or_default()
+    }
+}
+
+/// A member's text read as `T` (`None` when it is of another type).
+pub fn read<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T> {
+    serde_json::from_str(raw?.get()).ok()
+}
+
+fn is_object(raw: &&RawValue) -> bool {
+    fields::kind_of(raw) == b'{'
 }
 
 /// Judge a play-URL envelope whose object sits in `data` (ugc, pugv) or in
@@ -249,26 +297,34 @@ pub fn judge_playurl(env: Envelope, what: &str, ctx: &Context) -> Outcome {
             message,
         };
     }
-    let (outer, object) = match (object_of(env.data), object_of(env.result)) {
-        (Some(data), _) => (None, data),
-        (_, Some(mut result)) => match result.remove("video_info") {
-            Some(Value::Object(info)) => (Some(result), info),
-            _ => (None, result),
-        },
-        _ => {
-            return Outcome::Retry {
-                risk: false,
-                message: format!("{what}: no data object"),
-            };
-        }
-    };
-    for level in outer.iter().chain(std::iter::once(&object)) {
-        if let Some(reason) = restriction(level) {
-            return Outcome::Fatal(Failure::unavailable(format!("{what}: {reason}")));
-        }
+    let (outer, object, without_video_info) =
+        match (env.data.filter(is_object), env.result.filter(is_object)) {
+            (Some(data), _) => (None, data, false),
+            (_, Some(result)) => match Verdict::of(result).video_info {
+                Some(info) if is_object(&info) => (Some(result), info, false),
+                other => (None, result, other.is_some()),
+            },
+            _ => {
+                return Outcome::Retry {
+                    risk: false,
+                    message: format!("{what}: no data object"),
+                };
+            }
+        };
+    let verdict = Verdict::of(object);
+    if let Some(outer) = outer
+        && let Some(reason) = restriction(&Verdict::of(outer))
+    {
+        return Outcome::Fatal(Failure::unavailable(format!("{what}: {reason}")));
     }
-    if has_streams(&object) {
-        Outcome::Streams(object)
+    if let Some(reason) = restriction(&verdict) {
+        return Outcome::Fatal(Failure::unavailable(format!("{what}: {reason}")));
+    }
+    if has_streams(&verdict) {
+        Outcome::Streams(PlayUrl {
+            object: object.to_owned(),
+            without_video_info,
+        })
     } else {
         Outcome::Retry {
             risk: false,
@@ -278,40 +334,45 @@ pub fn judge_playurl(env: Envelope, what: &str, ctx: &Context) -> Outcome {
 }
 
 /// Region blocks and preview-only answers (paid content).
-fn restriction(object: &Map<String, Value>) -> Option<&'static str> {
-    let blocked = object
-        .get("plugins")
-        .and_then(Value::as_array)
-        .into_iter()
-        .flatten()
-        .any(|p| {
-            p.get("name").and_then(Value::as_str) == Some("AreaLimitPanel")
-                && p.pointer("/config/is_block").and_then(Value::as_bool) == Some(true)
-        });
+fn restriction(level: &Verdict) -> Option<&'static str> {
+    let plugins: Option<Vec<Value>> = read(level.plugins);
+    let blocked = plugins.into_iter().flatten().any(|p| {
+        p.get("name").and_then(Value::as_str) == Some("AreaLimitPanel")
+            && p.pointer("/config/is_block").and_then(Value::as_bool) == Some(true)
+    });
     if blocked {
         return Some("not available in this region");
     }
-    let preview = object.get("is_preview").and_then(Value::as_i64) == Some(1)
-        || object
-            .get("play_check")
+    let play_check: Option<Value> = read(level.play_check);
+    let preview = read::<i64>(level.is_preview) == Some(1)
+        || play_check
+            .as_ref()
             .and_then(|c| c.get("play_detail"))
             .and_then(Value::as_str)
             == Some("PLAY_PREVIEW")
-        || object.get("play_video_type").and_then(Value::as_str) == Some("preview");
+        || read::<Cow<str>>(level.play_video_type).as_deref() == Some("preview");
     preview.then_some("only a preview is available (paid content)")
 }
 
-fn has_streams(object: &Map<String, Value>) -> bool {
+fn has_streams(object: &Verdict) -> bool {
+    /// `dash.video`, as its text.
+    #[derive(Deserialize, Default)]
+    #[serde(default)]
+    struct Dash<'a> {
+        #[serde(borrow, deserialize_with = "fields::raw")]
+        video: Option<&'a RawValue>,
+    }
+    // An array with an element (serde_json wrote or checked the text).
+    let non_empty = |raw: Option<&RawValue>| {
+        raw.and_then(|r| r.get().strip_prefix('['))
+            .is_some_and(|rest| !rest.trim_start().starts_with(']'))
+    };
     let dash_videos = object
-        .get("dash")
-        .and_then(|d| d.get("video"))
-        .and_then(Value::as_array)
-        .is_some_and(|v| !v.is_empty());
-    let durl = object
-        .get("durl")
-        .and_then(Value::as_array)
-        .is_some_and(|v| !v.is_empty());
-    dash_videos || durl
+        .dash
+        .filter(is_object)
+        .and_then(|d| read::<Dash>(Some(d)))
+        .is_some_and(|d| non_empty(d.video));
+    dash_videos || non_empty(object.durl)
 }
 
 /// Judge the video page: `window.__playinfo__` (same shape as playurl).

@@ -13,7 +13,7 @@ use mediaparse_sdk::{
 };
 use serde::Deserialize;
 
-use crate::api::{self, Outcome, answers, id_string};
+use crate::api::{self, Outcome, PlayUrl, answers, id_string};
 use crate::map;
 use crate::meta::{
     Episode, Meta, ViewData, ViewExtras, cheese_meta, episodes, pgc_meta, video_meta,
@@ -33,11 +33,13 @@ const SHORT_LINKS: ShortLinks = ShortLinks {
 };
 
 /// The finished extraction of a play-URL object.
-fn ready(object: Map<String, Value>, meta: Meta) -> Result<Step> {
-    let media = map::build(&object, &meta)?;
+fn ready(play: PlayUrl, meta: Meta) -> Result<Step> {
+    let view = map::View::of(&play.object)?;
+    let media = map::build(&view, &meta)?;
+    let platform_data = map::platform_data(&play, &view, meta)?;
     Ok(Step::Done(Extraction {
         media,
-        platform_data: map::platform_data(object, meta),
+        platform_data,
     }))
 }
 

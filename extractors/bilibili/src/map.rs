@@ -1,10 +1,14 @@
 //! Play-URL objects → the media object and platform data.
 
-use mediaparse_sdk::serde_json::{Map, Value};
-use mediaparse_sdk::{Audio, Failure, Header, Media, MediaSource, Result, Video, spec};
+use mediaparse_sdk::fields::{self, RawValue};
+use mediaparse_sdk::platform_data::fits_listed;
+use mediaparse_sdk::serde_json::{self, Map, Value};
+use mediaparse_sdk::{
+    Audio, Failure, Header, Media, MediaSource, ObjectWriter, PlatformData, Result, Video,
+};
 use serde::Deserialize;
 
-use crate::api::{REFERER, USER_AGENT};
+use crate::api::{PlayUrl, REFERER, USER_AGENT, read};
 use mediaparse_sdk::urls::https;
 
 /// What the metadata request (view / season) told us about the post.
@@ -161,23 +165,15 @@ struct Labels {
 }
 
 impl Labels {
-    fn of(object: &Map<String, Value>) -> Labels {
-        let formats = object
-            .get("support_formats")
-            .or_else(|| object.get("supportFormats"))
-            .and_then(|v| Vec::<Format>::deserialize(v).ok())
-            .unwrap_or_default();
-        let qualities = object
-            .get("accept_quality")
-            .and_then(|v| Vec::<u64>::deserialize(v).ok())
-            .unwrap_or_default();
-        let descriptions = object
-            .get("accept_description")
-            .and_then(|v| Vec::<String>::deserialize(v).ok())
-            .unwrap_or_default();
+    fn of(object: &View) -> Labels {
         Labels {
-            formats,
-            accept: qualities.into_iter().zip(descriptions).collect(),
+            formats: read(object.support_formats.or(object.support_formats_camel))
+                .unwrap_or_default(),
+            accept: read::<Vec<u64>>(object.accept_quality)
+                .unwrap_or_default()
+                .into_iter()
+                .zip(read::<Vec<String>>(object.accept_description).unwrap_or_default())
+                .collect(),
         }
     }
 
@@ -248,8 +244,38 @@ fn clamp(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
+/// The members of a play-URL object `build` reads, as their text.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct View<'a> {
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    timelength: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    dash: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    durl: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    quality: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    format: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    support_formats: Option<&'a RawValue>,
+    #[serde(borrow, rename = "supportFormats", deserialize_with = "fields::raw")]
+    support_formats_camel: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    accept_quality: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    accept_description: Option<&'a RawValue>,
+}
+
+impl<'a> View<'a> {
+    pub fn of(object: &'a RawValue) -> Result<View<'a>> {
+        fields::from_text(object.get(), "the play-URL object")
+    }
+}
+
 /// The media object of one play-URL object.
-pub fn build(object: &Map<String, Value>, meta: &Meta) -> Result<Media> {
+pub fn build(object: &View, meta: &Meta) -> Result<Media> {
     let labels = Labels::of(object);
     let headers = download_headers();
     let mut media = Media {
@@ -258,13 +284,10 @@ pub fn build(object: &Map<String, Value>, meta: &Meta) -> Result<Media> {
         duration: meta.duration,
         ..Media::default()
     };
-    let timelength = object
-        .get("timelength")
-        .and_then(Value::as_f64)
-        .unwrap_or(0.0);
-    let dash = match object.get("dash").filter(|d| d.is_object()) {
+    let timelength = read::<f64>(object.timelength).unwrap_or(0.0);
+    let dash = match object.dash.filter(|d| fields::kind_of(d) == b'{') {
         Some(d) => Some(
-            Dash::deserialize(d)
+            serde_json::from_str::<Dash>(d.get())
                 .map_err(|e| Failure::changed(format!("unexpected DASH object: {e}")))?,
         ),
         None => None,
@@ -314,13 +337,14 @@ pub fn build(object: &Map<String, Value>, meta: &Meta) -> Result<Media> {
         }
         return Ok(media);
     }
-    let segments = match object.get("durl").filter(|d| !d.is_null()) {
-        Some(d) => Vec::<Segment>::deserialize(d)
+    let segments = match object.durl.filter(|d| d.get() != "null") {
+        Some(d) => serde_json::from_str::<Vec<Segment>>(d.get())
             .map_err(|e| Failure::changed(format!("unexpected durl list: {e}")))?,
         None => Vec::new(),
     };
-    let qn = object.get("quality").and_then(Value::as_u64).unwrap_or(0);
-    let format = object.get("format").and_then(Value::as_str).unwrap_or("");
+    let qn = read::<u64>(object.quality).unwrap_or(0);
+    let format = read::<String>(object.format).unwrap_or_default();
+    let format = format.as_str();
     let quality = labels.label(qn);
     for segment in &segments {
         let urls = std::iter::once(&segment.url).chain(segment.backup_url.iter().flatten());
@@ -352,40 +376,45 @@ fn durl_mime(url: &str, format: &str) -> &'static str {
     }
 }
 
-/// platformData: the play-URL object with the listed `title`/`pic`, the
-/// metadata extras, `support_formats` under its listed name, and empty
-/// values for listed members the answer lacks (`dash` for a durl answer).
-/// The object and the metadata are moved in, not copied.
-pub fn platform_data(object: Map<String, Value>, meta: Meta) -> Value {
-    let mut data = object;
-    for (k, v) in meta.extras {
-        data.entry(k).or_insert(v);
+/// platformData: the play-URL object (copied as its text) with the listed
+/// `title`/`pic`, the metadata extras, `support_formats` under its listed
+/// name, and empty values for listed members the answer lacks or gives
+/// another type (`dash` for a durl answer).
+pub fn platform_data(play: &PlayUrl, view: &View, meta: Meta) -> Result<PlatformData> {
+    let is_array = |raw: &&RawValue| fields::kind_of(raw) == b'[';
+    let mut data = ObjectWriter::new();
+    data.str("title", &meta.pd_title);
+    data.str("pic", &meta.pd_pic);
+    if view.support_formats.filter(is_array).is_none() {
+        match view.support_formats_camel.filter(is_array) {
+            Some(formats) => data.raw("support_formats", formats),
+            None => data.value("support_formats", &[] as &[u8]),
+        };
     }
-    data.insert("title".into(), Value::String(meta.pd_title));
-    data.insert("pic".into(), Value::String(meta.pd_pic));
-    if !data.get("support_formats").is_some_and(Value::is_array) {
-        let formats = data.get("supportFormats").filter(|v| v.is_array()).cloned();
-        data.insert(
-            "support_formats".into(),
-            formats.unwrap_or(Value::Array(vec![])),
-        );
-    }
-    if !data.get("dash").is_some_and(Value::is_object) {
-        data.remove("dash");
-    }
-    for (key, kind) in spec::listed_members("bilibili") {
-        if data.get(*key).is_some_and(|v| !kind.accepts(v)) {
-            data.remove(*key);
+    // The play-URL object's own members come before the extras of the
+    // same name, even those left out for their type.
+    let mut shadowed: Vec<String> = Vec::new();
+    data.rest_of_where(&play.object, |name, value| {
+        if meta.extras.contains_key(name) {
+            shadowed.push(name.to_string());
+        }
+        !(play.without_video_info && name == "video_info") && fits_listed("bilibili", name, value)
+    })?;
+    for (name, value) in &meta.extras {
+        let fits = serde_json::value::to_raw_value(value)
+            .is_ok_and(|raw| fits_listed("bilibili", name, &raw));
+        if fits && !shadowed.contains(name) {
+            data.value(name.clone(), value);
         }
     }
-    spec::fill_missing_members("bilibili", &mut data);
-    Value::Object(data)
+    Ok(data.finish("bilibili"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use mediaparse_sdk::serde_json::json;
+    use mediaparse_sdk::spec;
 
     fn object(v: Value) -> Map<String, Value> {
         match v {
@@ -394,9 +423,13 @@ mod tests {
         }
     }
 
+    fn text(v: Value) -> Box<RawValue> {
+        serde_json::value::to_raw_value(&v).unwrap()
+    }
+
     #[test]
     fn dash_items_backups_labels_and_audio_order() {
-        let o = object(json!({
+        let o = text(json!({
             "quality": 80, "format": "flv", "timelength": 1500,
             "support_formats": [{"quality": 80, "new_description": "1080P 高清", "display_desc": "1080P"}],
             "dash": {
@@ -412,7 +445,7 @@ mod tests {
                           "bandwidth": 900000, "mimeType": "audio/mp4", "codecs": "fLaC"}}
             }
         }));
-        let m = build(&o, &Meta::default()).unwrap_or_default();
+        let m = build(&View::of(&o).unwrap(), &Meta::default()).unwrap_or_default();
         assert_eq!(m.duration, 1.5);
         assert_eq!(m.videos.len(), 2);
         assert_eq!(m.videos[0].url, "https://a/v.m4s");
@@ -434,10 +467,11 @@ mod tests {
         assert_eq!(durl_mime("https://x/a.mp4?e=1", "mp4"), "video/mp4");
         assert_eq!(durl_mime("https://x/a.flv?e=1", "mp4"), "video/x-flv");
         assert_eq!(durl_mime("https://x/a", "flv480"), "video/x-flv");
-        let labels = Labels::of(&object(json!({
+        let o = text(json!({
             "accept_quality": [116, 16], "accept_description": ["高清 1080P60", "流畅 360P"],
             "supportFormats": [{"quality": 16, "description": "流畅 360P"}]
-        })));
+        }));
+        let labels = Labels::of(&View::of(&o).unwrap());
         assert_eq!(labels.label(116), "高清 1080P60");
         assert_eq!(labels.label(16), "流畅 360P");
         assert_eq!(labels.label(127), "8K");
@@ -446,15 +480,20 @@ mod tests {
 
     #[test]
     fn platform_data_keeps_members_and_fills_listed_ones() {
-        let o = object(json!({"quality": 16, "format": "flv360", "timelength": 1,
-            "supportFormats": [{"quality": 16}], "durl": []}));
+        let play = PlayUrl {
+            object: text(json!({"quality": 16, "format": "flv360", "timelength": 1,
+                "supportFormats": [{"quality": 16}], "durl": [], "dash": null, "title": 5})),
+            without_video_info: false,
+        };
         let meta = Meta {
             pd_title: "t".into(),
             pd_pic: "https://p".into(),
             extras: object(json!({"aid": "1", "quality": "ignored"})),
             ..Meta::default()
         };
-        let pd = platform_data(o, meta);
+        let pd = platform_data(&play, &View::of(&play.object).unwrap(), meta)
+            .unwrap()
+            .to_value();
         assert!(
             spec::check_platform_data("bilibili", &pd).is_empty(),
             "{pd}"

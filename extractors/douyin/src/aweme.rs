@@ -114,10 +114,10 @@ fn is_http(url: &str) -> bool {
 }
 
 impl Aweme {
-    /// Read the typed view of an aweme object; a shape we do not know is
-    /// `upstream-changed`.
-    pub fn deserialize_from(value: &serde_json::Value) -> Result<Self, Failure> {
-        Aweme::deserialize(value).map_err(|e| Failure::changed(format!("aweme object: {e}")))
+    /// Read the typed view of an aweme object from its text; a shape we do
+    /// not know is `upstream-changed`.
+    pub fn from_text(text: &str) -> Result<Self, Failure> {
+        serde_json::from_str(text).map_err(|e| Failure::changed(format!("aweme object: {e}")))
     }
 
     /// Image post: it has images, or its type says so.

@@ -5,10 +5,10 @@
 
 use mediaparse_sdk::cascade::{self, Attempt, Cascade};
 use mediaparse_sdk::exchanges::Exchanges;
+use mediaparse_sdk::fields::RawValue;
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Step, Target, ua};
-use serde_json::Value;
 
 use crate::map;
 use crate::urls::{self, Link};
@@ -85,9 +85,9 @@ fn mobile_get(url: String) -> HttpRequest {
 }
 
 /// An aweme a strategy found, mapped; a miss passed on.
-fn found(attempt: Attempt<Value>) -> Result<Attempt<Step>> {
+fn found(attempt: Attempt<Box<RawValue>>) -> Result<Attempt<Step>> {
     Ok(match attempt {
-        Attempt::Got(aweme) => Attempt::Got(Step::Done(map::post_extraction(aweme)?)),
+        Attempt::Got(aweme) => Attempt::Got(Step::Done(map::post_extraction(&aweme)?)),
         Attempt::Missed(miss) => Attempt::Missed(miss),
     })
 }

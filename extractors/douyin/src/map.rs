@@ -3,11 +3,14 @@
 //! platform data of an aweme (typed view in `aweme`) or of a direct URL.
 
 use mediaparse_sdk::cascade::Attempt;
+use mediaparse_sdk::fields::{self, RawValue, kind_of};
 use mediaparse_sdk::html::assigned_value;
 use mediaparse_sdk::spec::{fill_missing_members, listed_members};
 use mediaparse_sdk::{
-    Audio, Extraction, Failure, HttpResponse, Image, Media, MediaSource, Result, Video,
+    Audio, Extraction, Failure, HttpResponse, Image, Media, MediaSource, ObjectWriter, Result,
+    Video,
 };
+use serde::Deserialize;
 use serde_json::{Map, Value};
 
 use crate::urls::{DirectKind, Link};
@@ -58,7 +61,7 @@ fn http_miss(response: &HttpResponse) -> Option<Failure> {
 }
 
 /// `{"aweme_details":[…]}`: the first item, or why there is none.
-pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Value>> {
+pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>> {
     if let Some(miss) = http_miss(response) {
         return Ok(Attempt::Missed(miss));
     }
@@ -71,7 +74,7 @@ pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Value>> {
     if is_anti_bot(&text) {
         return Ok(Attempt::Missed(anti_bot()));
     }
-    let Ok(body) = serde_json::from_str::<Value>(&text) else {
+    let Ok(body) = serde_json::from_str::<&RawValue>(&text) else {
         if is_blocked_page(&text) {
             return Ok(Attempt::Missed(Failure::upstream(
                 "Douyin shows this post only in its app",
@@ -81,22 +84,64 @@ pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Value>> {
             "slidesinfo did not answer JSON",
         )));
     };
-    check_filters(&body)?;
-    match body.get("aweme_details") {
-        Some(Value::Array(items)) => Ok(match items.first() {
-            Some(item @ Value::Object(_)) => Attempt::Got(item.clone()),
-            Some(_) => Attempt::Missed(Failure::changed("slidesinfo item is not an object")),
-            None => Attempt::Missed(no_post()),
-        }),
-        Some(Value::Null) => Ok(Attempt::Missed(no_post())),
-        _ => Ok(Attempt::Missed(Failure::changed(
+    let body = Container::of(body);
+    check_filters_text(body.filter_list, body.item_list.or(body.aweme_details))?;
+    let Some(details) = body.aweme_details else {
+        return Ok(Attempt::Missed(Failure::changed(
             "slidesinfo answer has no aweme_details",
-        ))),
+        )));
+    };
+    if details.get() == "null" {
+        return Ok(Attempt::Missed(no_post()));
+    }
+    let Some(items) = read::<Vec<&RawValue>>(Some(details)) else {
+        return Ok(Attempt::Missed(Failure::changed(
+            "slidesinfo answer has no aweme_details",
+        )));
+    };
+    Ok(match items.first() {
+        Some(item) if kind_of(item) == b'{' => Attempt::Got((*item).to_owned()),
+        Some(_) => Attempt::Missed(Failure::changed("slidesinfo item is not an object")),
+        None => Attempt::Missed(no_post()),
+    })
+}
+
+/// A member's text read as `T` (`None` when absent or of another type).
+fn read<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T> {
+    serde_json::from_str(raw?.get()).ok()
+}
+
+/// The members of an answer that hold the post or say why it is hidden, as
+/// their text (all absent when the answer is no object, or names one of
+/// them twice).
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Container<'a> {
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    filter_list: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    item_list: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    aweme_details: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    aweme_detail: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    filter_detail: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    status_msg: Option<&'a RawValue>,
+}
+
+impl<'a> Container<'a> {
+    fn of(body: &'a RawValue) -> Container<'a> {
+        if kind_of(body) != b'{' {
+            return Container::default();
+        }
+        serde_json::from_str(body.get()).unwrap_or_default()
     }
 }
 
 /// `window._ROUTER_DATA = {"loaderData":{"video_(id)/page":{"videoInfoRes":…}}}`.
-pub fn read_share_page(response: &HttpResponse) -> Result<Attempt<Value>> {
+pub fn read_share_page(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>> {
     if let Some(miss) = http_miss(response) {
         return Ok(Attempt::Missed(miss));
     }
@@ -135,7 +180,11 @@ pub fn read_share_page(response: &HttpResponse) -> Result<Attempt<Value>> {
     check_filters(info)?;
     match info.get("item_list").and_then(Value::as_array) {
         Some(items) => Ok(match items.first() {
-            Some(item @ Value::Object(_)) => Attempt::Got(item.clone()),
+            // The page's data may be a JavaScript literal: read as a tree.
+            Some(item @ Value::Object(_)) => match serde_json::value::to_raw_value(item) {
+                Ok(text) => Attempt::Got(text),
+                Err(e) => Attempt::Missed(Failure::changed(format!("the share page's item: {e}"))),
+            },
             _ => Attempt::Missed(no_post()),
         }),
         None => Ok(Attempt::Missed(Failure::changed(
@@ -145,7 +194,7 @@ pub fn read_share_page(response: &HttpResponse) -> Result<Attempt<Value>> {
 }
 
 /// `{"aweme_detail":{…}}`, or `null` with `status_code`/`filter_detail`.
-pub fn read_web_api(response: &HttpResponse) -> Result<Attempt<Value>> {
+pub fn read_web_api(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>> {
     if let Some(miss) = http_miss(response) {
         return Ok(Attempt::Missed(miss));
     }
@@ -158,24 +207,27 @@ pub fn read_web_api(response: &HttpResponse) -> Result<Attempt<Value>> {
     if is_anti_bot(&text) {
         return Ok(Attempt::Missed(anti_bot()));
     }
-    let body: Value = serde_json::from_str(&text)
+    let body: &RawValue = serde_json::from_str(&text)
         .map_err(|e| Failure::changed(format!("the web API did not answer JSON: {e}")))?;
-    match body.get("aweme_detail") {
-        Some(item @ Value::Object(_)) => Ok(Attempt::Got(item.clone())),
-        Some(Value::Null) | None => {
-            let filter = body
-                .get("filter_detail")
+    let body = Container::of(body);
+    match body.aweme_detail {
+        Some(item) if kind_of(item) == b'{' => Ok(Attempt::Got(item.to_owned())),
+        Some(item) if item.get() != "null" => Ok(Attempt::Missed(Failure::changed(
+            "aweme_detail is not an object",
+        ))),
+        _ => {
+            let detail: Option<Value> = read(body.filter_detail);
+            let status: Option<Value> = read(body.status_msg);
+            let filter = detail
+                .as_ref()
                 .and_then(|f| f.get("filter_reason").or_else(|| f.get("detail_msg")))
                 .and_then(Value::as_str)
-                .or_else(|| body.get("status_msg").and_then(Value::as_str))
+                .or_else(|| status.as_ref().and_then(Value::as_str))
                 .unwrap_or("filtered");
             Err(Failure::unavailable(format!(
                 "Douyin filtered this post ({filter})"
             )))
         }
-        Some(_) => Ok(Attempt::Missed(Failure::changed(
-            "aweme_detail is not an object",
-        ))),
     }
 }
 
@@ -185,7 +237,30 @@ pub fn check_filters(container: &Value) -> Result<()> {
     let Some(filters) = container.get("filter_list").and_then(Value::as_array) else {
         return Ok(());
     };
-    let Some(filter) = filters.first() else {
+    let has_items = container
+        .get("item_list")
+        .or_else(|| container.get("aweme_details"))
+        .and_then(Value::as_array)
+        .is_some_and(|items| !items.is_empty());
+    filter_verdict(filters.first(), has_items)
+}
+
+/// [`check_filters`] on the members' text: `filter_list`, and `item_list`
+/// or else `aweme_details`.
+fn check_filters_text(filter_list: Option<&RawValue>, items: Option<&RawValue>) -> Result<()> {
+    let Some(filters) = read::<Vec<Value>>(filter_list) else {
+        return Ok(());
+    };
+    let has_items = items
+        .and_then(|i| i.get().strip_prefix('['))
+        .is_some_and(|rest| !rest.trim_start().starts_with(']'));
+    filter_verdict(filters.first(), has_items)
+}
+
+/// The failure the first `filter_list` entry means, unless the answer
+/// holds items anyway.
+fn filter_verdict(filter: Option<&Value>, has_items: bool) -> Result<()> {
+    let Some(filter) = filter else {
         return Ok(());
     };
     let field = |name: &str| {
@@ -198,11 +273,6 @@ pub fn check_filters(container: &Value) -> Result<()> {
     let reason = field("filter_reason");
     let message = [field("detail_msg"), field("notice")].join(" ");
     let lower = reason.to_ascii_lowercase();
-    let has_items = container
-        .get("item_list")
-        .or_else(|| container.get("aweme_details"))
-        .and_then(Value::as_array)
-        .is_some_and(|items| !items.is_empty());
     if has_items {
         return Ok(());
     }
@@ -225,24 +295,24 @@ pub fn check_filters(container: &Value) -> Result<()> {
     )))
 }
 
-/// Map an aweme object: media plus the object itself as platform data.
-pub fn post_extraction(mut object: Value) -> Result<Extraction> {
-    let aweme = aweme::Aweme::deserialize_from(&object)?;
-    let media = aweme.to_media();
-    mediaparse_sdk::bigints::stringify_large_integers(&mut object);
-    let Value::Object(mut data) = object else {
+/// Map an aweme object (its text): media plus the object itself as
+/// platform data, copied as its text (the host writes integers beyond 2^53
+/// as strings).
+pub fn post_extraction(object: &RawValue) -> Result<Extraction> {
+    if kind_of(object) != b'{' {
         return Err(Failure::changed("the aweme is not an object"));
-    };
-    // A listed member the upstream sent as `null` is its type's empty value.
-    for (name, _) in listed_members(PLATFORM) {
-        if data.get(*name).is_some_and(Value::is_null) {
-            data.remove(*name);
-        }
     }
-    fill_missing_members(PLATFORM, &mut data);
+    let aweme = aweme::Aweme::from_text(object.get())?;
+    let media = aweme.to_media();
+    let mut data = ObjectWriter::new();
+    // A listed member the upstream sent as `null` is its type's empty value.
+    let listed = listed_members(PLATFORM);
+    data.rest_of_where(object, |name, value| {
+        value.get() != "null" || !listed.iter().any(|(n, _)| *n == name)
+    })?;
     Ok(Extraction {
         media,
-        platform_data: Value::Object(data),
+        platform_data: data.finish(PLATFORM),
     })
 }
 
@@ -251,7 +321,7 @@ pub fn direct_extraction(link: &Link) -> Extraction {
     let Link::Direct { url, kind, .. } = link else {
         return Extraction {
             media: Media::default(),
-            platform_data: Value::Object(Map::new()),
+            platform_data: Value::Object(Map::new()).into(),
         };
     };
     let headers = aweme::download_headers();
@@ -280,7 +350,7 @@ pub fn direct_extraction(link: &Link) -> Extraction {
     fill_missing_members(PLATFORM, &mut data);
     Extraction {
         media,
-        platform_data: Value::Object(data),
+        platform_data: Value::Object(data).into(),
     }
 }
 

@@ -399,7 +399,7 @@ mod tests {
             ex.media.images[0].url,
             "https://scontent.cdninstagram.com/s1080.jpg"
         );
-        let pd = &ex.platform_data;
+        let pd = &ex.platform_data.to_value();
         assert_eq!(pd["id"], "2273581388251073154_305701719");
         assert_eq!(pd["carousel_media"][0]["media_type"], 2);
         assert_eq!(

@@ -244,7 +244,7 @@ pub fn from_desktop(mut record: Map<String, Value>, author: Option<Value>) -> Va
 pub fn extraction(photo: &Value, id: &str) -> Extraction {
     Extraction {
         media: to_media(photo),
-        platform_data: platform_data(photo, id),
+        platform_data: platform_data(photo, id).into(),
     }
 }
 

@@ -176,8 +176,11 @@ mod tests {
             ex.media.images[0].url,
             "https://media.giphy.com/media/abc/200.webp"
         );
-        assert_eq!(ex.platform_data["text"], "");
-        assert!(mediaparse_sdk::spec::check_platform_data("threads", &ex.platform_data).is_empty());
+        assert_eq!(ex.platform_data.to_value()["text"], "");
+        assert!(
+            mediaparse_sdk::spec::check_platform_data("threads", &ex.platform_data.to_value())
+                .is_empty()
+        );
     }
 
     #[test]
@@ -190,7 +193,7 @@ mod tests {
         .unwrap();
         let ex = map(&v).unwrap();
         assert!(ex.media.is_empty());
-        assert_eq!(ex.platform_data["id"], "1");
+        assert_eq!(ex.platform_data.to_value()["id"], "1");
     }
 
     #[test]

@@ -63,7 +63,7 @@ fn app_api(
     let aweme = app::aweme(&exchange.response, id)?;
     Ok(Attempt::Got(Step::Done(Extraction {
         media: app::media(&aweme)?,
-        platform_data: app::platform_data(&aweme),
+        platform_data: app::platform_data(&aweme).into(),
     })))
 }
 

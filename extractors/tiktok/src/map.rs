@@ -1,11 +1,11 @@
 //! `itemStruct` (web, camelCase) → the media object and platformData
 //! (guide §4–§5).
 
-use mediaparse_sdk::fields::{self, Text};
-use mediaparse_sdk::serde_json::{self, Map, Value};
-use mediaparse_sdk::spec::fill_missing_members;
+use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
+use mediaparse_sdk::serde_json;
 use mediaparse_sdk::{
-    Audio, Exchange, Extraction, Failure, Header, Image, Media, MediaSource, Result, Video, ua,
+    Audio, Exchange, Extraction, Failure, Header, Image, Media, MediaSource, ObjectWriter,
+    PlatformData, Result, Video, ua,
 };
 use serde::Deserialize;
 
@@ -336,67 +336,92 @@ pub fn scale(short: u32, width: u32, height: u32) -> (u32, u32) {
     }
 }
 
-/// platformData: the final `itemStruct` (read once from its text, members
-/// moved rather than copied) with SPEC's listed names built from the web
-/// names (`id`→`aweme_id`, `stats`/`statsV2`→`statistics`,
+/// The members of an `itemStruct` platformData renames or reshapes, as
+/// their text.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct DataSource<'a> {
+    #[serde(borrow)]
+    id: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    desc: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    author: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    author_id: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    video: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    image_post: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    stats: Option<&'a RawValue>,
+    #[serde(borrow, rename = "statsV2", deserialize_with = "fields::raw")]
+    stats_v2: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ImagePostSource<'a> {
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    images: Option<&'a RawValue>,
+}
+
+/// platformData: the final `itemStruct` (members copied as their text, no
+/// tree built) with SPEC's listed names built from the web names
+/// (`id`→`aweme_id`, `stats`/`statsV2`→`statistics`,
 /// `imagePost.images`→`images`), every other public member kept.
-pub fn platform_data(item: &str) -> Result<Value> {
-    let mut source: Map<String, Value> = serde_json::from_str(item)
-        .map_err(|e| Failure::changed(format!("itemStruct is not a JSON object: {e}")))?;
-    let mut out = Map::new();
-    let aweme_id = match source.get("id") {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => String::new(),
+pub fn platform_data(item: &str) -> Result<PlatformData> {
+    let raw: &RawValue = fields::from_text(item, "itemStruct")?;
+    if kind_of(raw) != b'{' {
+        return Err(Failure::changed("itemStruct is not a JSON object"));
+    }
+    let source: DataSource = fields::from_text(item, "itemStruct")?;
+    let is = |k: u8| move |v: &&RawValue| kind_of(v) == k;
+    let mut out = ObjectWriter::new();
+    out.str("aweme_id", source.id.as_str());
+    match source.desc.filter(is(b'"')) {
+        Some(desc) => out.raw("desc", desc),
+        None => out.str("desc", ""),
     };
-    out.insert("aweme_id".into(), aweme_id.into());
-    out.insert(
-        "desc".into(),
-        source
-            .get("desc")
-            .filter(|d| d.is_string())
-            .cloned()
-            .unwrap_or_else(|| "".into()),
-    );
-    let author_id = source.get("authorId").cloned();
-    let author = match source.get_mut("author") {
-        // Members moved into `out` are skipped when the rest is copied below.
-        Some(Value::Object(a)) => Value::Object(std::mem::take(a)),
-        // SIGI_STATE items name the author by handle, with `authorId` beside it.
-        Some(Value::String(handle)) => {
-            let mut a = Map::new();
-            a.insert("uniqueId".into(), handle.clone().into());
-            if let Some(id) = author_id {
-                a.insert("id".into(), id);
-            }
-            Value::Object(a)
+    match source.author {
+        Some(author) if kind_of(author) == b'{' => {
+            out.raw("author", author);
         }
-        _ => Value::Object(Map::new()),
-    };
-    out.insert("author".into(), author);
-    if let Some(video) = source.get_mut("video").filter(|v| v.is_object()) {
-        out.insert("video".into(), video.take());
+        // SIGI_STATE items name the author by handle, with `authorId` beside it.
+        Some(handle) if kind_of(handle) == b'"' => {
+            out.object("author", |a| {
+                a.raw("uniqueId", handle);
+                if let Some(id) = source.author_id {
+                    a.raw("id", id);
+                }
+            });
+        }
+        _ => {
+            out.object("author", |_| {});
+        }
+    }
+    if let Some(video) = source.video.filter(is(b'{')) {
+        out.raw("video", video);
     }
     let images = source
-        .get("imagePost")
-        .and_then(|p| p.get("images"))
-        .filter(|i| i.is_array())
-        .cloned()
-        .unwrap_or_else(|| Value::Array(vec![]));
-    out.insert("images".into(), images);
-    if let Some(stats) = ["stats", "statsV2"]
-        .iter()
-        .find_map(|k| source.get(*k).filter(|s| s.is_object()))
+        .image_post
+        .filter(is(b'{'))
+        .and_then(|p| serde_json::from_str::<ImagePostSource>(p.get()).ok())
+        .and_then(|p| p.images)
+        .filter(is(b'['));
+    match images {
+        Some(images) => out.raw("images", images),
+        None => out.value("images", &[] as &[u8]),
+    };
+    if let Some(stats) = source
+        .stats
+        .filter(is(b'{'))
+        .or(source.stats_v2.filter(is(b'{')))
     {
-        out.insert("statistics".into(), stats.clone());
+        out.raw("statistics", stats);
     }
-    for (key, value) in source {
-        if !out.contains_key(&key) {
-            out.insert(key, value);
-        }
-    }
-    fill_missing_members("tiktok", &mut out);
-    Ok(Value::Object(out))
+    out.rest_of(raw)?;
+    Ok(out.finish("tiktok"))
 }
 
 /// Media and platform data of one `itemStruct` (its JSON text), with the
@@ -435,7 +460,8 @@ mod tests {
 
     /// An `itemStruct` text, checked to be JSON.
     fn parse_item(text: &str) -> Result<&str> {
-        serde_json::from_str::<Value>(text).map_err(|e| Failure::changed(e.to_string()))?;
+        serde_json::from_str::<serde_json::Value>(text)
+            .map_err(|e| Failure::changed(e.to_string()))?;
         Ok(text)
     }
 
@@ -519,13 +545,13 @@ mod tests {
             r#"{"id":"7305827432509082913","desc":"d","author":"someone","authorId":"68","statsV2":{"playCount":"5"},"imagePost":{"images":[{"imageWidth":1}]}}"#,
         )
         .unwrap();
-        let data = platform_data(item).unwrap();
+        let data = platform_data(item).unwrap().to_value();
         assert_eq!(data["aweme_id"], "7305827432509082913");
         assert_eq!(data["author"]["uniqueId"], "someone");
         assert_eq!(data["author"]["id"], "68");
         assert_eq!(data["statistics"]["playCount"], "5");
         assert_eq!(data["images"][0]["imageWidth"], 1);
-        assert_eq!(data["video"], Value::Object(Map::new()));
+        assert_eq!(data["video"], serde_json::json!({}));
         assert_eq!(data["statsV2"]["playCount"], "5");
         assert!(mediaparse_sdk::spec::check_platform_data("tiktok", &data).is_empty());
     }

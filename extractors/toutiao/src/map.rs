@@ -304,7 +304,7 @@ pub fn extraction(found: Found) -> Extraction {
     }
     Extraction {
         media,
-        platform_data: object,
+        platform_data: object.into(),
     }
 }
 

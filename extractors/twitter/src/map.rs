@@ -681,7 +681,7 @@ pub fn extraction(source: &Source) -> Result<Extraction, Failure> {
     fill_missing_members(PLATFORM, &mut data);
     Ok(Extraction {
         media,
-        platform_data: Value::Object(data),
+        platform_data: Value::Object(data).into(),
     })
 }
 

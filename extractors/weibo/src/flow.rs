@@ -4,8 +4,9 @@
 
 use mediaparse_sdk::encode::strict;
 use mediaparse_sdk::exchanges::Exchanges;
+use mediaparse_sdk::fields::{self, RawValue};
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
-use mediaparse_sdk::serde_json::Value;
+use mediaparse_sdk::serde_json::{self, Value};
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{
     Context, Exchange, Failure, HttpRequest, HttpResponse, Result, Step, Target, cookies, ua,
@@ -194,13 +195,13 @@ fn post(mid: &str, ctx: &Context, done: &[Exchange]) -> Result<Step> {
             return Ok(Step::one(pc_request(&pc_url, &cookie)));
         };
         if let Some(status) = read_pc(&exchange.response)? {
-            return map::extract_status(status).map(Step::Done);
+            return map::extract_status(&status).map(Step::Done);
         }
     }
     let m_url = m_url(mid);
     match done.last_at(&m_url) {
         None => Ok(Step::one(m_request(&m_url, mid, visitor.as_deref()))),
-        Some(exchange) => map::extract_status(read_m(&exchange.response)?).map(Step::Done),
+        Some(exchange) => map::extract_status(&read_m(&exchange.response)?).map(Step::Done),
     }
 }
 
@@ -313,7 +314,7 @@ pub fn visitor_cookie(response: &HttpResponse) -> Option<String> {
 
 /// The PC answer: the status, `None` to fall back to the mobile API, or a
 /// final failure (deleted, login-only).
-fn read_pc(response: &HttpResponse) -> Result<Option<Value>> {
+fn read_pc(response: &HttpResponse) -> Result<Option<Box<RawValue>>> {
     if response.is_redirect() {
         let location = response.location().unwrap_or_default();
         if location.contains("sorry") || location.contains("pagenotfound") {
@@ -328,11 +329,12 @@ fn read_pc(response: &HttpResponse) -> Result<Option<Value>> {
     if !response.is_success() {
         return Ok(None);
     }
-    let Ok(body) = response.json::<Value>() else {
+    let Ok(body) = response.json::<Box<RawValue>>() else {
         return Ok(None);
     };
-    if is_ok(&body) || (body.get("ok").is_none() && has_id(&body)) {
-        if has_id(&body) {
+    let head = Head::of(&body);
+    if is_ok(head.ok.as_ref()) || (head.ok.is_none() && head.has_id) {
+        if head.has_id {
             return Ok(Some(body));
         }
         return Ok(None);
@@ -340,14 +342,62 @@ fn read_pc(response: &HttpResponse) -> Result<Option<Value>> {
     // `{"ok":-100,"url":"https://weibo.com/login.php?…"}`: the cookie
     // (visitor or operator) is not, or no longer, accepted; the mobile API
     // still answers anonymous readers.
-    if ok_code(&body).is_some_and(|code| code < 0) {
+    if ok_code(head.ok.as_ref()).is_some_and(|code| code < 0) {
         return Ok(None);
     }
-    Err(refusal(&body))
+    Err(refusal(
+        &serde_json::from_str(body.get()).unwrap_or_default(),
+    ))
+}
+
+/// What decides whether an answer holds a status: its `ok` and whether it
+/// names an id, read without building the answer's tree.
+#[derive(Debug, Default)]
+struct Head<'a> {
+    ok: Option<Value>,
+    has_id: bool,
+    data: Option<&'a RawValue>,
+}
+
+impl<'a> Head<'a> {
+    fn of(body: &'a RawValue) -> Head<'a> {
+        #[derive(serde::Deserialize)]
+        struct Members<'a> {
+            #[serde(borrow, default, deserialize_with = "fields::raw")]
+            ok: Option<&'a RawValue>,
+            #[serde(borrow, default, deserialize_with = "fields::raw")]
+            idstr: Option<&'a RawValue>,
+            #[serde(borrow, default, deserialize_with = "fields::raw")]
+            id: Option<&'a RawValue>,
+            #[serde(borrow, default, deserialize_with = "fields::raw")]
+            mid: Option<&'a RawValue>,
+            #[serde(borrow, default, deserialize_with = "fields::raw")]
+            data: Option<&'a RawValue>,
+        }
+        let is_object = fields::kind_of(body) == b'{';
+        match serde_json::from_str::<Members>(body.get()) {
+            Ok(m) if is_object => Head {
+                ok: m.ok.and_then(|o| serde_json::from_str(o.get()).ok()),
+                has_id: [m.idstr, m.id, m.mid]
+                    .iter()
+                    .any(|v| v.is_some_and(|v| v.get() != "null")),
+                data: m.data,
+            },
+            // Not an object, or a member named twice: as a tree reads it.
+            _ => {
+                let tree: Value = serde_json::from_str(body.get()).unwrap_or_default();
+                Head {
+                    ok: tree.get("ok").cloned(),
+                    has_id: has_id(&tree),
+                    data: None,
+                }
+            }
+        }
+    }
 }
 
 /// The mobile API answer: `{ok: 1, data: {...}}`.
-fn read_m(response: &HttpResponse) -> Result<Value> {
+fn read_m(response: &HttpResponse) -> Result<Box<RawValue>> {
     if response.is_redirect() || matches!(response.status, 403 | 418 | 429 | 432) {
         return Err(Failure::RateLimited(format!(
             "m.weibo.cn refused the request (status {}, anti-crawl)",
@@ -363,28 +413,39 @@ fn read_m(response: &HttpResponse) -> Result<Value> {
             response.status
         )));
     }
-    let mut body: Value = response
+    let body: Box<RawValue> = response
         .json()
         .map_err(|_| Failure::upstream("m.weibo.cn answered with a non-JSON page"))?;
-    if is_ok(&body)
-        && let Some(data) = body.get_mut("data").filter(|d| has_id(d))
-    {
-        return Ok(data.take());
+    let head = Head::of(&body);
+    if is_ok(head.ok.as_ref()) {
+        let data = match head.data {
+            Some(data) => Some(data.to_owned()),
+            // Read as a tree (a member named twice): take `data` from it.
+            None => serde_json::from_str::<Value>(body.get())
+                .ok()
+                .and_then(|tree| tree.get("data").map(|d| d.to_string()))
+                .and_then(|d| RawValue::from_string(d).ok()),
+        };
+        if let Some(data) = data.filter(|d| Head::of(d).has_id) {
+            return Ok(data);
+        }
     }
-    Err(refusal(&body))
+    Err(refusal(
+        &serde_json::from_str(body.get()).unwrap_or_default(),
+    ))
 }
 
 /// `ok` as a number (`-100`, `"-100"`), when it is one.
-fn ok_code(body: &Value) -> Option<i64> {
-    match body.get("ok")? {
+fn ok_code(ok: Option<&Value>) -> Option<i64> {
+    match ok? {
         Value::Number(n) => n.as_i64(),
         Value::String(s) => s.trim().parse().ok(),
         _ => None,
     }
 }
 
-fn is_ok(body: &Value) -> bool {
-    match body.get("ok") {
+fn is_ok(ok: Option<&Value>) -> bool {
+    match ok {
         Some(Value::Number(n)) => n.as_i64() == Some(1),
         Some(Value::String(s)) => s == "1",
         Some(Value::Bool(b)) => *b,

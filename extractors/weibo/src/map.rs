@@ -1,11 +1,17 @@
 //! A Weibo status (PC `weibo.com/ajax` or `m.weibo.cn` schema) or a video
 //! component answer → media and platformData.
 
-use mediaparse_sdk::ids;
+use std::collections::HashMap;
+
+use mediaparse_sdk::fields::{self, RawValue, kind_of};
+use mediaparse_sdk::ids::{self, nullable};
 use mediaparse_sdk::json::without_nulls;
-use mediaparse_sdk::serde_json::{Map, Value};
+use mediaparse_sdk::platform_data::fits_listed;
+use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::urls::https;
-use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, MediaSource, Result, Video, spec};
+use mediaparse_sdk::{
+    Extraction, Failure, Header, Image, Media, MediaSource, ObjectWriter, Result, Video, spec,
+};
 use serde::Deserialize;
 
 use crate::urls::mblogid_of;
@@ -16,50 +22,63 @@ pub const DESKTOP_UA: &str = mediaparse_sdk::ua::CHROME_126_WINDOWS;
 /// The fields of a status both schemas share or differ in.
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct Status {
+pub struct Status<'a> {
+    #[serde(deserialize_with = "nullable")]
     pub text_raw: String,
+    #[serde(deserialize_with = "nullable")]
     pub raw_text: String,
+    #[serde(deserialize_with = "nullable")]
     pub text: String,
     // PC
+    #[serde(deserialize_with = "nullable")]
     pub pic_ids: Vec<String>,
-    pub pic_infos: Map<String, Value>,
-    pub mix_media_info: MixMedia,
+    /// Each picture's object, as its text.
+    #[serde(borrow, deserialize_with = "nullable")]
+    pub pic_infos: HashMap<String, &'a RawValue>,
+    #[serde(borrow, deserialize_with = "nullable")]
+    pub mix_media_info: MixMedia<'a>,
     // m.weibo.cn
+    #[serde(deserialize_with = "nullable")]
     pub pics: Vec<MPic>,
     pub page_info: Option<PageInfo>,
-    pub retweeted_status: Option<Box<Status>>,
+    #[serde(borrow)]
+    pub retweeted_status: Option<Box<Status<'a>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct MixMedia {
-    pub items: Vec<MixItem>,
+pub struct MixMedia<'a> {
+    #[serde(borrow, deserialize_with = "nullable")]
+    pub items: Vec<MixItem<'a>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
-pub struct MixItem {
-    #[serde(rename = "type")]
+pub struct MixItem<'a> {
+    #[serde(rename = "type", deserialize_with = "nullable")]
     pub kind: String,
-    pub data: Value,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    pub data: Option<&'a RawValue>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct PicInfo {
-    #[serde(rename = "type")]
+    #[serde(rename = "type", deserialize_with = "nullable")]
     pub kind: String,
     pub largest: Option<PicVariant>,
     pub mw2000: Option<PicVariant>,
     pub original: Option<PicVariant>,
     pub large: Option<PicVariant>,
     /// Live photo: the motion part (`.mov`).
+    #[serde(deserialize_with = "nullable")]
     pub video: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct PicVariant {
+    #[serde(deserialize_with = "nullable")]
     pub url: String,
     #[serde(flatten)]
     pub size: Size,
@@ -68,18 +87,22 @@ pub struct PicVariant {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct MPic {
+    #[serde(deserialize_with = "nullable")]
     pub url: String,
+    #[serde(deserialize_with = "nullable")]
     pub large: MLarge,
-    #[serde(rename = "type")]
+    #[serde(rename = "type", deserialize_with = "nullable")]
     pub kind: String,
-    #[serde(rename = "videoSrc")]
+    #[serde(rename = "videoSrc", deserialize_with = "nullable")]
     pub video_src: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct MLarge {
+    #[serde(deserialize_with = "nullable")]
     pub url: String,
+    #[serde(deserialize_with = "nullable")]
     pub geo: Size,
 }
 
@@ -98,11 +121,14 @@ pub struct PageInfo {
     #[serde(rename = "type")]
     pub kind: Value,
     pub object_type: Value,
+    #[serde(deserialize_with = "nullable")]
     pub object_id: String,
     pub page_pic: Value,
+    #[serde(deserialize_with = "nullable")]
     pub title: String,
     pub media_info: Option<MediaInfo>,
     /// m.weibo.cn: `{mp4_720p_mp4: url, …}` in quality order.
+    #[serde(deserialize_with = "nullable")]
     pub urls: Map<String, Value>,
 }
 
@@ -132,9 +158,13 @@ impl PageInfo {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct MediaInfo {
+    #[serde(deserialize_with = "nullable")]
     pub playback_list: Vec<Playback>,
+    #[serde(deserialize_with = "nullable")]
     pub video_title: String,
+    #[serde(deserialize_with = "nullable")]
     pub kol_title: String,
+    #[serde(deserialize_with = "nullable")]
     pub name: String,
     #[serde(deserialize_with = "ids::f64")]
     pub duration: f64,
@@ -145,15 +175,20 @@ pub struct MediaInfo {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Playback {
+    #[serde(deserialize_with = "nullable")]
     pub meta: PlaybackMeta,
+    #[serde(deserialize_with = "nullable")]
     pub play_info: PlayInfo,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct PlaybackMeta {
+    #[serde(deserialize_with = "nullable")]
     pub label: String,
+    #[serde(deserialize_with = "nullable")]
     pub quality_desc: String,
+    #[serde(deserialize_with = "nullable")]
     pub quality_label: String,
 }
 
@@ -162,14 +197,19 @@ pub struct PlaybackMeta {
 pub struct PlayInfo {
     #[serde(rename = "type", deserialize_with = "ids::f64")]
     pub kind: f64,
+    #[serde(deserialize_with = "nullable")]
     pub mime: String,
+    #[serde(deserialize_with = "nullable")]
     pub url: String,
     #[serde(deserialize_with = "ids::u32")]
     pub width: u32,
     #[serde(deserialize_with = "ids::u32")]
     pub height: u32,
+    #[serde(deserialize_with = "nullable")]
     pub quality_desc: String,
+    #[serde(deserialize_with = "nullable")]
     pub quality_label: String,
+    #[serde(deserialize_with = "nullable")]
     pub label: String,
     #[serde(deserialize_with = "ids::f64")]
     pub duration: f64,
@@ -202,16 +242,16 @@ fn download_headers() -> Vec<Header> {
     ]
 }
 
-fn parse_status(value: &Value) -> Result<Status> {
-    serde_json::from_value(without_nulls(value))
+fn parse_status(raw: &RawValue) -> Result<Status<'_>> {
+    serde_json::from_str(raw.get())
         .map_err(|e| Failure::changed(format!("the status has an unknown shape: {e}")))
 }
 
-/// Map one status object (either schema) to the extraction. Reposts: the
-/// post's own media first; when it has none, the original's.
-/// The status is moved into the platform data, not copied.
-pub fn extract_status(raw: Value) -> Result<Extraction> {
-    let status = parse_status(&raw)?;
+/// Map one status object (either schema, its text) to the extraction.
+/// Reposts: the post's own media first; when it has none, the original's.
+/// The platform data copies the status's members as their text.
+pub fn extract_status(raw: &RawValue) -> Result<Extraction> {
+    let status = parse_status(raw)?;
     let mut chosen = own_media(&status)?;
     if chosen.media.is_empty()
         && let Some(original) = &status.retweeted_status
@@ -224,10 +264,10 @@ pub fn extract_status(raw: Value) -> Result<Extraction> {
     if chosen.media.title.is_empty() {
         chosen.media.title = post_text(&status);
     }
-    let data = status_data(raw, chosen.video_object.as_deref());
+    let platform_data = status_data(raw, chosen.video_object.as_deref())?;
     Ok(Extraction {
         media: chosen.media,
-        platform_data: Value::Object(data),
+        platform_data,
     })
 }
 
@@ -238,13 +278,11 @@ fn own_media(status: &Status) -> Result<Own> {
     for item in &status.mix_media_info.items {
         match item.kind.as_str() {
             "pic" => {
-                let info: PicInfo =
-                    serde_json::from_value(without_nulls(&item.data)).unwrap_or_default();
+                let info: PicInfo = read(item.data).unwrap_or_default();
                 push_pic(media, &info);
             }
             "video" => {
-                let page: PageInfo =
-                    serde_json::from_value(without_nulls(&item.data)).unwrap_or_default();
+                let page: PageInfo = read(item.data).unwrap_or_default();
                 push_page_video(media, &page);
                 if own.video_object.is_none() && !page.object_id.is_empty() {
                     own.video_object = Some(page.object_id.clone());
@@ -257,7 +295,7 @@ fn own_media(status: &Status) -> Result<Own> {
         // PC: order from pic_ids
         for pid in &status.pic_ids {
             if let Some(raw) = status.pic_infos.get(pid) {
-                let info: PicInfo = serde_json::from_value(without_nulls(raw))
+                let info: PicInfo = serde_json::from_str(raw.get())
                     .map_err(|e| Failure::changed(format!("pic_infos entry: {e}")))?;
                 push_pic(media, &info);
             }
@@ -508,60 +546,98 @@ pub fn strip_tags(html: &str) -> String {
     mediaparse_sdk::html::decode_entities(&out)
 }
 
-/// platformData of a status: SPEC.md's members from either schema.
-fn status_data(raw: Value, video_object: Option<&str>) -> Map<String, Value> {
-    let mut data = match raw {
-        Value::Object(object) => object,
-        _ => Map::new(),
-    };
-    let text_of = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_string);
-    let id = text_of(data.get("idstr"))
-        .or_else(|| data.get("id").and_then(ids::id_text))
-        .or_else(|| text_of(data.get("mid")))
+/// A member's text read as `T` (`None` when absent or of another type).
+fn read<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T> {
+    serde_json::from_str(raw?.get()).ok()
+}
+
+/// The members of a status its platform data reads, as their text.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct DataSource<'a> {
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    idstr: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    mid: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    mblogid: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    bid: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    text_raw: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    raw_text: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    text: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    pic_ids: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    pic_infos: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    pics: Option<&'a RawValue>,
+}
+
+/// platformData of a status: SPEC.md's members from either schema, then
+/// the status's own members (those of a listed name only when of the
+/// listed type), copied as their text.
+fn status_data(raw: &RawValue, video_object: Option<&str>) -> Result<mediaparse_sdk::PlatformData> {
+    let source: DataSource = fields::from_text(raw.get(), "the status")?;
+    let text_of = |v: Option<&RawValue>| read::<String>(v);
+    let id = text_of(source.idstr)
+        .or_else(|| read::<Value>(source.id).as_ref().and_then(ids::id_text))
+        .or_else(|| text_of(source.mid))
         .unwrap_or_default();
-    let mid = text_of(data.get("mid"))
+    let mid = text_of(source.mid)
         .filter(|m| !m.is_empty())
         .unwrap_or_else(|| id.clone());
-    let mblogid = text_of(data.get("mblogid"))
-        .or_else(|| text_of(data.get("bid")))
+    let mblogid = text_of(source.mblogid)
+        .or_else(|| text_of(source.bid))
         .filter(|m| !m.is_empty())
         .unwrap_or_else(|| mblogid_of(&mid));
-    let text_raw = text_of(data.get("text_raw"))
-        .or_else(|| text_of(data.get("raw_text")))
-        .unwrap_or_else(|| strip_tags(&text_of(data.get("text")).unwrap_or_default()));
-    let pics = pc_pics(&data).unwrap_or_else(|| {
-        data.get("pics")
-            .filter(|p| p.is_array())
-            .cloned()
-            .unwrap_or(Value::Array(vec![]))
-    });
-    data.insert("id".into(), Value::String(id));
-    data.insert("mid".into(), Value::String(mid));
-    data.insert("mblogid".into(), Value::String(mblogid));
-    data.insert("text_raw".into(), Value::String(text_raw));
-    data.insert("pics".into(), pics);
-    data.insert(
-        "video_details_url".into(),
-        Value::String(video_details_url(video_object)),
-    );
-    finish(data)
+    let text_raw = text_of(source.text_raw)
+        .or_else(|| text_of(source.raw_text))
+        .unwrap_or_else(|| strip_tags(&text_of(source.text).unwrap_or_default()));
+    let mut data = ObjectWriter::new();
+    data.str("id", &id)
+        .str("mid", &mid)
+        .str("mblogid", &mblogid)
+        .str("text_raw", &text_raw);
+    match pc_pics(&source) {
+        Some(pics) => data.raw("pics", &pics),
+        None => match source.pics.filter(|p| kind_of(p) == b'[') {
+            Some(pics) => data.raw("pics", pics),
+            None => data.value("pics", &[] as &[u8]),
+        },
+    };
+    data.str("video_details_url", &video_details_url(video_object));
+    data.rest_of_where(raw, |name, value| fits_listed("weibo", name, value))?;
+    Ok(data.finish("weibo"))
 }
 
 /// PC pictures as an ordered array (`pic_ids` order, `pid` added).
-fn pc_pics(data: &Map<String, Value>) -> Option<Value> {
-    let ids = data.get("pic_ids")?.as_array()?;
-    let infos = data.get("pic_infos")?.as_object()?;
-    let pics = ids
-        .iter()
-        .filter_map(Value::as_str)
-        .filter_map(|pid| {
-            let mut info = infos.get(pid)?.as_object()?.clone();
-            info.entry("pid")
-                .or_insert_with(|| Value::String(pid.into()));
-            Some(Value::Object(info))
-        })
-        .collect();
-    Some(Value::Array(pics))
+fn pc_pics(source: &DataSource) -> Option<Box<RawValue>> {
+    let ids: Vec<Value> = read(source.pic_ids)?;
+    let infos: HashMap<String, &RawValue> = source
+        .pic_infos
+        .filter(|i| kind_of(i) == b'{')
+        .and_then(|i| read(Some(i)))?;
+    let mut pics = String::from("[");
+    for pid in ids.iter().filter_map(Value::as_str) {
+        let Some(info) = infos.get(pid).filter(|i| kind_of(i) == b'{') else {
+            continue;
+        };
+        let mut pic = ObjectWriter::new();
+        pic.rest_of(info).ok()?;
+        pic.str("pid", pid);
+        if pics.len() > 1 {
+            pics.push(',');
+        }
+        pics.push_str(pic.finish("").as_str());
+    }
+    pics.push(']');
+    RawValue::from_string(pics).ok()
 }
 
 fn video_details_url(object: Option<&str>) -> String {
@@ -667,7 +743,7 @@ pub fn extract_component(play: &Value, oid: &str) -> Result<Option<Extraction>> 
     );
     Ok(Some(Extraction {
         media,
-        platform_data: Value::Object(finish(data)),
+        platform_data: Value::Object(finish(data)).into(),
     }))
 }
 
@@ -708,7 +784,7 @@ mod tests {
                 "b": {"type": "pic", "mw2000": {"url": "https://wx1.sinaimg.cn/mw2000/b.jpg", "width": 1, "height": 2}}
             }
         });
-        let ex = extract_status(status).unwrap();
+        let ex = extract_status(&serde_json::value::to_raw_value(&status).unwrap()).unwrap();
         let urls: Vec<_> = ex.media.images.iter().map(|i| i.url.as_str()).collect();
         assert_eq!(
             urls,
@@ -723,8 +799,8 @@ mod tests {
             (10, 20)
         );
         assert_eq!(ex.media.title, "x");
-        assert_eq!(ex.platform_data["pics"][0]["pid"], "b");
-        assert_eq!(ex.platform_data["video_details_url"], "");
+        assert_eq!(ex.platform_data.to_value()["pics"][0]["pid"], "b");
+        assert_eq!(ex.platform_data.to_value()["video_details_url"], "");
     }
 
     #[test]
@@ -732,21 +808,22 @@ mod tests {
         let status = json!({"idstr": "1", "page_info": {"object_type": "video", "object_id": "1034:1",
             "media_info": {"playback_list": [], "stream_url": "http://f.video.weibocdn.com/a.mp4?label=mp4_ld&template=640x360.25.0",
                             "mp4_sd_url": "http://f.video.weibocdn.com/a.mp4?label=mp4_ld&template=640x360.25.0", "h265_mp4_hd": ""}}});
-        let ex = extract_status(status).unwrap();
+        let ex = extract_status(&serde_json::value::to_raw_value(&status).unwrap()).unwrap();
         assert_eq!(ex.media.videos.len(), 1);
         assert_eq!(ex.media.videos[0].quality, "mp4_ld");
         assert_eq!(
-            ex.platform_data["video_details_url"],
+            ex.platform_data.to_value()["video_details_url"],
             "https://weibo.com/tv/show/1034:1"
         );
     }
 
     #[test]
     fn text_post_has_no_media() {
-        let ex = extract_status(json!({"id": 4857851275384530u64, "text_raw": "hello"})).unwrap();
+        let status = json!({"id": 4857851275384530u64, "text_raw": "hello"});
+        let ex = extract_status(&serde_json::value::to_raw_value(&status).unwrap()).unwrap();
         assert!(ex.media.is_empty());
-        assert_eq!(ex.platform_data["id"], "4857851275384530");
-        assert_eq!(ex.platform_data["mblogid"], "MogYvmALg");
-        assert!(spec::check_platform_data("weibo", &ex.platform_data).is_empty());
+        assert_eq!(ex.platform_data.to_value()["id"], "4857851275384530");
+        assert_eq!(ex.platform_data.to_value()["mblogid"], "MogYvmALg");
+        assert!(spec::check_platform_data("weibo", &ex.platform_data.to_value()).is_empty());
     }
 }

@@ -240,7 +240,7 @@ pub fn extract(note: Value) -> Result<Extraction> {
     let media = media(&typed)?;
     Ok(Extraction {
         media,
-        platform_data: Value::Object(data),
+        platform_data: Value::Object(data).into(),
     })
 }
 
@@ -493,7 +493,7 @@ mod tests {
         );
         assert!(ex.media.videos.is_empty() && ex.media.audios.is_empty());
         assert_eq!(ex.media.title, "今天是乖乖等姐姐核酸的肥猪猪");
-        let pd = &ex.platform_data;
+        let pd = &ex.platform_data.to_value();
         assert_eq!(pd["note_id"], "638aa91a000000001b027e24");
         assert_eq!(pd["interact_info"]["liked_count"].to_string(), "1819");
         assert_eq!(pd["interact_info"]["comment_count"].to_string(), "44");
@@ -564,14 +564,17 @@ mod tests {
         );
         let no_voice = extract(json!({"noteId": "x", "type": "normal", "imageList": []})).unwrap();
         assert!(no_voice.media.audios.is_empty());
-        assert_eq!(no_voice.platform_data["native_voice_info"], json!({}));
+        assert_eq!(
+            no_voice.platform_data.to_value()["native_voice_info"],
+            json!({})
+        );
     }
 
     #[test]
     fn undefined_members_become_empty_values() {
         let ex =
             extract(json!({"noteId": "x", "type": "normal", "title": null, "user": null})).unwrap();
-        assert_eq!(ex.platform_data["title"], "");
-        assert_eq!(ex.platform_data["user"], json!({}));
+        assert_eq!(ex.platform_data.to_value()["title"], "");
+        assert_eq!(ex.platform_data.to_value()["user"], json!({}));
     }
 }

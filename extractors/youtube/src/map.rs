@@ -421,7 +421,7 @@ pub fn extraction(
     fill_missing_members(PLATFORM, &mut data);
     Extraction {
         media,
-        platform_data: Value::Object(data),
+        platform_data: Value::Object(data).into(),
     }
 }
 

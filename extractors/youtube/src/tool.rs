@@ -58,6 +58,6 @@ pub fn run(target: &Target, done: &[Exchange]) -> Result<Extraction> {
     }
     Ok(Extraction {
         media: Media::default(),
-        platform_data: json!({"player": player, "n": n, "sig": sig}),
+        platform_data: json!({"player": player, "n": n, "sig": sig}).into(),
     })
 }

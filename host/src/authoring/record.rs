@@ -185,7 +185,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
     let outcome = match &result {
         Ok((media, data)) => {
             expect.media = Some(scrub.json(&media.to_json(&platform)));
-            let checks = platform_data_checks(&ext.manifest, data, &scrub);
+            let checks = platform_data_checks(&ext.manifest, &data.to_value(), &scrub);
             expect.platform_data = (!checks.is_empty()).then_some(checks);
             format!(
                 "{} images, {} videos, {} audios",

@@ -6,7 +6,7 @@ use mediaparse_sdk as sdk;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::core::{ApiError, ErrorCode};
+use crate::core::{ApiError, ErrorCode, PlatformData};
 use crate::parse::cache::CacheOutcome;
 use crate::store::StoredResponse;
 
@@ -35,7 +35,7 @@ pub enum Outcome {
         platform: String,
         media: sdk::Media,
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        platform_data: Option<Value>,
+        platform_data: Option<PlatformData>,
     },
     /// The link parsed, but held no media (SPEC code `304`, free).
     NoMedia { platform: String },
@@ -153,8 +153,8 @@ impl ParseAnswer {
     }
 }
 
-static EMPTY_OBJECT: std::sync::LazyLock<Value> =
-    std::sync::LazyLock::new(|| Value::Object(Default::default()));
+static EMPTY_OBJECT: std::sync::LazyLock<PlatformData> =
+    std::sync::LazyLock::new(PlatformData::empty);
 
 /// A success's `data`, written straight from the typed answer.
 #[derive(Serialize)]
@@ -176,7 +176,7 @@ pub struct MediaObject<'a> {
 #[serde(rename_all = "camelCase")]
 pub struct PlatformResult<'a> {
     pub media: MediaObject<'a>,
-    pub platform_data: &'a Value,
+    pub platform_data: &'a PlatformData,
     pub platform_data_version: &'static str,
 }
 
@@ -270,7 +270,7 @@ mod tests {
             outcome: Outcome::Media {
                 platform: "bilibili".into(),
                 media: media(),
-                platform_data: Some(serde_json::json!({"bvid": "BV1"})),
+                platform_data: Some(PlatformData::from_guest(r#"{"bvid":"BV1","n":12345678901234567890}"#).unwrap()),
             },
             cache: Some(CacheOutcome::Miss),
             replayed: false,
@@ -282,6 +282,7 @@ mod tests {
         assert_eq!(back.cache, None, "a replay is not a cache answer");
         let body: Value = serde_json::from_str(&back.body()).unwrap();
         assert_eq!(body["data"]["platformData"]["bvid"], "BV1");
+        assert_eq!(body["data"]["platformData"]["n"], "12345678901234567890");
         assert_eq!(body["data"]["platformDataVersion"], "1");
         let refused = ParseAnswer::refused("req_3", Shape::Common, ApiError::of(ErrorCode::InsufficientCredits));
         let back: ParseAnswer = serde_json::from_str(&serde_json::to_string(&refused).unwrap()).unwrap();

@@ -52,6 +52,31 @@ impl Secrets {
         out
     }
 
+    /// Does `text` hold a secret?
+    pub fn leaks(&self, text: &str) -> bool {
+        self.needles.iter().any(|n| text.contains(n.as_str()))
+    }
+
+    /// Could a secret show in a string or member name of `text` (JSON as
+    /// serde_json writes it) once unescaped? No when none appears in the
+    /// text as it is and none holds a character serde_json escapes (`"`,
+    /// `\`, control characters): the common case, answered without
+    /// reading the JSON.
+    pub fn may_leak_in_json(&self, text: &str) -> bool {
+        self.needles.iter().any(|n| {
+            n.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) || text.contains(n.as_str())
+        })
+    }
+
+    /// `text` with every secret masked, borrowed when it holds none.
+    pub fn redacted<'a>(&self, text: &'a str) -> std::borrow::Cow<'a, str> {
+        if self.leaks(text) {
+            std::borrow::Cow::Owned(self.redact(text))
+        } else {
+            std::borrow::Cow::Borrowed(text)
+        }
+    }
+
     pub fn redact_in_place(&self, text: &mut String) {
         if self.needles.iter().any(|n| text.contains(n.as_str())) {
             *text = self.redact(text);

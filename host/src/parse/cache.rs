@@ -13,14 +13,15 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mediaparse_sdk as sdk;
-use serde_json::Value;
+
+use crate::core::PlatformData;
 use tokio::sync::watch;
 
 /// What a cached parse hands out again.
 #[derive(Clone, Debug)]
 pub struct CachedParse {
     pub media: sdk::Media,
-    pub platform_data: Value,
+    pub platform_data: PlatformData,
     /// The label of the exit the extraction left through.
     pub egress: String,
 }
@@ -311,7 +312,7 @@ mod tests {
     fn value() -> Arc<CachedParse> {
         Arc::new(CachedParse {
             media: media(&["https://i/1"]),
-            platform_data: Value::Null,
+            platform_data: PlatformData::empty(),
             egress: String::new(),
         })
     }

@@ -25,12 +25,11 @@ use cache::{CacheOutcome, CachedParse, Joined, ParseCache};
 
 use arc_swap::ArcSwap;
 use mediaparse_sdk as sdk;
-use serde_json::Value;
 
 use crate::billing::{self, Bill, Funds};
 use crate::config::OperatorConfig;
 pub use crate::core::ParseLimits;
-use crate::core::Clock;
+use crate::core::{Clock, PlatformData};
 use crate::fetch::{ExitPools, Pacer, Sessions, Upstream};
 use crate::registry::{LoadedExtractor, Registry, Session};
 use crate::store::{Charge, KeyRecord, Store};
@@ -67,7 +66,7 @@ pub struct Services {
 pub struct Parsed {
     pub platform: String,
     pub media: sdk::Media,
-    pub platform_data: Value,
+    pub platform_data: PlatformData,
     /// Credits taken (0 when there was no media).
     pub charged: i64,
     /// How the parse cache served it (the `Cache-Status` header).
@@ -159,7 +158,7 @@ async fn planned(
     let secrets = plan.secrets_now(services, !plan.sessions.is_empty());
     let Extracted {
         mut media,
-        mut platform_data,
+        platform_data,
         cache,
         egress,
     } = extracted.map_err(|e| e.redact(&secrets))?;
@@ -167,7 +166,7 @@ async fn planned(
         return Err(ParseError::UpstreamTimeout);
     }
     redact_media(&secrets, &mut media);
-    secrets.redact_json(&mut platform_data);
+    let platform_data = platform_data.redacted(&secrets);
     let charged = if media.is_empty() {
         0
     } else {
@@ -212,7 +211,7 @@ async fn charge(
 /// What the rounds give the charge step.
 struct Extracted {
     media: sdk::Media,
-    platform_data: Value,
+    platform_data: PlatformData,
     cache: CacheOutcome,
     /// The exit's label.
     egress: String,
@@ -366,7 +365,7 @@ async fn extract_through(
     egress: &Egress,
     session: Session,
     target: sdk::Target,
-) -> Result<(sdk::Media, Value), ParseError> {
+) -> Result<(sdk::Media, PlatformData), ParseError> {
     let ctx = sdk::Context {
         now_unix_ms: services.clock.parse_now_ms(),
         config: egress.extractor_config(services, plan),

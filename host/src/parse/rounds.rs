@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use mediaparse_sdk as sdk;
-use serde_json::Value;
 
 use super::guest::call;
 use super::{ParseError, ParseLimits};
 use crate::config::PlatformLimits;
-use crate::core::sanitize;
+use crate::core::PlatformData;
+use crate::core::sanitize::text::SanitizeError;
 use crate::fetch::{
     ExitLease, ExitPools, FetchError, Outcome, Pacer, SessionLease, Sessions, Upstream,
 };
@@ -68,7 +68,7 @@ pub async fn extract(
     mut session: Session,
     target: sdk::Target,
     mut ctx: sdk::Context,
-) -> Result<(sdk::Media, Value), ParseError> {
+) -> Result<(sdk::Media, PlatformData), ParseError> {
     let Rounds {
         fetcher,
         limits,
@@ -155,25 +155,23 @@ pub async fn extract(
     )))
 }
 
-/// Check the media, clean the platform data.
+/// Check the media, clean the platform data (JSON text to JSON text).
 fn finish(
     platform: &str,
     media: sdk::Media,
     data: &str,
-) -> Result<(sdk::Media, Value), ParseError> {
+) -> Result<(sdk::Media, PlatformData), ParseError> {
     sdk::spec::validate_media(&media).map_err(|e| {
         ParseError::ExtractorFailed(format!("{platform} extractor returned invalid media: {e}"))
     })?;
-    let mut value: Value = serde_json::from_str(data).map_err(|e| {
-        ParseError::ExtractorFailed(format!("{platform} platform data is not JSON: {e}"))
+    let data = PlatformData::from_guest(data).map_err(|e| {
+        ParseError::ExtractorFailed(match e {
+            SanitizeError::NotJson(e) => format!("{platform} platform data is not JSON: {e}"),
+            SanitizeError::NotAnObject => format!("{platform} platform data is not an object"),
+            SanitizeError::TooDeep => format!("{platform} platform data is {e}"),
+        })
     })?;
-    if !value.is_object() {
-        return Err(ParseError::ExtractorFailed(format!(
-            "{platform} platform data is not an object"
-        )));
-    }
-    sanitize::sanitize(&mut value);
-    Ok((media, value))
+    Ok((media, data))
 }
 
 fn fetch_error(e: FetchError) -> ParseError {

@@ -194,7 +194,7 @@ async fn a_parse_with_media_is_charged_once_with_one_ledger_row() {
     assert_eq!(parsed.platform, "tiktok");
     assert_eq!(parsed.media.images.len(), 1);
     assert_eq!(parsed.charged, 1, "SPEC.md: 1 credit for tiktok");
-    assert_eq!(parsed.platform_data["body"], "fake body");
+    assert_eq!(parsed.platform_data.to_value()["body"], "fake body");
     assert_eq!(w.fetches(), 1);
     assert_eq!(w.books(), (4, 1));
 
@@ -389,10 +389,13 @@ async fn remembered_values_reach_the_next_parse() {
     let key = w.key(None, 5);
     let remember = "https://tiktok.mptest.example/remember";
     let first = w.parse(&key, remember).await.expect("first");
-    assert_eq!(first.platform_data["remembered"], serde_json::json!([]));
+    assert_eq!(
+        first.platform_data.to_value()["remembered"],
+        serde_json::json!([])
+    );
     let second = w.parse(&key, remember).await.expect("second");
     assert_eq!(
-        second.platform_data["remembered"],
+        second.platform_data.to_value()["remembered"],
         serde_json::json!([["seen", "0"]])
     );
     let usage = w.services.registry.memos().usage("tiktok", 0);

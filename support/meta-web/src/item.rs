@@ -148,7 +148,7 @@ pub fn extraction(platform: &str, media: Media, mut data: Map<String, Value>) ->
     stringify_large_integers(&mut platform_data);
     Extraction {
         media,
-        platform_data,
+        platform_data: platform_data.into(),
     }
 }
 

@@ -241,7 +241,7 @@ fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> 
     }
     Ok(Extraction {
         media,
-        platform_data: data,
+        platform_data: data.into(),
     })
 }
 

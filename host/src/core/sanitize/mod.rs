@@ -1,6 +1,12 @@
 //! Platform data cleaning (DESIGN.md §8): one reviewed list of member names
 //! that carry secrets or a person's private data, removed recursively for
 //! every platform; integers beyond 2^53 become strings.
+//!
+//! Two readings of the same rules: [`sanitize`] walks a `Value` tree, and
+//! [`text`] copies JSON text to JSON text in one pass without building one
+//! (the way platform data travels from the guest to the answer).
+
+pub mod text;
 
 use serde_json::Value;
 
@@ -114,6 +120,16 @@ fn is_large_integer(n: &serde_json::Number) -> bool {
     mediaparse_sdk::bigints::is_large_integer(n)
 }
 
+/// [`is_large_integer`] on a number's text as serde_json writes it.
+fn is_large_integer_text(text: &str) -> bool {
+    use mediaparse_sdk::bigints::MAX_SAFE;
+    let digits = text.strip_prefix('-').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return false;
+    }
+    digits.len() > 16 || digits.parse::<u64>().map_or(true, |n| n > MAX_SAFE)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +168,11 @@ mod tests {
             let n: serde_json::Number = serde_json::from_str(text).unwrap();
             assert_eq!(
                 is_large_integer(&n),
+                mediaparse_sdk::bigints::is_large_integer(&n),
+                "{text}"
+            );
+            assert_eq!(
+                is_large_integer_text(&n.to_string()),
                 mediaparse_sdk::bigints::is_large_integer(&n),
                 "{text}"
             );
