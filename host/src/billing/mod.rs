@@ -29,15 +29,7 @@ pub fn precheck(store: &Store, account: &str, price: i64) -> StoreResult<Funds> 
     })
 }
 
-/// What one successful parse is billed for.
-#[derive(Clone, Debug)]
-pub struct Bill {
-    pub account: String,
-    pub key_id: String,
-    pub platform: String,
-    pub price: i64,
-    pub request_id: String,
-}
+pub use crate::store::Bill;
 
 /// Take the price and write the ledger row, or nothing if the balance no
 /// longer covers it (a concurrent parse spent it). At most once per request
@@ -68,16 +60,7 @@ pub async fn charge_settled(store: &Store, bill: Bill, now_unix_s: i64) -> Store
     loop {
         // A trip to the writer thread (SQLite) or a blocking thread (PostgreSQL).
         crate::core::handoffs::trip();
-        let attempt = store
-            .charge_attempt_async(
-                &bill.account,
-                &bill.key_id,
-                &bill.platform,
-                bill.price,
-                &bill.request_id,
-                now_unix_s,
-            )
-            .await;
+        let attempt = store.charge_attempt_async(&bill, now_unix_s).await;
         match attempt {
             Err(StoreError::Unavailable(why)) if started.elapsed() < CHARGE_SETTLE_BUDGET => {
                 tracing::warn!(request_id = %bill.request_id, error = %why, "charge outcome unknown; retrying to settle it");

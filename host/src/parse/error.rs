@@ -150,4 +150,3 @@ impl From<ParseError> for ApiError {
         }
     }
 }
-

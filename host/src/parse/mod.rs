@@ -325,7 +325,8 @@ async fn cached_or_extracted(
         }
     };
     let egress = Egress::lease(services, plan)?;
-    let (media, platform_data) = extract_through(services, ext, plan, &egress, session, target).await?;
+    let (media, platform_data) =
+        extract_through(services, ext, plan, &egress, session, target).await?;
     let outcome = match lead {
         Some(lead) => {
             let keep = (!media.is_empty())

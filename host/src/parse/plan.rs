@@ -51,7 +51,8 @@ impl PlatformPlan {
         }
         auth::check_platform(key, &platform)?;
         let mut limits = config.limits_for(&platform);
-        limits.fetch.profile = config.fetch_profile(&platform, ext.manifest.fetch_profile.as_deref());
+        limits.fetch.profile =
+            config.fetch_profile(&platform, ext.manifest.fetch_profile.as_deref());
         Ok(PlatformPlan {
             price: billing::price(&ext.manifest, config.price_override(&platform)),
             secrets: config.secrets_with(&platform, services.sessions.secrets(&platform)),

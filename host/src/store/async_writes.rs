@@ -8,33 +8,16 @@ use super::idempotency::{
     charge_work, claim_work, client_request_id_work, complete_by_reference_work, complete_work,
     release_work,
 };
-use super::{Backend, Charge, Claim, Store, StoreError, StoreResult, StoredResponse};
+use super::{Backend, Bill, Charge, Claim, Store, StoreError, StoreResult, StoredResponse};
 
 impl Store {
     /// [`Store::charge_attempt`], awaited.
-    pub async fn charge_attempt_async(
-        &self,
-        account: &str,
-        key_id: &str,
-        platform: &str,
-        credits: i64,
-        request_id: &str,
-        now: i64,
-    ) -> StoreResult<Charge> {
+    pub async fn charge_attempt_async(&self, bill: &Bill, now: i64) -> StoreResult<Charge> {
         if let Backend::Sqlite(_) = self.backend {
-            let work = charge_work(account, key_id, platform, credits, request_id, now);
-            return self.write_async(work).await;
+            return self.write_async(charge_work(bill.clone(), now)).await;
         }
-        let (account, key_id, platform) = (
-            account.to_string(),
-            key_id.to_string(),
-            platform.to_string(),
-        );
-        let request_id = request_id.to_string();
-        self.blocking(move |s| {
-            s.charge_attempt(&account, &key_id, &platform, credits, &request_id, now)
-        })
-        .await
+        let bill = bill.clone();
+        self.blocking(move |s| s.charge_attempt(&bill, now)).await
     }
 
     /// [`Store::claim_idempotency_key`], awaited.

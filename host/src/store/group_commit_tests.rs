@@ -45,7 +45,10 @@ fn queued_charge(store: &Store, account: &str, credits: i64, request_id: &str) -
     let (store, account, request_id) = (store.clone(), account.to_string(), request_id.to_string());
     let mut charge: Pending = Box::pin(async move {
         store
-            .charge_attempt_async(&account, "k1", "tiktok", credits, &request_id, 10)
+            .charge_attempt_async(
+                &crate::store::Bill::new(&account, "k1", "tiktok", credits, &request_id),
+                10,
+            )
             .await
     });
     let polled = charge

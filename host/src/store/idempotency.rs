@@ -13,7 +13,7 @@
 
 use rusqlite::{OptionalExtension, params};
 
-use super::{Backend, Charge, Store, StoreResult};
+use super::{Backend, Bill, Charge, Store, StoreResult};
 
 /// How long a key is remembered (Stripe: 24 hours).
 pub const IDEMPOTENCY_TTL_S: i64 = 24 * 60 * 60;
@@ -179,22 +179,10 @@ impl Store {
     /// async caller can wait between tries without holding a thread
     /// (`billing::charge_settled`). Retrying with the same `request_id` is
     /// safe: a charge that landed is answered `Charged`.
-    pub fn charge_attempt(
-        &self,
-        account: &str,
-        key_id: &str,
-        platform: &str,
-        credits: i64,
-        request_id: &str,
-        now: i64,
-    ) -> StoreResult<Charge> {
+    pub fn charge_attempt(&self, bill: &Bill, now: i64) -> StoreResult<Charge> {
         match &self.backend {
-            Backend::Postgres(p) => {
-                p.charge_attempt(account, key_id, platform, credits, request_id, now)
-            }
-            Backend::Sqlite(_) => {
-                self.charge_once(account, key_id, platform, credits, request_id, now)
-            }
+            Backend::Postgres(p) => p.charge_attempt(bill, now),
+            Backend::Sqlite(_) => self.charge_bill(bill, now),
         }
     }
 
@@ -214,13 +202,17 @@ impl Store {
         request_id: &str,
         now: i64,
     ) -> StoreResult<Charge> {
+        self.charge_bill(
+            &Bill::new(account, key_id, platform, credits, request_id),
+            now,
+        )
+    }
+
+    /// [`Store::charge_once`] of a [`Bill`].
+    pub fn charge_bill(&self, bill: &Bill, now: i64) -> StoreResult<Charge> {
         match &self.backend {
-            Backend::Sqlite(_) => self.write(charge_work(
-                account, key_id, platform, credits, request_id, now,
-            )),
-            Backend::Postgres(p) => {
-                p.charge_once(account, key_id, platform, credits, request_id, now)
-            }
+            Backend::Sqlite(_) => self.write(charge_work(bill.clone(), now)),
+            Backend::Postgres(p) => p.charge_once(bill, now),
         }
     }
 }
@@ -231,21 +223,8 @@ impl Store {
 /// (`async_writes`).
 pub(super) type Work<T> = Box<dyn FnOnce(&rusqlite::Connection) -> StoreResult<T> + Send>;
 
-pub(super) fn charge_work(
-    account: &str,
-    key_id: &str,
-    platform: &str,
-    credits: i64,
-    request_id: &str,
-    now: i64,
-) -> Work<Charge> {
-    let (account, key_id, platform) = (
-        account.to_string(),
-        key_id.to_string(),
-        platform.to_string(),
-    );
-    let request_id = request_id.to_string();
-    Box::new(move |c| charge_in(c, &account, &key_id, &platform, credits, &request_id, now))
+pub(super) fn charge_work(bill: Bill, now: i64) -> Work<Charge> {
+    Box::new(move |c| charge_in(c, &bill, now))
 }
 
 pub(super) fn claim_work(
@@ -374,15 +353,15 @@ fn claim_in(
 
 /// One charge (see [`Store::charge_once`]) inside the caller's transaction
 /// (the writer thread's savepoint): nothing it wrote stays when it fails.
-fn charge_in(
-    c: &rusqlite::Connection,
-    account: &str,
-    key_id: &str,
-    platform: &str,
-    credits: i64,
-    request_id: &str,
-    now: i64,
-) -> StoreResult<Charge> {
+fn charge_in(c: &rusqlite::Connection, bill: &Bill, now: i64) -> StoreResult<Charge> {
+    let Bill {
+        account,
+        key_id,
+        platform,
+        price: credits,
+        request_id,
+    } = bill;
+    let credits = *credits;
     let already: Option<(String, String, String)> = c
         .prepare_cached("SELECT account_id, key_id, platform FROM ledger WHERE request_id = ?1")?
         .query_row([request_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))

@@ -106,6 +106,30 @@ pub enum StoreError {
 
 pub type StoreResult<T> = Result<T, StoreError>;
 
+/// One charge to take: the account and key that pay, the platform and
+/// price of the parse, and the ledger request id it is taken under (at
+/// most once).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Bill {
+    pub account: String,
+    pub key_id: String,
+    pub platform: String,
+    pub price: i64,
+    pub request_id: String,
+}
+
+impl Bill {
+    pub fn new(account: &str, key_id: &str, platform: &str, price: i64, request_id: &str) -> Bill {
+        Bill {
+            account: account.to_string(),
+            key_id: key_id.to_string(),
+            platform: platform.to_string(),
+            price,
+            request_id: request_id.to_string(),
+        }
+    }
+}
+
 /// A stored API key (the token itself is never stored, only its SHA-256).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -7,7 +7,7 @@ use postgres::types::Type;
 
 use super::Pg;
 use crate::store::idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
-use crate::store::{Charge, StoreError, StoreResult};
+use crate::store::{Bill, Charge, StoreError, StoreResult};
 
 const DAY_S: i64 = 86_400;
 
@@ -137,21 +137,13 @@ impl Pg {
     /// ledger index turns a charge that did land into `Charged`, and one
     /// that did not is made now. Only after [`CHARGE_SETTLE_BUDGET`] does the
     /// error reach the caller.
-    pub fn charge_once(
-        &self,
-        account: &str,
-        key_id: &str,
-        platform: &str,
-        credits: i64,
-        request_id: &str,
-        now: i64,
-    ) -> StoreResult<Charge> {
+    pub fn charge_once(&self, bill: &Bill, now: i64) -> StoreResult<Charge> {
         let started = std::time::Instant::now();
         let mut pause = std::time::Duration::from_millis(50);
         loop {
-            match self.charge_attempt(account, key_id, platform, credits, request_id, now) {
+            match self.charge_attempt(bill, now) {
                 Err(StoreError::Unavailable(why)) if started.elapsed() < CHARGE_SETTLE_BUDGET => {
-                    tracing::warn!(request_id, error = %why, "charge outcome unknown; retrying to settle it");
+                    tracing::warn!(request_id = %bill.request_id, error = %why, "charge outcome unknown; retrying to settle it");
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(std::time::Duration::from_secs(1));
                 }
@@ -169,15 +161,15 @@ impl Pg {
     /// statement (the debit too) back; that retry is answered `Charged` with
     /// the current balance if the row is this charge's (same account, key
     /// and platform), else it is refused.
-    pub(crate) fn charge_attempt(
-        &self,
-        account: &str,
-        key_id: &str,
-        platform: &str,
-        credits: i64,
-        request_id: &str,
-        now: i64,
-    ) -> StoreResult<Charge> {
+    pub(crate) fn charge_attempt(&self, bill: &Bill, now: i64) -> StoreResult<Charge> {
+        let Bill {
+            account,
+            key_id,
+            platform,
+            price: credits,
+            request_id,
+        } = bill;
+        let credits = *credits;
         let mut c = self.client()?;
         let day = now.div_euclid(DAY_S);
         let result = c.query_typed_one(
