@@ -14,7 +14,9 @@ pub mod billing;
 pub mod call;
 pub mod cli;
 pub mod config;
-pub mod core;
+/// The leaf layer, its own crate (`host/core`, `mediaparse-core`): it can
+/// name nothing of the host.
+pub use mediaparse_core as core;
 pub mod fetch;
 pub mod http;
 pub mod mail;

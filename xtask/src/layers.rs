@@ -4,7 +4,8 @@
 //! (`lib.rs` is the crate root, `main.rs` the binary's wiring), and collects
 //! the top-level modules it names through `crate::…` (or `mediaparse::…` in
 //! `main.rs`), including `use crate::{a, b::c}` groups. Comments, the
-//! trailing `#[cfg(test)]` module and test-module files (`tests.rs`) are
+//! trailing `#[cfg(test)]` module and test-module files (`tests.rs`,
+//! `*_tests.rs`) are
 //! skipped: tests may reach across layers to build their fixtures.
 //! It prints the graph, then fails on any import cycle and on any module
 //! naming `AppState` outside the HTTP layer and the wiring.
@@ -86,8 +87,11 @@ fn rust_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
 }
 
 /// A `#[cfg(test)] mod tests;` kept in its own file.
+/// `tests.rs` and `*_tests.rs`: modules declared under `#[cfg(test)]`.
 fn is_test_module(file: &Path) -> bool {
-    file.file_name().is_some_and(|n| n == "tests.rs")
+    file.file_name()
+        .and_then(|n| n.to_str())
+        .is_some_and(|n| n == "tests.rs" || n.ends_with("_tests.rs"))
 }
 
 fn relative(src: &Path, file: &Path) -> String {

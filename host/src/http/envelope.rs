@@ -1,8 +1,8 @@
 //! The error envelope `{"status":<http>,"data":null,"msg":"...","code":"..."}`:
 //! every error becomes one through the table in [`crate::core::errors`].
 
-use axum::http::{HeaderValue, StatusCode, header};
-use axum::response::{IntoResponse, Response};
+use axum::http::{HeaderValue, StatusCode};
+use axum::response::Response;
 
 use crate::auth::ratelimit::{RateLimited, RateRefused};
 use crate::core::ErrorCode;
@@ -67,17 +67,5 @@ pub fn store_failure(e: crate::store::StoreError) -> ApiError {
     match e {
         crate::store::StoreError::Unavailable(m) => unavailable(m),
         e => internal(e),
-    }
-}
-
-impl IntoResponse for ApiError {
-    fn into_response(self) -> Response {
-        let mut response = (status_of(&self), axum::Json(self.envelope())).into_response();
-        if let Some(secs) = self.retry_after {
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(secs));
-        }
-        response
     }
 }

@@ -8,7 +8,7 @@ use proptest::prelude::*;
 use serde_json::Value;
 
 use super::*;
-use crate::core::sanitize::sanitize as sanitize_tree;
+use crate::sanitize::sanitize as sanitize_tree;
 
 /// The tree path: parse, refuse a non-object, clean, write.
 fn tree_sanitized(text: &str) -> Option<String> {
@@ -34,7 +34,7 @@ fn assert_agrees(text: &str) {
 }
 
 fn fixtures_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../extractors")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../extractors")
 }
 
 /// Every JSON object in the extractors' fixtures: body files, inline
@@ -330,7 +330,7 @@ proptest! {
         prop_assert_eq!(redact(&clean, &secrets).unwrap(), tree_redacted(&clean, &secrets));
         // As a parse does it: the guest's text in, the answer's text out.
         for secrets in [secrets, Secrets::new(["with\"quote".to_string()]), Secrets::new(["zzzzzzzz".to_string()])] {
-            let data = crate::core::PlatformData::from_guest(&doc).unwrap().redacted(&secrets);
+            let data = crate::PlatformData::from_guest(&doc).unwrap().redacted(&secrets);
             prop_assert_eq!(data.as_str(), tree_redacted(&clean, &secrets));
         }
     }
@@ -373,7 +373,7 @@ fn cost_on_tiktok_platform_data() {
         serde_json::to_string(&v).unwrap()
     });
     let streamed = median(&|| {
-        let data = crate::core::PlatformData::from_guest(&text).unwrap();
+        let data = crate::PlatformData::from_guest(&text).unwrap();
         data.redacted(&secrets).as_str().to_string()
     });
     let forced = median(&|| redact(&sanitize(&text).unwrap(), &secrets).unwrap());

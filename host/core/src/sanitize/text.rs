@@ -26,7 +26,7 @@ use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqA
 use serde_json::Value;
 
 use super::is_sensitive;
-use crate::core::Secrets;
+use crate::Secrets;
 
 /// Nested arrays and objects at most: as many as serde_json's recursion
 /// limit (128) lets a `Value` be parsed with.

@@ -103,6 +103,28 @@ impl<'de> Deserialize<'de> for ApiError {
     }
 }
 
+/// The REST envelope with the row's status and, when set, `Retry-After`.
+#[cfg(feature = "http")]
+impl axum_core::response::IntoResponse for ApiError {
+    fn into_response(self) -> axum_core::response::Response {
+        use http::{HeaderValue, StatusCode, header};
+        let status =
+            StatusCode::from_u16(self.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response =
+            http::Response::new(axum_core::body::Body::from(self.envelope().to_string()));
+        *response.status_mut() = status;
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        if let Some(secs) = self.retry_after {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
+        }
+        response
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
