@@ -123,6 +123,21 @@ pub fn authenticate_hash(
     Ok(key)
 }
 
+/// [`authenticate_hash`] answered from the key cache alone, when it can be
+/// without waiting (`None`: the lookup needs the database).
+pub fn authenticate_cached(
+    store: &Store,
+    token_hash: &[u8],
+    now_unix_s: i64,
+) -> Option<Result<KeyRecord, AuthError>> {
+    let key = store.cached_key(token_hash).ok().flatten()?;
+    Some(if is_expired(&key, now_unix_s) {
+        Err(AuthError::TokenExpired)
+    } else {
+        Ok(key)
+    })
+}
+
 /// A key is valid through the end of its expiry date in UTC.
 pub fn is_expired(key: &KeyRecord, now_unix_s: i64) -> bool {
     match key.expires_on.as_deref().and_then(end_of_day_utc) {

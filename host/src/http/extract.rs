@@ -63,13 +63,20 @@ where
         }
         let store = state.services.store.clone();
         let now = state.auth_now();
-        let span = tracing::Span::current();
-        let lookup = hash.clone();
-        let found = tokio::task::spawn_blocking(move || {
-            span.in_scope(|| crate::auth::authenticate_hash(&store, &lookup, now))
-        })
-        .await
-        .map_err(internal)?;
+        // A cached key is answered here; only a lookup that needs the
+        // database goes to a blocking thread.
+        let found = match crate::auth::authenticate_cached(&store, &hash, now) {
+            Some(found) => found,
+            None => {
+                let span = tracing::Span::current();
+                let lookup = hash.clone();
+                tokio::task::spawn_blocking(move || {
+                    span.in_scope(|| crate::auth::authenticate_hash(&store, &lookup, now))
+                })
+                .await
+                .map_err(internal)?
+            }
+        };
         match found {
             Ok(key) => Ok(ApiKey(key)),
             Err(e) => {

@@ -264,6 +264,35 @@ fn a_cached_key_and_the_precheck_do_not_wait_for_a_group() {
     group.join().unwrap().unwrap();
 }
 
+/// What the HTTP layer answers without a blocking thread: a cached key,
+/// until a change anywhere (here another process's) drops it.
+#[test]
+fn a_cached_key_is_answered_at_once_until_another_process_changes_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db.sqlite");
+    let store = Store::open(&path).unwrap();
+    let key = super::KeyRecord::for_tests("k1", "acme");
+    store.insert_key(&key, b"hash-1").unwrap();
+    store.key_changed();
+    assert_eq!(store.cached_key(b"hash-1").unwrap(), None, "not cached yet");
+    assert_eq!(
+        store.key_by_token_hash(b"hash-1").unwrap(),
+        Some(key.clone())
+    );
+    assert_eq!(store.cached_key(b"hash-1").unwrap(), Some(key));
+    assert_eq!(store.cached_key(b"other").unwrap(), None);
+    rusqlite::Connection::open(&path)
+        .unwrap()
+        .execute("DELETE FROM api_keys WHERE id = 'k1'", [])
+        .unwrap();
+    assert_eq!(
+        store.cached_key(b"hash-1").unwrap(),
+        None,
+        "another process's commit drops the cached key"
+    );
+    assert_eq!(store.key_by_token_hash(b"hash-1").unwrap(), None);
+}
+
 #[test]
 fn a_key_another_process_deleted_is_not_answered_from_the_cache_during_a_group() {
     let dir = tempfile::tempdir().unwrap();

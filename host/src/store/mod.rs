@@ -538,6 +538,31 @@ impl Store {
         Ok(key)
     }
 
+    /// The key whose token hashes to `token_hash` when the key cache can
+    /// answer at once, without waiting for anything (`None`: ask
+    /// [`Store::key_by_token_hash`], which may read the database). On SQLite
+    /// the cache is first checked against other processes' commits, as
+    /// there, but only when the write connection is free this instant.
+    pub fn cached_key(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
+        if self.keys.get(token_hash).0.is_none() {
+            return Ok(None);
+        }
+        let usable = match &self.backend {
+            Backend::Sqlite(db) => {
+                self.keys.data_version_known() && self.sqlite_keys_checked(db)?
+            }
+            Backend::Postgres(p) => {
+                self.keys.start_listener(p.connector());
+                self.keys.usable()
+            }
+        };
+        Ok(if usable {
+            self.keys.get(token_hash).0
+        } else {
+            None
+        })
+    }
+
     /// SQLite: check the key cache against other processes' commits
     /// without waiting for the writer: read `data_version` on the write
     /// connection when it is free; while the writer thread holds the write
