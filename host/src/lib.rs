@@ -20,7 +20,8 @@ pub use mediaparse_core as core;
 pub mod fetch;
 pub mod http;
 pub mod mail;
-pub mod metrics;
+/// The process-wide metrics, a leaf crate of their own (`host/metrics`).
+pub use mediaparse_metrics as metrics;
 pub mod operator;
 pub mod parse;
 pub mod registry;
