@@ -154,6 +154,40 @@ impl ParseCache {
         }
     }
 
+    /// The parse cache as one call: the result kept for `key`, the
+    /// extraction another parse runs for it, or `extract` run here — then
+    /// kept for what `keep` says and handed to the parses waiting on it.
+    /// Without a key (`Cache-Control: no-cache`) `extract` runs alone.
+    /// A failed extraction keeps nothing; its waiters extract on their own.
+    pub async fn run<E, Fut>(
+        self: &Arc<Self>,
+        key: Option<&str>,
+        keep: impl FnOnce(&CachedParse) -> Option<Duration>,
+        extract: impl FnOnce() -> Fut,
+    ) -> Result<(Arc<CachedParse>, CacheOutcome), E>
+    where
+        Fut: std::future::Future<Output = Result<CachedParse, E>>,
+    {
+        let Some(key) = key else {
+            return Ok((Arc::new(extract().await?), CacheOutcome::Bypass));
+        };
+        let lead = match self.join(key) {
+            Joined::Hit(v) => return Ok((v, CacheOutcome::Hit)),
+            Joined::Wait(flight) => match ParseCache::wait(flight).await {
+                Some(v) => return Ok((v, CacheOutcome::Shared)),
+                // The leader failed or kept nothing: this parse extracts.
+                None => None,
+            },
+            Joined::Lead(lead) => Some(lead),
+        };
+        let value = Arc::new(extract().await?);
+        if let Some(lead) = lead {
+            let kept = keep(&value);
+            lead.finish(value.clone(), kept);
+        }
+        Ok((value, CacheOutcome::Miss))
+    }
+
     /// Entries stored now (expired ones included until they are replaced).
     pub fn len(&self) -> usize {
         self.entries().len()

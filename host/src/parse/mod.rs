@@ -21,7 +21,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use admission::{Admission, Slot};
-use cache::{CacheOutcome, CachedParse, Joined, ParseCache};
+use cache::{CacheOutcome, CachedParse, ParseCache};
 
 use arc_swap::ArcSwap;
 use mediaparse_sdk as sdk;
@@ -304,58 +304,39 @@ async fn cached_or_extracted(
     session: Session,
     target: sdk::Target,
 ) -> Result<Extracted, ParseError> {
-    let lead = match cache_use {
-        CacheUse::Bypass => None,
-        CacheUse::Allowed => {
-            // The component's hash too: a swapped extractor never serves
-            // what its predecessor extracted.
-            let key = format!(
-                "{}\n{}\n{}\n{}",
-                plan.platform, ext.sha256, target.id, target.canonical_url
-            );
-            match services.cache.join(&key) {
-                Joined::Hit(v) => return Ok(Extracted::cached(&v, CacheOutcome::Hit)),
-                Joined::Wait(flight) => match ParseCache::wait(flight).await {
-                    Some(v) => return Ok(Extracted::cached(&v, CacheOutcome::Shared)),
-                    // The leader failed: this parse tries on its own.
-                    None => None,
-                },
-                Joined::Lead(lead) => Some(lead),
-            }
+    // The component's hash too: a swapped extractor never serves what its
+    // predecessor extracted.
+    let key = (cache_use == CacheUse::Allowed).then(|| {
+        format!(
+            "{}\n{}\n{}\n{}",
+            plan.platform, ext.sha256, target.id, target.canonical_url
+        )
+    });
+    let keep = |parsed: &CachedParse| {
+        if parsed.media.is_empty() {
+            return None;
         }
+        cache::keep_for(
+            &parsed.media,
+            plan.limits.parse_cache_ttl,
+            DEFAULT_CACHE_TTL,
+            services.clock.parse_now_ms() / 1000,
+        )
     };
-    let egress = Egress::lease(services, plan)?;
-    let (media, platform_data) =
-        extract_through(services, ext, plan, &egress, session, target).await?;
-    let outcome = match lead {
-        Some(lead) => {
-            let keep = (!media.is_empty())
-                .then(|| {
-                    cache::keep_for(
-                        &media,
-                        plan.limits.parse_cache_ttl,
-                        DEFAULT_CACHE_TTL,
-                        services.clock.parse_now_ms() / 1000,
-                    )
-                })
-                .flatten();
-            let shared = CachedParse {
-                media: media.clone(),
-                platform_data: platform_data.clone(),
-                egress: egress.exit.label.clone(),
-            };
-            lead.finish(Arc::new(shared), keep);
-            CacheOutcome::Miss
-        }
-        None if cache_use == CacheUse::Bypass => CacheOutcome::Bypass,
-        None => CacheOutcome::Miss,
-    };
-    Ok(Extracted {
-        media,
-        platform_data,
-        cache: outcome,
-        egress: egress.exit.label,
-    })
+    let (parsed, outcome) = services
+        .cache
+        .run(key.as_deref(), keep, || async {
+            let egress = Egress::lease(services, plan)?;
+            let (media, platform_data) =
+                extract_through(services, ext, plan, &egress, session, target).await?;
+            Ok::<_, ParseError>(CachedParse {
+                media,
+                platform_data,
+                egress: egress.exit.label,
+            })
+        })
+        .await?;
+    Ok(Extracted::cached(&parsed, outcome))
 }
 
 /// The rounds, through the leased session and exit, settled with their outcome.
