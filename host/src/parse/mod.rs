@@ -153,7 +153,12 @@ async fn planned(
 ) -> Result<Parsed, ParseError> {
     let plan = PlatformPlan::of(services, ext, request.key)?;
     let deadline = tokio::time::Instant::from_std(started) + services.limits.deadline;
-    let extracted = extract_admitted(services, request, ext, &plan, deadline).await;
+    let routed = Routed {
+        services,
+        ext,
+        plan: &plan,
+    };
+    let extracted = extract_admitted(routed, request, deadline).await;
     // Cookies rotated during this parse are secrets too.
     let secrets = plan.secrets_now(services, !plan.sessions.is_empty());
     let Extracted {
@@ -229,24 +234,31 @@ impl Extracted {
     }
 }
 
+/// A routed parse's fixed parts: the services, the extractor and the plan.
+#[derive(Clone, Copy)]
+struct Routed<'a> {
+    services: &'a Services,
+    ext: &'a Arc<LoadedExtractor>,
+    plan: &'a PlatformPlan,
+}
+
 /// How long a parse result is kept when the operator declared no TTL.
 const DEFAULT_CACHE_TTL: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Wait for an admission slot, then detect and extract holding it, within
 /// the service deadline and the platform's parse timeout.
 async fn extract_admitted(
-    services: &Services,
+    routed: Routed<'_>,
     request: &ParseRequest<'_>,
-    ext: &Arc<LoadedExtractor>,
-    plan: &PlatformPlan,
     deadline: tokio::time::Instant,
 ) -> Result<Extracted, ParseError> {
+    let Routed { services, plan, .. } = routed;
     let slot = tokio::time::timeout_at(deadline, services.admission.admit(&request.key.account_id))
         .await
         .map_err(|_| ParseError::UpstreamTimeout)??;
     let rounds_deadline = deadline.min(tokio::time::Instant::now() + plan.limits.parse_timeout);
     let work = async {
-        let (funds, session, target) = detect(services, request, ext, plan).await?;
+        let (funds, session, target) = detect(routed, request).await?;
         // A post the extractor claims, for an account that cannot pay for it:
         // refused before any upstream request.
         if let Funds::Short { balance } = funds {
@@ -256,7 +268,7 @@ async fn extract_admitted(
                 balance,
             });
         }
-        cached_or_extracted(services, request.cache, ext, plan, session, target).await
+        cached_or_extracted(routed, request.cache, session, target).await
     };
     Slot::hold(slot, tokio::time::timeout_at(rounds_deadline, work))
         .await
@@ -267,11 +279,14 @@ async fn extract_admitted(
 /// instance and its `detect`, which must name the routed platform: one trip
 /// to the wasm pool.
 async fn detect(
-    services: &Services,
+    routed: Routed<'_>,
     request: &ParseRequest<'_>,
-    ext: &Arc<LoadedExtractor>,
-    plan: &PlatformPlan,
 ) -> Result<(Funds, Session, sdk::Target), ParseError> {
+    let Routed {
+        services,
+        ext,
+        plan,
+    } = routed;
     let precheck = {
         let (store, account, price) = (
             services.store.clone(),
@@ -297,13 +312,16 @@ async fn detect(
 /// The same post's kept result, the extraction another parse runs for it,
 /// or this parse's own extraction (then offered to the cache).
 async fn cached_or_extracted(
-    services: &Services,
+    routed: Routed<'_>,
     cache_use: CacheUse,
-    ext: &Arc<LoadedExtractor>,
-    plan: &PlatformPlan,
     session: Session,
     target: sdk::Target,
 ) -> Result<Extracted, ParseError> {
+    let Routed {
+        services,
+        ext,
+        plan,
+    } = routed;
     // The component's hash too: a swapped extractor never serves what its
     // predecessor extracted.
     let key = (cache_use == CacheUse::Allowed).then(|| {
@@ -327,8 +345,7 @@ async fn cached_or_extracted(
         .cache
         .run(key.as_deref(), keep, || async {
             let egress = Egress::lease(services, plan)?;
-            let (media, platform_data) =
-                extract_through(services, ext, plan, &egress, session, target).await?;
+            let (media, platform_data) = extract_through(routed, &egress, session, target).await?;
             Ok::<_, ParseError>(CachedParse {
                 media,
                 platform_data,
@@ -341,13 +358,16 @@ async fn cached_or_extracted(
 
 /// The rounds, through the leased session and exit, settled with their outcome.
 async fn extract_through(
-    services: &Services,
-    ext: &Arc<LoadedExtractor>,
-    plan: &PlatformPlan,
+    routed: Routed<'_>,
     egress: &Egress,
     session: Session,
     target: sdk::Target,
 ) -> Result<(sdk::Media, PlatformData), ParseError> {
+    let Routed {
+        services,
+        ext,
+        plan,
+    } = routed;
     let ctx = sdk::Context {
         now_unix_ms: services.clock.parse_now_ms(),
         config: egress.extractor_config(services, plan),
