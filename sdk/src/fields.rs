@@ -9,6 +9,8 @@
 //!
 //! - [`from_text`]: read a struct from JSON text; a shape it does not accept
 //!   is an upstream change (`upstream_changed`).
+//! - [`string`]: a member read as `Value::as_str` reads it (only strings).
+//! - [`at`]: a nested member of a [`RawValue`], without building anything.
 //! - [`Text`]: a string or a number as text, borrowed from the page when it
 //!   holds no escapes; ids above 2^53 keep their exact digits.
 //! - [`RawValue`]: a member kept as its JSON text (`#[serde(borrow)] &'a
@@ -209,6 +211,96 @@ pub fn u32<'de, D: Deserializer<'de>>(d: D) -> Result<u32, D::Error> {
 /// (empty for anything else), as [`crate::ids::id()`].
 pub fn id<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
     Ok(Text::deserialize(d)?.into_string())
+}
+
+/// `deserialize_with`: a JSON string as [`Text`]; any other value (a
+/// number, `null`, an object) reads as empty text, as
+/// `value.as_str().unwrap_or_default()` reads a `Value`.
+///
+/// ```
+/// use mediaparse_sdk::fields::{self, Text};
+/// #[derive(serde::Deserialize)]
+/// struct Item<'a> {
+///     #[serde(borrow, deserialize_with = "fields::string")]
+///     a: Text<'a>,
+///     #[serde(borrow, deserialize_with = "fields::string")]
+///     b: Text<'a>,
+/// }
+/// let item: Item = fields::from_text(r#"{"a":"x\u0041","b":12}"#, "t").unwrap();
+/// assert_eq!((item.a.as_str(), item.b.as_str()), ("xA", ""));
+/// ```
+pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Text<'de>, D::Error> {
+    let raw = <&'de RawValue>::deserialize(d)?;
+    if kind_of(raw) != b'"' {
+        return Ok(Text::default());
+    }
+    serde_json::from_str(raw.get()).map_err(de::Error::custom)
+}
+
+/// The member `path` of `raw` (nested objects, one name a level), as
+/// `Value::pointer` finds it: `None` when a level is not an object or has
+/// no such member; of a name given twice, the last. Only the members on
+/// the way are read, nothing is built.
+///
+/// ```
+/// use mediaparse_sdk::fields::{self, RawValue};
+/// let raw: &RawValue =
+///     fields::from_text(r#"{"a":{"b":[1],"c":{"d":null}},"a2":1,"\u0065":1,"e":2}"#, "t").unwrap();
+/// assert_eq!(fields::at(Some(raw), &["e"]).map(RawValue::get), Some("2"));
+/// assert_eq!(fields::at(Some(raw), &["a", "b"]).map(RawValue::get), Some("[1]"));
+/// assert_eq!(fields::at(Some(raw), &["a", "c", "d"]).map(RawValue::get), Some("null"));
+/// assert!(fields::at(Some(raw), &["a", "b", "0"]).is_none());
+/// assert!(fields::at(Some(raw), &["x"]).is_none());
+/// ```
+pub fn at<'a>(raw: Option<&'a RawValue>, path: &[&str]) -> Option<&'a RawValue> {
+    let mut here = raw?;
+    for name in path {
+        here = member(here, name)?;
+    }
+    Some(here)
+}
+
+/// One member of the object `raw` (see [`at`]).
+fn member<'a>(raw: &'a RawValue, name: &str) -> Option<&'a RawValue> {
+    struct Find<'n>(&'n str);
+    impl<'de> Visitor<'de> for Find<'_> {
+        type Value = Option<&'de RawValue>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an object")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(is_it) = map.next_key_seed(KeyIs(self.0))? {
+                let value: &'de RawValue = map.next_value()?;
+                if is_it {
+                    found = Some(value);
+                }
+            }
+            Ok(found)
+        }
+    }
+    // Compares a member name without keeping it.
+    struct KeyIs<'n>(&'n str);
+    impl<'de> de::DeserializeSeed<'de> for KeyIs<'_> {
+        type Value = bool;
+        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+            d.deserialize_str(self)
+        }
+    }
+    impl<'de> Visitor<'de> for KeyIs<'_> {
+        type Value = bool;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("a member name")
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
+            Ok(v == self.0)
+        }
+    }
+    if kind_of(raw) != b'{' {
+        return None;
+    }
+    let mut de = serde_json::Deserializer::from_str(raw.get());
+    de.deserialize_map(Find(name)).ok().flatten()
 }
 
 #[cfg(test)]

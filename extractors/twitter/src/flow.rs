@@ -7,8 +7,9 @@ use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::{Context, Exchange, Failure, HttpResponse, Result, Step, Target, ids};
 use serde_json::Value;
 
-use crate::map::{self, GqlAnswer, Outcome, Source};
+use crate::map::{self, GqlAnswer, Outcome, Source, SyndicationKind};
 use crate::{requests, urls};
+use mediaparse_sdk::fields::RawValue;
 
 fn is_activation(e: &Exchange) -> bool {
     e.request.url == requests::ACTIVATE_URL
@@ -70,21 +71,22 @@ impl Fallbacks<'_> {
             }
             _ => return self.tweet_detail(why),
         }
-        let Ok(post) = response.json::<Value>() else {
+        let Ok(post) = mediaparse_sdk::fields::from_text::<&RawValue>(
+            std::str::from_utf8(&response.body).unwrap_or_default(),
+            "the syndication answer",
+        ) else {
             return self.tweet_detail(why);
         };
-        match post.get("__typename").and_then(Value::as_str) {
-            Some("TweetTombstone") => Err(match why {
+        match map::syndication_kind(post) {
+            SyndicationKind::Tombstone => Err(match why {
                 Failure::Unavailable(_) | Failure::LoginRequired(_) => why,
                 // The syndication answer for sensitive posts is a bare tombstone.
                 _ => Failure::LoginRequired(
                     "the post is hidden from guests (sensitive media)".into(),
                 ),
             }),
-            _ if post.get("id_str").and_then(Value::as_str).is_some() => {
-                Ok(Step::Done(map::extraction(&Source::Syndication(post))?))
-            }
-            _ => self.tweet_detail(why),
+            SyndicationKind::Post => Ok(Step::Done(map::extraction(&Source::Syndication(post))?)),
+            SyndicationKind::Unknown => self.tweet_detail(why),
         }
     }
 

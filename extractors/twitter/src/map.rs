@@ -2,59 +2,81 @@
 //! focal entry of a `TweetDetail` conversation and the flat syndication
 //! shape, all mapped to media and platformData.
 
+use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
 use mediaparse_sdk::html::decode_entities;
-use mediaparse_sdk::spec::fill_missing_members;
-use mediaparse_sdk::{Extraction, Failure, HttpResponse, Image, Media, MediaSource, Video};
+use mediaparse_sdk::{
+    Extraction, Failure, HttpResponse, Image, Media, MediaSource, ObjectWriter, PlatformData, Video,
+};
 
 use crate::PLATFORM;
 use serde::Deserialize;
-use serde_json::{Map, Value};
 
 /// `{"data": {"tweetResult": {"result": ...}}, "errors": [...]}`, or for
-/// `TweetDetail` `{"data": {"threaded_conversation_with_injections_v2": {"instructions": [...]}}}`
+/// `TweetDetail` `{"data": {"threaded_conversation_with_injections_v2": {"instructions": [...]}}}`;
+/// the result is kept as its text, read once it is known to be the post.
 #[derive(Debug, Default, Deserialize)]
-pub struct Envelope {
-    #[serde(default)]
-    pub data: Option<Data>,
+pub struct Envelope<'a> {
+    #[serde(default, borrow)]
+    pub data: Option<Data<'a>>,
     #[serde(default)]
     pub errors: Vec<ApiError>,
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct Data {
-    #[serde(default, rename = "tweetResult")]
-    pub tweet_result: Option<Holder>,
-    #[serde(default)]
-    pub threaded_conversation_with_injections_v2: Option<Conversation>,
+pub struct Data<'a> {
+    #[serde(default, rename = "tweetResult", borrow)]
+    pub tweet_result: Option<Holder<'a>>,
+    #[serde(default, borrow)]
+    pub threaded_conversation_with_injections_v2: Option<Conversation<'a>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct Conversation {
-    #[serde(default)]
-    pub instructions: Vec<Value>,
+pub struct Conversation<'a> {
+    #[serde(default, borrow)]
+    pub instructions: Vec<&'a RawValue>,
 }
 
-impl Conversation {
+/// The members of a timeline instruction and of its entries the focal
+/// entry is found by.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Instruction<'a> {
+    #[serde(rename = "type", borrow, deserialize_with = "fields::string")]
+    kind: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    entries: Option<&'a RawValue>,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default, rename_all = "camelCase")]
+struct Entry<'a> {
+    #[serde(borrow, deserialize_with = "fields::string")]
+    entry_id: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    content: Option<&'a RawValue>,
+}
+
+impl<'a> Conversation<'a> {
     /// The `tweet_results.result` of the entry `tweet-{id}` in the
     /// `TimelineAddEntries` instructions: `None` when the post is not
     /// among them.
-    fn focal_result(&self, id: &str) -> Option<Value> {
+    fn focal_result(&self, id: &str) -> Option<&'a RawValue> {
         let entry_id = format!("tweet-{id}");
         self.instructions
             .iter()
-            .filter(|i| str_at(i, "/type") == "TimelineAddEntries")
-            .filter_map(|i| i.get("entries").and_then(Value::as_array))
-            .flatten()
-            .find(|e| str_at(e, "/entryId") == entry_id)
-            .and_then(|e| e.pointer("/content/itemContent/tweet_results/result"))
-            .cloned()
+            .map(|i| object::<Instruction>(Some(i)))
+            .filter(|i| i.kind.as_str() == "TimelineAddEntries")
+            .flat_map(|i| list(i.entries))
+            .map(|e| object::<Entry>(Some(e)))
+            .find(|e| e.entry_id.as_str() == entry_id)
+            .and_then(|e| fields::at(e.content, &["itemContent", "tweet_results", "result"]))
     }
 }
 
 #[derive(Debug, Default, Deserialize)]
-pub struct Holder {
-    #[serde(default)]
-    pub result: Option<Value>,
+pub struct Holder<'a> {
+    #[serde(default, borrow)]
+    pub result: Option<&'a RawValue>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -67,9 +89,9 @@ pub struct ApiError {
 
 /// What a GraphQL `result` says.
 #[derive(Debug)]
-pub enum Outcome {
+pub enum Outcome<'a> {
     /// A readable post (unwrapped from `TweetWithVisibilityResults`).
-    Post(Value),
+    Post(Box<Post<'a>>),
     /// Sensitive media: a logged-in session can see it.
     Sensitive(String),
     /// Deleted, withheld, protected, suspended.
@@ -78,36 +100,228 @@ pub enum Outcome {
     Missing,
 }
 
-fn str_at<'a>(v: &'a Value, pointer: &str) -> &'a str {
-    v.pointer(pointer)
-        .and_then(Value::as_str)
+/// The object `raw` read as `T`; the empty `T` when it is no object (as
+/// `Value::get` finds nothing in a non-object).
+fn object<'a, T: Deserialize<'a> + Default>(raw: Option<&'a RawValue>) -> T {
+    raw.filter(|r| kind_of(r) == b'{')
+        .and_then(|r| serde_json::from_str(r.get()).ok())
         .unwrap_or_default()
 }
 
+/// The elements of the array `raw`; none when it is no array.
+fn list(raw: Option<&RawValue>) -> Vec<&RawValue> {
+    raw.filter(|r| kind_of(r) == b'[')
+        .and_then(|r| serde_json::from_str(r.get()).ok())
+        .unwrap_or_default()
+}
+
+/// The string `raw` holds; empty for any other value.
+fn string_at<'a>(raw: Option<&'a RawValue>, path: &[&str]) -> Text<'a> {
+    fields::at(raw, path)
+        .filter(|r| kind_of(r) == b'"')
+        .and_then(|r| serde_json::from_str(r.get()).ok())
+        .unwrap_or_default()
+}
+
+/// The members of a GraphQL result: how `classify` judges it, and what
+/// `from_graphql` reads of a post.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+pub struct Post<'a> {
+    #[serde(rename = "__typename", borrow, deserialize_with = "fields::string")]
+    typename: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    reason: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    tombstone: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    tweet: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "present")]
+    legacy: Option<Legacy<'a>>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    rest_id: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    note_tweet: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "present")]
+    core: Option<PostCore<'a>>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    views: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    card: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    source: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    quoted_status_result: Option<&'a RawValue>,
+}
+
+/// `legacy` of a GraphQL post.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Legacy<'a> {
+    #[serde(borrow, deserialize_with = "fields::string")]
+    full_text: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    id_str: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    extended_entities: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    retweeted_status_result: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    favorite_count: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    retweet_count: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    reply_count: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    quote_count: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    bookmark_count: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    created_at: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    lang: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    conversation_id_str: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    possibly_sensitive: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    quoted_status_id_str: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    entities: Option<&'a RawValue>,
+}
+
+/// A GraphQL user (`core.user_results.result`), and the names it carries
+/// in `core` (the newer shape) or `legacy`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct User<'a> {
+    #[serde(borrow, deserialize_with = "fields::string")]
+    rest_id: Text<'a>,
+    #[serde(borrow, deserialize_with = "present")]
+    core: Option<UserNames<'a>>,
+    #[serde(borrow, deserialize_with = "present")]
+    legacy: Option<UserNames<'a>>,
+    #[serde(borrow, deserialize_with = "present")]
+    avatar: Option<UserNames<'a>>,
+    #[serde(deserialize_with = "boolean")]
+    is_blue_verified: bool,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct UserNames<'a> {
+    #[serde(borrow, deserialize_with = "fields::string")]
+    id_str: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    screen_name: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    name: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    profile_image_url_https: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    image_url: Text<'a>,
+    #[serde(deserialize_with = "boolean")]
+    is_blue_verified: bool,
+}
+
+/// `deserialize_with`: a present member as `Some`, read as `T` when it is
+/// an object and as the empty `T` otherwise (`Value::get` finds nothing in
+/// a non-object), in the one pass over the text.
+fn present<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    struct Lenient<T>(std::marker::PhantomData<T>);
+    impl<'de, T: Deserialize<'de> + Default> serde::de::Visitor<'de> for Lenient<T> {
+        type Value = T;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+            T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+        }
+        fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<T, A::Error> {
+            while seq.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+            Ok(T::default())
+        }
+        fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_u64<E: serde::de::Error>(self, _: u64) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<T, E> {
+            Ok(T::default())
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<T, E> {
+            Ok(T::default())
+        }
+    }
+    d.deserialize_any(Lenient(std::marker::PhantomData))
+        .map(Some)
+}
+
+/// `core` of a GraphQL post: `user_results.result` is the user.
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct PostCore<'a> {
+    #[serde(borrow, deserialize_with = "present")]
+    user_results: Option<UserResults<'a>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct UserResults<'a> {
+    #[serde(borrow, deserialize_with = "present")]
+    result: Option<User<'a>>,
+}
+
+/// `deserialize_with`: `true` only for JSON `true` (`Value::as_bool`
+/// with `false` for anything else).
+fn boolean<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+    Ok(<&RawValue>::deserialize(d)?.get() == "true")
+}
+
 /// Unwrap `TweetWithVisibilityResults` (possibly nested) to the post.
-fn unwrap_visibility(mut v: Value) -> Value {
+fn unwrap_visibility(mut raw: &RawValue) -> Post<'_> {
+    let mut post: Post = object(Some(raw));
     for _ in 0..4 {
-        if str_at(&v, "/__typename") != "TweetWithVisibilityResults" {
+        if post.typename.as_str() != "TweetWithVisibilityResults" {
             break;
         }
-        match v.get_mut("tweet").map(Value::take) {
-            Some(inner) => v = inner,
+        match post.tweet {
+            Some(inner) => {
+                raw = inner;
+                post = object(Some(raw));
+            }
             None => break,
         }
     }
-    v
+    post
+}
+
+/// Is `raw` an object with at least one member?
+fn is_filled_object(raw: &RawValue) -> bool {
+    kind_of(raw) == b'{' && !raw.get()[1..].trim_start().starts_with('}')
 }
 
 /// Classify `data.tweetResult.result` (guide section 4 and 6).
-pub fn classify(result: Option<Value>) -> Outcome {
-    let Some(result) = result.filter(|r| r.as_object().is_some_and(|o| !o.is_empty())) else {
+pub fn classify(result: Option<&RawValue>) -> Outcome<'_> {
+    let Some(result) = result.filter(|r| is_filled_object(r)) else {
         return Outcome::Missing;
     };
-    let result = unwrap_visibility(result);
-    let kind = str_at(&result, "/__typename");
+    let post = unwrap_visibility(result);
+    let kind = post.typename.as_str();
     match kind {
         "TweetUnavailable" => {
-            let reason = str_at(&result, "/reason");
+            let reason = post.reason.as_str();
             if reason.starts_with("Nsfw") {
                 Outcome::Sensitive(format!(
                     "sensitive post ({reason}): X shows it only to signed-in adults"
@@ -124,16 +338,16 @@ pub fn classify(result: Option<Value>) -> Outcome {
             Outcome::Sensitive("age-restricted media: X shows it only to signed-in adults".into())
         }
         "TweetTombstone" => {
-            let text = str_at(&result, "/tombstone/text/text");
-            if text.is_empty() {
+            let text = string_at(post.tombstone, &["text", "text"]);
+            if text.as_str().is_empty() {
                 // A bare tombstone is what the guest query answers for
                 // age-gated posts (measured by vxtwitter, see docs).
                 Outcome::Sensitive("the post is hidden from guests (bare tombstone)".into())
             } else {
-                Outcome::Gone(text.to_string())
+                Outcome::Gone(text.into_string())
             }
         }
-        _ if result.get("legacy").is_some() || kind == "Tweet" => Outcome::Post(result),
+        _ if post.legacy.is_some() || kind == "Tweet" => Outcome::Post(Box::new(post)),
         _ => Outcome::Missing,
     }
 }
@@ -141,7 +355,9 @@ pub fn classify(result: Option<Value>) -> Outcome {
 // ---------------------------------------------------------------- media
 
 #[derive(Debug, Default, Deserialize)]
-struct MediaItem {
+struct MediaItem<'a> {
+    #[serde(default, borrow, deserialize_with = "fields::string")]
+    url: Text<'a>,
     #[serde(default, rename = "type")]
     kind: String,
     #[serde(default)]
@@ -224,21 +440,26 @@ pub struct Mapped {
     pub thumbnail: String,
     pub duration: f64,
     pub all_blocked: bool,
+    /// The items' t.co links (`url`), which the post's text ends with.
+    pub links: Vec<String>,
 }
 
-pub fn map_media(list: &[Value]) -> Mapped {
+pub fn map_media(list: &[&RawValue]) -> Mapped {
     let mut out = Mapped {
         images: Vec::new(),
         videos: Vec::new(),
         thumbnail: String::new(),
         duration: 0.0,
         all_blocked: false,
+        links: Vec::new(),
     };
     let mut blocked = 0;
     for raw in list {
-        let Ok(item) = MediaItem::deserialize(raw) else {
+        let Ok(item) = serde_json::from_str::<MediaItem>(raw.get()) else {
+            out.links.push(string_at(Some(raw), &["url"]).into_string());
             continue;
         };
+        out.links.push(item.url.into_string());
         let unavailable = item
             .ext_media_availability
             .as_ref()
@@ -338,142 +559,137 @@ pub fn clean_title(text: &str, media_links: &[String]) -> String {
     decode_entities(t).trim().to_string()
 }
 
-fn media_list(holder: Option<&Value>) -> Vec<Value> {
-    holder
-        .and_then(|h| h.get("media"))
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default()
+/// The `media` list of a holder (`extended_entities`, `entities`).
+fn media_list(holder: Option<&RawValue>) -> Vec<&RawValue> {
+    list(fields::at(holder, &["media"]))
 }
 
-fn links_of(list: &[Value]) -> Vec<String> {
+/// The t.co links (`url`) of media items.
+fn links_of(list: &[&RawValue]) -> Vec<String> {
     list.iter()
-        .filter_map(|m| m.get("url").and_then(Value::as_str))
-        .map(str::to_string)
+        .map(|m| string_at(Some(m), &["url"]).into_string())
         .collect()
 }
 
-fn put(map: &mut Map<String, Value>, name: &str, value: Option<&Value>) {
-    if let Some(v) = value.filter(|v| !v.is_null()) {
-        map.insert(name.into(), v.clone());
+/// Write `value` as member `name` unless it is absent or `null`.
+fn put<'a>(out: &mut ObjectWriter<'a>, name: &'a str, value: Option<&RawValue>) {
+    if let Some(v) = value.filter(|v| v.get() != "null") {
+        out.raw(name, v);
     }
 }
 
 // ---------------------------------------------------------------- GraphQL
 
-/// A post's own media list, or its reposted / quoted post's when it has none.
-fn graphql_media(post: &Value) -> (Vec<Value>, Value) {
-    let own = post.pointer("/legacy/extended_entities");
-    if !media_list(own).is_empty() {
-        return (media_list(own), own.cloned().unwrap_or(Value::Null));
+/// A post's own media list and its holder, or its reposted / quoted
+/// post's when it has none.
+fn graphql_media<'a>(
+    post: &Post<'a>,
+    legacy: &Legacy<'a>,
+) -> (Vec<&'a RawValue>, Option<&'a RawValue>) {
+    let own = media_list(legacy.extended_entities);
+    if !own.is_empty() {
+        return (own, legacy.extended_entities);
     }
-    for pointer in [
-        "/legacy/retweeted_status_result/result",
-        "/quoted_status_result/result",
-    ] {
-        if let Some(inner) = post.pointer(pointer).cloned().map(unwrap_visibility) {
-            let holder = inner.pointer("/legacy/extended_entities");
-            if !media_list(holder).is_empty() {
-                return (media_list(holder), holder.cloned().unwrap_or(Value::Null));
-            }
+    for inner in [
+        fields::at(legacy.retweeted_status_result, &["result"]),
+        fields::at(post.quoted_status_result, &["result"]),
+    ]
+    .into_iter()
+    .flatten()
+    {
+        let inner = unwrap_visibility(inner);
+        let holder = inner.legacy.and_then(|l| l.extended_entities);
+        let media = media_list(holder);
+        if !media.is_empty() {
+            return (media, holder);
         }
     }
-    (Vec::new(), Value::Object(Map::new()))
+    (Vec::new(), None)
 }
 
 /// Media and platformData of a GraphQL post.
-pub fn from_graphql(post: &Value) -> Result<(Media, Value), Failure> {
-    let legacy = post.get("legacy").cloned().unwrap_or(Value::Null);
-    let (list, media_holder) = graphql_media(post);
+pub fn from_graphql(post: &Post) -> Result<(Media, PlatformData), Failure> {
+    let no_legacy = Legacy::default();
+    let legacy = post.legacy.as_ref().unwrap_or(&no_legacy);
+    let (list, media_holder) = graphql_media(post, legacy);
     let mapped = map_media(&list);
     if mapped.all_blocked {
         return Err(Failure::unavailable(
             "the post's media is not available in the fetching region",
         ));
     }
-    let note = str_at(post, "/note_tweet/note_tweet_results/result/text");
-    let full_text = if note.is_empty() {
-        str_at(&legacy, "/full_text")
+    let note = string_at(post.note_tweet, &["note_tweet_results", "result", "text"]);
+    let full_text = if note.as_str().is_empty() {
+        legacy.full_text.as_str()
     } else {
-        note
+        note.as_str()
     };
-    let mut links = links_of(&list);
-    links.extend(links_of(&media_list(legacy.get("entities"))));
+    let mut links = mapped.links;
+    links.extend(links_of(&media_list(legacy.entities)));
     let title = clean_title(full_text, &links);
 
     let user = post
-        .pointer("/core/user_results/result")
-        .cloned()
-        .unwrap_or(Value::Null);
-    let pick = |a: &str, b: &str| -> Value {
-        let v = str_at(&user, a);
-        Value::String(if v.is_empty() { str_at(&user, b) } else { v }.to_string())
+        .core
+        .as_ref()
+        .and_then(|c| c.user_results.as_ref())
+        .and_then(|u| u.result.as_ref());
+    let no_user = User::default();
+    let user = user.unwrap_or(&no_user);
+    let no_names = UserNames::default();
+    let core = user.core.as_ref().unwrap_or(&no_names);
+    let user_legacy = user.legacy.as_ref().unwrap_or(&no_names);
+    let avatar = user.avatar.as_ref().unwrap_or(&no_names);
+    let pick = |a: &'_ Text, b: &'_ Text| -> String {
+        if a.as_str().is_empty() { b } else { a }
+            .as_str()
+            .to_string()
     };
-    let mut user_out = Map::new();
-    user_out.insert(
-        "id_str".into(),
-        Value::String(str_at(&user, "/rest_id").to_string()),
-    );
-    user_out.insert(
-        "screen_name".into(),
-        pick("/core/screen_name", "/legacy/screen_name"),
-    );
-    user_out.insert("name".into(), pick("/core/name", "/legacy/name"));
-    user_out.insert(
-        "profile_image_url_https".into(),
-        pick("/avatar/image_url", "/legacy/profile_image_url_https"),
-    );
-    user_out.insert(
-        "is_blue_verified".into(),
-        Value::Bool(
-            user.get("is_blue_verified")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        ),
-    );
 
-    let mut metrics = Map::new();
-    for name in [
-        "favorite_count",
-        "retweet_count",
-        "reply_count",
-        "quote_count",
-        "bookmark_count",
-    ] {
-        put(&mut metrics, name, legacy.get(name));
-    }
-    put(&mut metrics, "view_count", post.pointer("/views/count"));
-
-    let id = match str_at(&legacy, "/id_str") {
-        "" => str_at(post, "/rest_id"),
+    let id = match legacy.id_str.as_str() {
+        "" => post.rest_id.as_str(),
         id => id,
     };
-    let mut data = Map::new();
-    data.insert("id_str".into(), Value::String(id.to_string()));
-    data.insert("text".into(), Value::String(full_text.to_string()));
-    data.insert("full_text".into(), Value::String(full_text.to_string()));
-    data.insert("user".into(), Value::Object(user_out));
-    data.insert(
-        "media".into(),
-        if media_holder.is_object() {
-            media_holder
-        } else {
-            Value::Object(Map::new())
-        },
-    );
-    data.insert("metrics".into(), Value::Object(metrics));
-    for name in [
-        "created_at",
-        "lang",
-        "conversation_id_str",
-        "possibly_sensitive",
+    let mut data = ObjectWriter::new();
+    data.str("id_str", id)
+        .str("text", full_text)
+        .str("full_text", full_text)
+        .object("user", |u| {
+            u.str("id_str", user.rest_id.as_str())
+                .str(
+                    "screen_name",
+                    &pick(&core.screen_name, &user_legacy.screen_name),
+                )
+                .str("name", &pick(&core.name, &user_legacy.name))
+                .str(
+                    "profile_image_url_https",
+                    &pick(&avatar.image_url, &user_legacy.profile_image_url_https),
+                )
+                .value("is_blue_verified", &user.is_blue_verified);
+        });
+    match media_holder.filter(|h| kind_of(h) == b'{') {
+        Some(holder) => data.raw("media", holder),
+        None => data.object("media", |_| {}),
+    };
+    data.object("metrics", |m| {
+        put(m, "favorite_count", legacy.favorite_count);
+        put(m, "retweet_count", legacy.retweet_count);
+        put(m, "reply_count", legacy.reply_count);
+        put(m, "quote_count", legacy.quote_count);
+        put(m, "bookmark_count", legacy.bookmark_count);
+        put(m, "view_count", fields::at(post.views, &["count"]));
+    });
+    put(&mut data, "created_at", legacy.created_at);
+    put(&mut data, "lang", legacy.lang);
+    put(&mut data, "conversation_id_str", legacy.conversation_id_str);
+    put(&mut data, "possibly_sensitive", legacy.possibly_sensitive);
+    put(
+        &mut data,
         "quoted_status_id_str",
-        "entities",
-    ] {
-        put(&mut data, name, legacy.get(name));
-    }
-    put(&mut data, "card", post.get("card"));
-    put(&mut data, "source", post.get("source"));
+        legacy.quoted_status_id_str,
+    );
+    put(&mut data, "entities", legacy.entities);
+    put(&mut data, "card", post.card);
+    put(&mut data, "source", post.source);
 
     let media = Media {
         title,
@@ -483,25 +699,72 @@ pub fn from_graphql(post: &Value) -> Result<(Media, Value), Failure> {
         videos: mapped.videos,
         audios: Vec::new(),
     };
-    Ok((media, Value::Object(data)))
+    Ok((media, data.finish(PLATFORM)))
 }
 
 // ---------------------------------------------------------------- syndication
 
-/// Media and platformData of a syndication answer (flat shape).
-pub fn from_syndication(post: &Value) -> Result<(Media, Value), Failure> {
-    let own = post
-        .get("mediaDetails")
-        .and_then(Value::as_array)
-        .cloned()
-        .unwrap_or_default();
-    let list = if own.is_empty() {
-        post.pointer("/quoted_tweet/mediaDetails")
-            .and_then(Value::as_array)
-            .cloned()
-            .unwrap_or_default()
+/// The members of a syndication answer (flat shape) that are read.
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct Syndication<'a> {
+    #[serde(rename = "__typename", borrow, deserialize_with = "fields::raw")]
+    typename: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    id_str: Option<&'a RawValue>,
+    #[serde(rename = "mediaDetails", borrow, deserialize_with = "fields::raw")]
+    media_details: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    quoted_tweet: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    text: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    entities: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    user: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    favorite_count: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    conversation_count: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    created_at: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    lang: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    possibly_sensitive: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    card: Option<&'a RawValue>,
+}
+
+/// What a syndication answer is: a post (it has a string `id_str`), a
+/// tombstone, or neither.
+pub enum SyndicationKind {
+    Post,
+    Tombstone,
+    Unknown,
+}
+
+/// Judge a syndication answer by its `__typename` and `id_str`.
+pub fn syndication_kind(answer: &RawValue) -> SyndicationKind {
+    let post: Syndication = object(Some(answer));
+    if string_at(post.typename, &[]).as_str() == "TweetTombstone" {
+        SyndicationKind::Tombstone
+    } else if post.id_str.is_some_and(|id| kind_of(id) == b'"') {
+        SyndicationKind::Post
     } else {
-        own
+        SyndicationKind::Unknown
+    }
+}
+
+/// Media and platformData of a syndication answer (flat shape).
+pub fn from_syndication(raw: &RawValue) -> Result<(Media, PlatformData), Failure> {
+    let post: Syndication = object(Some(raw));
+    let own = list(post.media_details);
+    let (list, list_raw) = if own.is_empty() {
+        let quoted = fields::at(post.quoted_tweet, &["mediaDetails"]);
+        (list(quoted), quoted)
+    } else {
+        (own, post.media_details)
     };
     let mapped = map_media(&list);
     if mapped.all_blocked {
@@ -509,52 +772,43 @@ pub fn from_syndication(post: &Value) -> Result<(Media, Value), Failure> {
             "the post's media is not available in the fetching region",
         ));
     }
-    let text = str_at(post, "/text");
-    let mut links = links_of(&list);
-    links.extend(links_of(&media_list(post.get("entities"))));
+    let text = post.text.as_str();
+    let mut links = mapped.links;
+    links.extend(links_of(&media_list(post.entities)));
     let title = clean_title(text, &links);
 
-    let user = post.get("user").cloned().unwrap_or(Value::Null);
-    let mut user_out = Map::new();
-    for name in ["id_str", "screen_name", "name", "profile_image_url_https"] {
-        user_out.insert(
-            name.into(),
-            Value::String(str_at(&user, &format!("/{name}")).to_string()),
-        );
-    }
-    user_out.insert(
-        "is_blue_verified".into(),
-        Value::Bool(
-            user.get("is_blue_verified")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-        ),
-    );
-    let mut metrics = Map::new();
-    put(&mut metrics, "favorite_count", post.get("favorite_count"));
-    put(&mut metrics, "reply_count", post.get("conversation_count"));
-
-    let mut data = Map::new();
-    data.insert(
-        "id_str".into(),
-        Value::String(str_at(post, "/id_str").to_string()),
-    );
-    data.insert("text".into(), Value::String(text.to_string()));
-    data.insert("full_text".into(), Value::String(text.to_string()));
-    data.insert("user".into(), Value::Object(user_out));
-    let mut media_obj = Map::new();
-    media_obj.insert("media".into(), Value::Array(list));
-    data.insert("media".into(), Value::Object(media_obj));
-    data.insert("metrics".into(), Value::Object(metrics));
-    for name in [
-        "created_at",
-        "lang",
-        "possibly_sensitive",
-        "entities",
-        "card",
-    ] {
-        put(&mut data, name, post.get(name));
-    }
+    let user: UserNames = object(post.user);
+    let mut data = ObjectWriter::new();
+    data.str("id_str", string_at(post.id_str, &[]).as_str())
+        .str("text", text)
+        .str("full_text", text)
+        .object("user", |u| {
+            u.str("id_str", user.id_str.as_str())
+                .str("screen_name", user.screen_name.as_str())
+                .str("name", user.name.as_str())
+                .str(
+                    "profile_image_url_https",
+                    user.profile_image_url_https.as_str(),
+                )
+                .value("is_blue_verified", &user.is_blue_verified);
+        })
+        .object("media", |m| match list_raw.filter(|_| !list.is_empty()) {
+            Some(items) => {
+                m.raw("media", items);
+            }
+            None => {
+                m.value("media", &[] as &[u8]);
+            }
+        })
+        .object("metrics", |m| {
+            put(m, "favorite_count", post.favorite_count);
+            put(m, "reply_count", post.conversation_count);
+        });
+    put(&mut data, "created_at", post.created_at);
+    put(&mut data, "lang", post.lang);
+    put(&mut data, "possibly_sensitive", post.possibly_sensitive);
+    put(&mut data, "entities", post.entities);
+    put(&mut data, "card", post.card);
 
     let media = Media {
         title,
@@ -564,18 +818,18 @@ pub fn from_syndication(post: &Value) -> Result<(Media, Value), Failure> {
         videos: mapped.videos,
         audios: Vec::new(),
     };
-    Ok((media, Value::Object(data)))
+    Ok((media, data.finish(PLATFORM)))
 }
 
-/// Where the post comes from once it is known.
-pub enum Source {
-    GraphQl(Value),
-    Syndication(Value),
+/// Where the post comes from once it is known (its text in the answer).
+pub enum Source<'a> {
+    GraphQl(Box<Post<'a>>),
+    Syndication(&'a RawValue),
 }
 
 /// What a GraphQL answer means for the strategy.
-pub enum GqlAnswer {
-    Result(Outcome),
+pub enum GqlAnswer<'a> {
+    Result(Outcome<'a>),
     /// The guest token was refused (401/403, "Bad guest token").
     BadToken,
     /// Failed in a way syndication may get around; the failure is the
@@ -585,7 +839,7 @@ pub enum GqlAnswer {
 
 /// The HTTP-level verdict shared by both GraphQL operations; `None` when
 /// the body must be read.
-fn read_status(response: &HttpResponse, envelope: Option<&Envelope>) -> Option<GqlAnswer> {
+fn read_status<'a>(response: &HttpResponse, envelope: Option<&Envelope>) -> Option<GqlAnswer<'a>> {
     let bad_token = envelope.is_some_and(|e| {
         e.errors
             .iter()
@@ -609,7 +863,7 @@ fn read_status(response: &HttpResponse, envelope: Option<&Envelope>) -> Option<G
 }
 
 /// An answer without the expected data: its `errors`, or a changed shape.
-fn no_data(envelope: Option<Envelope>) -> GqlAnswer {
+fn no_data<'a>(envelope: Option<Envelope>) -> GqlAnswer<'a> {
     match envelope {
         Some(e) if !e.errors.is_empty() => GqlAnswer::Fallback(Failure::upstream(format!(
             "X GraphQL error: {}",
@@ -625,9 +879,15 @@ fn no_data(envelope: Option<Envelope>) -> GqlAnswer {
     }
 }
 
+/// The answer's envelope; `None` when it is not JSON of that shape.
+fn read_envelope(response: &HttpResponse) -> Option<Envelope<'_>> {
+    let text = std::str::from_utf8(&response.body).ok()?;
+    serde_json::from_str(text).ok()
+}
+
 /// A `TweetResultByRestId` answer.
-pub fn read_graphql(response: &HttpResponse) -> GqlAnswer {
-    let envelope: Option<Envelope> = response.json().ok();
+pub fn read_graphql(response: &HttpResponse) -> GqlAnswer<'_> {
+    let envelope = read_envelope(response);
     if let Some(verdict) = read_status(response, envelope.as_ref()) {
         return verdict;
     }
@@ -649,8 +909,8 @@ pub fn read_graphql(response: &HttpResponse) -> GqlAnswer {
 
 /// A `TweetDetail` answer: the conversation's entry `tweet-{id}`; a
 /// conversation without it is `Missing`.
-pub fn read_tweet_detail(response: &HttpResponse, id: &str) -> GqlAnswer {
-    let envelope: Option<Envelope> = response.json().ok();
+pub fn read_tweet_detail<'a>(response: &'a HttpResponse, id: &str) -> GqlAnswer<'a> {
+    let envelope = read_envelope(response);
     if let Some(verdict) = read_status(response, envelope.as_ref()) {
         return verdict;
     }
@@ -670,25 +930,29 @@ pub fn read_tweet_detail(response: &HttpResponse, id: &str) -> GqlAnswer {
 
 /// Media and platform data of the post, from whichever source has it.
 pub fn extraction(source: &Source) -> Result<Extraction, Failure> {
-    let (media, data) = match source {
+    let (media, platform_data) = match source {
         Source::GraphQl(post) => from_graphql(post)?,
         Source::Syndication(post) => from_syndication(post)?,
     };
-    let mut data = match data {
-        Value::Object(map) => map,
-        _ => Default::default(),
-    };
-    fill_missing_members(PLATFORM, &mut data);
     Ok(Extraction {
         media,
-        platform_data: Value::Object(data).into(),
+        platform_data,
     })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use serde_json::{Value, json};
+
+    fn raw(v: &Value) -> Box<RawValue> {
+        RawValue::from_string(v.to_string()).unwrap()
+    }
+
+    fn graphql(v: &Value) -> Result<(Media, PlatformData), Failure> {
+        let text = raw(v);
+        from_graphql(&object(Some(&text)))
+    }
 
     #[test]
     fn photo_urls_go_to_original_size() {
@@ -731,7 +995,7 @@ mod tests {
 
     #[test]
     fn classifies_results() {
-        let kind = |v: Value| match classify(Some(v)) {
+        let kind = |v: Value| match classify(Some(&raw(&v))) {
             Outcome::Post(_) => "post",
             Outcome::Sensitive(_) => "sensitive",
             Outcome::Gone(_) => "gone",
@@ -785,7 +1049,8 @@ mod tests {
                 }]}}}}
             }
         });
-        let (media, data) = from_graphql(&post).unwrap_or_default_for_test();
+        let (media, data) = graphql(&post).unwrap_or_default_for_test();
+        let data = data.to_value();
         assert_eq!(media.videos.len(), 1);
         assert!(!media.videos[0].has_audio);
         assert_eq!(media.videos[0].quality, "0k");
@@ -794,18 +1059,41 @@ mod tests {
     }
 
     #[test]
+    fn members_of_an_unexpected_type_read_as_absent() {
+        let post = json!({
+            "__typename": "Tweet",
+            "rest_id": 7,
+            "legacy": "not an object",
+            "core": {"user_results": {"result": {"rest_id": "9", "legacy": [1], "core": {"screen_name": 3, "name": "N"}, "is_blue_verified": "true"}}}
+        });
+        let text = raw(&post);
+        let Outcome::Post(read) = classify(Some(&text)) else {
+            panic!("a Tweet with legacy is a post");
+        };
+        let (media, data) = from_graphql(&read).unwrap_or_default_for_test();
+        assert!(media.videos.is_empty() && media.images.is_empty());
+        let data = data.to_value();
+        assert_eq!(data["id_str"], "");
+        assert_eq!(
+            data["user"],
+            json!({"id_str": "9", "screen_name": "", "name": "N", "profile_image_url_https": "", "is_blue_verified": false})
+        );
+        assert_eq!(data["media"], json!({}));
+    }
+
+    #[test]
     fn geo_blocked_media_is_unavailable() {
         let post = json!({"legacy": {"extended_entities": {"media": [
             {"type": "photo", "media_url_https": "https://pbs.twimg.com/media/A.jpg", "ext_media_availability": {"status": "Unavailable"}}
         ]}}});
-        assert!(matches!(from_graphql(&post), Err(Failure::Unavailable(_))));
+        assert!(matches!(graphql(&post), Err(Failure::Unavailable(_))));
     }
 
     trait OrDefault {
-        fn unwrap_or_default_for_test(self) -> (Media, Value);
+        fn unwrap_or_default_for_test(self) -> (Media, PlatformData);
     }
-    impl OrDefault for Result<(Media, Value), Failure> {
-        fn unwrap_or_default_for_test(self) -> (Media, Value) {
+    impl OrDefault for Result<(Media, PlatformData), Failure> {
+        fn unwrap_or_default_for_test(self) -> (Media, PlatformData) {
             self.unwrap_or_else(|f| panic!("{f}"))
         }
     }
@@ -820,27 +1108,27 @@ mod tweet_detail_tests {
     const ANSWER: &str =
         include_str!("../fixtures/tweetdetail_after_syndication_429/TweetDetail.json");
 
-    fn read(id: &str) -> GqlAnswer {
+    /// The focal post's `rest_id`, `None` when the conversation lacks it.
+    fn focal(id: &str) -> Option<String> {
         let e = exchange(
             HttpRequest::get("https://api.x.com/graphql/q/TweetDetail"),
             200,
             ANSWER,
         );
-        read_tweet_detail(&e.response, id)
+        match read_tweet_detail(&e.response, id) {
+            GqlAnswer::Result(Outcome::Post(post)) => Some(post.rest_id.into_string()),
+            GqlAnswer::Result(Outcome::Missing) => None,
+            _ => panic!("expected the focal post or none"),
+        }
     }
 
     #[test]
     fn the_focal_entry_is_the_post_and_replies_are_not() {
-        match read("1671508600538161153") {
-            GqlAnswer::Result(Outcome::Post(post)) => {
-                assert_eq!(str_at(&post, "/rest_id"), "1671508600538161153");
-            }
-            _ => panic!("expected the focal post"),
-        }
+        assert_eq!(
+            focal("1671508600538161153").as_deref(),
+            Some("1671508600538161153")
+        );
         // A reply inside the conversation is no `tweet-{id}` entry.
-        assert!(matches!(
-            read("1671834254790086657"),
-            GqlAnswer::Result(Outcome::Missing)
-        ));
+        assert_eq!(focal("1671834254790086657"), None);
     }
 }
