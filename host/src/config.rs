@@ -13,8 +13,12 @@
 //! call_timeout_ms = 5000
 //! rate_limit_per_minute = 120
 //!
+//! [health]                            # platform health and the breaker (config/health.rs)
+//! cooldown_ms = 60000
+//!
 //! [platforms.twitter]
 //! enabled = true
+//! breaker = "on"
 //! proxy = "http://user:pass@proxy.internal:3128"
 //! [[platforms.twitter.exits]]          # an exit pool (fetch/exits.rs)
 //! label = "dc-1"
@@ -26,6 +30,7 @@
 //! cookie = "auth_token=…; ct0=…"
 //! ```
 
+pub mod health;
 pub mod test_mode;
 
 use std::collections::BTreeMap;
@@ -38,7 +43,9 @@ use serde::Deserialize;
 use crate::core::ParseLimits;
 pub use crate::core::Secrets;
 use crate::fetch::{Cooling, ExitSpec, FetchLimits, Pace, ProfileSetting, SessionSpec};
+use crate::parse::health::HealthPolicy;
 use crate::registry::SandboxLimits;
+pub use health::{BreakerSwitch, HealthSettings};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,6 +62,9 @@ pub struct OperatorConfig {
     /// the client, besides `--trusted-proxy`.
     #[serde(default)]
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// `[health]`: how platform health is judged and the breaker cools down.
+    #[serde(default)]
+    pub health: HealthSettings,
 }
 
 /// `[console]`: `signup = "invite"` (default: only invited users) or
@@ -127,6 +137,10 @@ pub struct PlatformSettings {
     /// extractor hands out, say). Every other value is a secret.
     #[serde(default)]
     pub public_config: Vec<String>,
+    /// `"on"` (default): while the platform is broken its parses are
+    /// refused at once (`503 platform_unavailable`); `"off"`: never.
+    #[serde(default)]
+    pub breaker: BreakerSwitch,
 }
 
 /// One exit of a pool: the label operators see, the URL they never do.
@@ -259,6 +273,7 @@ impl OperatorConfig {
             }
         })?;
         check_console(&config.console)?;
+        config.health.check()?;
         for (name, p) in &config.platforms {
             // Platforms are data: one can be dropped in at any time, so a
             // section for a platform not loaded (yet) is accepted when its
@@ -335,6 +350,16 @@ impl OperatorConfig {
     /// The operator's price for `platform` (`[platforms.<id>] price`), if set.
     pub fn price_override(&self, platform: &str) -> Option<i64> {
         self.platforms.get(platform).and_then(|p| p.price)
+    }
+
+    /// How `platform`'s health is judged, and whether its breaker refuses.
+    pub fn health_policy(&self, platform: &str) -> HealthPolicy {
+        let breaker = self
+            .platforms
+            .get(platform)
+            .map(|p| p.breaker)
+            .unwrap_or_default();
+        self.health.policy(breaker)
     }
 
     pub fn enabled(&self, platform: &str) -> bool {
@@ -737,6 +762,36 @@ mod tests {
         s.redact_json(&mut v);
         assert_eq!(v, serde_json::json!({"a": ["[redacted]"], "[redacted]": 1}));
         assert!(c.secrets("tiktok").is_empty());
+    }
+
+    #[test]
+    fn health_settings_fill_in_defaults_and_are_checked() {
+        let c = OperatorConfig::parse(
+            "[health]\nmin_parses = 4\ncooldown_ms = 3000\n[platforms.twitter]\nbreaker = \"off\"\n",
+        )
+        .unwrap();
+        let tiktok = c.health_policy("tiktok");
+        let defaults = HealthPolicy::default();
+        assert_eq!(tiktok.min_parses, 4);
+        assert_eq!(tiktok.cooldown, Duration::from_secs(3));
+        assert_eq!(tiktok.window_parses, defaults.window_parses);
+        assert_eq!(tiktok.broken_percent, 80);
+        assert!(tiktok.breaker, "on unless switched off");
+        assert!(!c.health_policy("twitter").breaker);
+        assert_eq!(OperatorConfig::default().health_policy("tiktok"), defaults);
+        for bad in [
+            "[health]\nbroken_percent = 101\n",
+            "[health]\ndegraded_percent = 90\n",
+            "[health]\nmin_parses = 0\n",
+            "[health]\nwindow_parses = 5\n",
+            "[health]\nwindow_parses = 100000\n",
+            "[health]\ncooldown_ms = 0\n",
+            "[health]\nhalf_open_probes = 0\n",
+            "[health]\nthreshold = 3\n",
+            "[platforms.tiktok]\nbreaker = \"maybe\"\n",
+        ] {
+            assert!(OperatorConfig::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -23,6 +23,8 @@
 //! | `mediaparse_tunnel_merges_total` | `outcome` (`ok`, `failed`, `timeout`, `cancelled`, `busy`) |
 //! | `mediaparse_store_commit_groups_total` | none: SQLite transactions the writer thread committed (one `fsync` each) |
 //! | `mediaparse_store_commit_writes_total` | none: writes (charges, idempotency keys) those transactions carried |
+//! | `mediaparse_platform_health` | `platform`, `state` (`ok`, `degraded`, `broken`, `unknown`): 1 for the state its last counted parse left it in, 0 for the others |
+//! | `mediaparse_breaker_opens_total` | `platform`: times its circuit breaker opened |
 
 use std::sync::LazyLock;
 
@@ -66,6 +68,12 @@ struct EgressOutcome {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PlatformState {
+    platform: String,
+    state: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabel {
     outcome: String,
 }
@@ -93,6 +101,8 @@ pub struct Metrics {
     key_cache_listener_up: Gauge,
     commit_groups: Counter,
     commit_writes: Counter,
+    platform_health: Family<PlatformState, Gauge>,
+    breaker_opens: Family<PlatformLabel, Counter>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -230,7 +240,21 @@ impl Metrics {
             "SQLite: writes (charges, idempotency keys) carried by those transactions",
             commit_writes.clone(),
         );
+        let platform_health = Family::<PlatformState, Gauge>::default();
+        registry.register(
+            "platform_health",
+            "1 for a platform's health state (ok, degraded, broken, unknown) after its last counted parse, 0 for the others",
+            platform_health.clone(),
+        );
+        let breaker_opens = Family::<PlatformLabel, Counter>::default();
+        registry.register(
+            "breaker_opens",
+            "Times a platform's circuit breaker opened (its parses refused with platform_unavailable)",
+            breaker_opens.clone(),
+        );
         Metrics {
+            platform_health,
+            breaker_opens,
             commit_groups,
             commit_writes,
             key_cache_listener_up,
@@ -279,6 +303,27 @@ impl Metrics {
         if credits > 0 {
             self.credits.get_or_create(&p).inc_by(credits as u64);
         }
+    }
+
+    /// `platform`'s health state now (`ok`, `degraded`, `broken`, `unknown`).
+    pub fn platform_health(&self, platform: &str, state: &str) {
+        for s in crate::parse::health::HealthState::ALL.map(|s| s.as_str()) {
+            self.platform_health
+                .get_or_create(&PlatformState {
+                    platform: platform.into(),
+                    state: s.into(),
+                })
+                .set(i64::from(s == state));
+        }
+    }
+
+    /// `platform`'s circuit breaker opened.
+    pub fn breaker_opened(&self, platform: &str) {
+        self.breaker_opens
+            .get_or_create(&PlatformLabel {
+                platform: platform.into(),
+            })
+            .inc();
     }
 
     /// The thread hand-offs one parse of `platform` made.

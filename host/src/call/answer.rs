@@ -201,7 +201,11 @@ pub fn no_media_envelope() -> Value {
 }
 
 /// An internal failure's answer (the cause is logged, never shown).
-pub fn internal_answer(request_id: &str, shape: Shape, detail: impl std::fmt::Display) -> ParseAnswer {
+pub fn internal_answer(
+    request_id: &str,
+    shape: Shape,
+    detail: impl std::fmt::Display,
+) -> ParseAnswer {
     ParseAnswer::refused(request_id, shape, crate::core::api_error::internal(detail))
 }
 
@@ -258,7 +262,10 @@ mod tests {
         assert_eq!(body["data"], media().to_json("tiktok"));
         assert_eq!(body["msg"], "success");
         let text = answer.body();
-        assert!(text.starts_with(r#"{"status":200,"data":{"platform":"tiktok","title":"t""#), "{text}");
+        assert!(
+            text.starts_with(r#"{"status":200,"data":{"platform":"tiktok","title":"t""#),
+            "{text}"
+        );
     }
 
     #[test]
@@ -270,7 +277,9 @@ mod tests {
             outcome: Outcome::Media {
                 platform: "bilibili".into(),
                 media: media(),
-                platform_data: Some(PlatformData::from_guest(r#"{"bvid":"BV1","n":12345678901234567890}"#).unwrap()),
+                platform_data: Some(
+                    PlatformData::from_guest(r#"{"bvid":"BV1","n":12345678901234567890}"#).unwrap(),
+                ),
             },
             cache: Some(CacheOutcome::Miss),
             replayed: false,
@@ -284,8 +293,13 @@ mod tests {
         assert_eq!(body["data"]["platformData"]["bvid"], "BV1");
         assert_eq!(body["data"]["platformData"]["n"], "12345678901234567890");
         assert_eq!(body["data"]["platformDataVersion"], "1");
-        let refused = ParseAnswer::refused("req_3", Shape::Common, ApiError::of(ErrorCode::InsufficientCredits));
-        let back: ParseAnswer = serde_json::from_str(&serde_json::to_string(&refused).unwrap()).unwrap();
+        let refused = ParseAnswer::refused(
+            "req_3",
+            Shape::Common,
+            ApiError::of(ErrorCode::InsufficientCredits),
+        );
+        let back: ParseAnswer =
+            serde_json::from_str(&serde_json::to_string(&refused).unwrap()).unwrap();
         assert_eq!((back.status(), back.body()), (402, refused.body()));
     }
 }

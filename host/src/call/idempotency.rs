@@ -216,10 +216,19 @@ async fn keep(
     }
     let (key_id, idem) = (key.id.as_str(), guard.key.as_str());
     match Storing::of(stored) {
-        Storing::Whole => store.complete_idempotency_key_async(key_id, idem, stored).await,
+        Storing::Whole => {
+            store
+                .complete_idempotency_key_async(key_id, idem, stored)
+                .await
+        }
         Storing::Reference => {
             store
-                .complete_idempotency_key_by_reference_async(key_id, idem, stored.status, stored.credits)
+                .complete_idempotency_key_by_reference_async(
+                    key_id,
+                    idem,
+                    stored.status,
+                    stored.credits,
+                )
                 .await
         }
         Storing::Nothing => store.release_idempotency_key_async(key_id, idem).await,
@@ -233,7 +242,11 @@ fn replay(stored: StoredResponse, shape: Shape) -> ParseAnswer {
     let mut answer = match serde_json::from_str::<ParseAnswer>(&stored.body) {
         Ok(answer) => answer,
         Err(e) if is_typed(&stored.body) => {
-            return ParseAnswer::refused("", shape, internal(format!("stored answer unreadable: {e}")));
+            return ParseAnswer::refused(
+                "",
+                shape,
+                internal(format!("stored answer unreadable: {e}")),
+            );
         }
         Err(_) => ParseAnswer {
             request_id: String::new(),
@@ -286,7 +299,10 @@ pub async fn record_client_id(store: &Store, ids: &RequestIds, charged: i64) {
     let Some(client) = ids.client.clone().filter(|_| charged > 0) else {
         return;
     };
-    if let Err(e) = store.set_client_request_id_async(&ids.ledger, &client).await {
+    if let Err(e) = store
+        .set_client_request_id_async(&ids.ledger, &client)
+        .await
+    {
         tracing::warn!(error = %e, "could not keep the client's request id");
     }
 }

@@ -5,8 +5,8 @@
 
 use axum::http::HeaderMap;
 
-pub use crate::call::idempotency::{MAX_KEY_BYTES, fingerprint, validate};
 use super::envelope::ApiError;
+pub use crate::call::idempotency::{MAX_KEY_BYTES, fingerprint, validate};
 
 pub const HEADER: &str = "idempotency-key";
 /// Set on an answer given again for a repeated key.

@@ -118,7 +118,10 @@ impl<S: Send + Sync> FromRequestParts<S> for Doorstep {
                     .map(|parsed| (d, Some(parsed)))
                     .map_err(ApiError::invalid_request),
             },
-            Err(e) => Err(ApiError::invalid_request(format!("invalid query: {}", e.body_text()))),
+            Err(e) => Err(ApiError::invalid_request(format!(
+                "invalid query: {}",
+                e.body_text()
+            ))),
         };
         Ok(Doorstep {
             ids: RequestIds::of(&id, client.as_deref()),
@@ -192,7 +195,10 @@ pub fn render(answer: &ParseAnswer) -> Response {
     let status = StatusCode::from_u16(answer.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
     let mut response = (
         status,
-        [(header::CONTENT_TYPE, HeaderValue::from_static("application/json"))],
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
         answer.body(),
     )
         .into_response();
@@ -202,7 +208,10 @@ pub fn render(answer: &ParseAnswer) -> Response {
         headers.insert(header::RETRY_AFTER, HeaderValue::from(secs));
     }
     if answer.replayed {
-        headers.insert(idempotency::REPLAYED_HEADER, HeaderValue::from_static("true"));
+        headers.insert(
+            idempotency::REPLAYED_HEADER,
+            HeaderValue::from_static("true"),
+        );
     }
     if let Some(outcome) = answer.cache.filter(|_| answer.error().is_none()) {
         cache_status::set(&mut response, outcome);

@@ -201,6 +201,7 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
         ))),
         admission: crate::parse::admission::Admission::new(options.admission),
         cache: crate::parse::cache::ParseCache::new(),
+        health: Default::default(),
     });
     let state = Arc::new(AppState {
         services: services.clone(),

@@ -143,4 +143,3 @@ async fn tunnel(
         .body(body)
         .unwrap_or_else(|e| internal(e).into_response())
 }
-

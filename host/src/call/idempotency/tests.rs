@@ -150,13 +150,24 @@ async fn an_answer_stored_as_bytes_by_an_earlier_version_is_given_back_as_it_was
         body: r#"{"status":200,"data":{"platform":"tiktok"},"msg":"success"}"#.into(),
     };
     store
-        .claim_idempotency_key("k1", "old", "fp", "req_old", crate::core::clock::unix_now_s())
+        .claim_idempotency_key(
+            "k1",
+            "old",
+            "fp",
+            "req_old",
+            crate::core::clock::unix_now_s(),
+        )
         .unwrap();
     store.complete_idempotency_key("k1", "old", &old).unwrap();
     let ids = RequestIds::of("req_new", None);
-    let answer = once(&store, &key, &guard("old"), &ids, Shape::Common, |_| async {
-        panic!("a stored answer does not run again")
-    })
+    let answer = once(
+        &store,
+        &key,
+        &guard("old"),
+        &ids,
+        Shape::Common,
+        |_| async { panic!("a stored answer does not run again") },
+    )
     .await;
     assert!(answer.replayed);
     assert_eq!((answer.status(), answer.charged), (200, 1));

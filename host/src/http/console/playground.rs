@@ -211,7 +211,9 @@ async fn run(
         return again(ApiError::from(e).msg);
     }
     let input = match super::super::body::parse_input(
-        serde_json::json!({"url": choice.link}).to_string().as_bytes(),
+        serde_json::json!({"url": choice.link})
+            .to_string()
+            .as_bytes(),
     ) {
         Ok(input) => input,
         Err(e) => return again(e.msg),

@@ -1,0 +1,111 @@
+//! `[health]`: how a platform's health is judged from its recent parses and
+//! how its circuit breaker cools down (`parse/health`). Every key is
+//! optional; `[platforms.<id>] breaker = "off"` keeps one platform's
+//! breaker from ever refusing a parse.
+//!
+//! ```toml
+//! [health]
+//! window_parses = 50        # the last N parses of a platform are judged…
+//! window_secs = 600         # …as long as they are younger than this
+//! min_parses = 10           # fewer: too few to call a platform degraded or broken
+//! degraded_percent = 30     # platform-side failures from this share: degraded
+//! broken_percent = 80       # from this share: broken (the breaker opens)
+//! cooldown_ms = 60000       # first open: refuse for this long, then let one parse try
+//! cooldown_max_ms = 900000  # a failed try doubles the cool-down, up to this
+//! half_open_probes = 1      # parses that may try at once after a cool-down
+//! ```
+
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use crate::parse::health::HealthPolicy;
+
+/// `[health]` as written; [`HealthSettings::policy`] fills in the defaults.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HealthSettings {
+    pub window_parses: Option<usize>,
+    pub window_secs: Option<u64>,
+    pub min_parses: Option<usize>,
+    pub degraded_percent: Option<u8>,
+    pub broken_percent: Option<u8>,
+    pub cooldown_ms: Option<u64>,
+    pub cooldown_max_ms: Option<u64>,
+    pub half_open_probes: Option<usize>,
+}
+
+/// `[platforms.<id>] breaker`: whether a broken platform's parses are refused.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum BreakerSwitch {
+    #[default]
+    On,
+    Off,
+}
+
+/// The most parses one platform's window may hold (bounded memory).
+pub const MAX_WINDOW_PARSES: usize = 10_000;
+
+impl HealthSettings {
+    /// The policy in force, defaults filled in, the breaker switched as given.
+    pub fn policy(&self, breaker: BreakerSwitch) -> HealthPolicy {
+        let d = HealthPolicy::default();
+        let cooldown = self
+            .cooldown_ms
+            .map(Duration::from_millis)
+            .unwrap_or(d.cooldown);
+        HealthPolicy {
+            window_parses: self.window_parses.unwrap_or(d.window_parses),
+            window: self
+                .window_secs
+                .map(Duration::from_secs)
+                .unwrap_or(d.window),
+            min_parses: self.min_parses.unwrap_or(d.min_parses),
+            degraded_percent: self.degraded_percent.unwrap_or(d.degraded_percent),
+            broken_percent: self.broken_percent.unwrap_or(d.broken_percent),
+            cooldown,
+            cooldown_max: self
+                .cooldown_max_ms
+                .map(Duration::from_millis)
+                .unwrap_or(d.cooldown_max)
+                .max(cooldown),
+            half_open_probes: self.half_open_probes.unwrap_or(d.half_open_probes),
+            breaker: breaker == BreakerSwitch::On,
+        }
+    }
+
+    /// Whether the values make sense together; the error names the key.
+    pub fn check(&self) -> Result<(), String> {
+        let p = self.policy(BreakerSwitch::On);
+        if p.window_parses == 0 || p.window_parses > MAX_WINDOW_PARSES {
+            return Err(format!(
+                "[health] window_parses must be 1 to {MAX_WINDOW_PARSES}"
+            ));
+        }
+        if p.min_parses == 0 || p.min_parses > p.window_parses {
+            return Err("[health] min_parses must be 1 to window_parses".into());
+        }
+        if p.window.is_zero() {
+            return Err("[health] window_secs must be at least 1".into());
+        }
+        for (name, percent) in [
+            ("degraded_percent", p.degraded_percent),
+            ("broken_percent", p.broken_percent),
+        ] {
+            if !(1..=100).contains(&percent) {
+                return Err(format!("[health] {name} must be 1 to 100"));
+            }
+        }
+        if p.degraded_percent > p.broken_percent {
+            return Err("[health] degraded_percent must not exceed broken_percent".into());
+        }
+        if p.cooldown.is_zero() {
+            return Err("[health] cooldown_ms must be at least 1".into());
+        }
+        if p.half_open_probes == 0 {
+            return Err("[health] half_open_probes must be at least 1".into());
+        }
+        Ok(())
+    }
+}
