@@ -42,8 +42,8 @@ use serde::Deserialize;
 
 use crate::core::ParseLimits;
 pub use crate::core::Secrets;
+use crate::core::health::HealthPolicy;
 use crate::fetch::{Cooling, ExitSpec, FetchLimits, Pace, ProfileSetting, SessionSpec};
-use crate::parse::health::HealthPolicy;
 use crate::registry::SandboxLimits;
 pub use health::{BreakerSwitch, HealthSettings};
 
@@ -137,10 +137,11 @@ pub struct PlatformSettings {
     /// extractor hands out, say). Every other value is a secret.
     #[serde(default)]
     pub public_config: Vec<String>,
-    /// `"on"` (default): while the platform is broken its parses are
-    /// refused at once (`503 platform_unavailable`); `"off"`: never.
+    /// `"on"`: while the platform is broken its parses are refused at once
+    /// (`503 platform_unavailable`); `"off"`: never. Unset: `[health] breaker`
+    /// (default on).
     #[serde(default)]
-    pub breaker: BreakerSwitch,
+    pub breaker: Option<BreakerSwitch>,
 }
 
 /// One exit of a pool: the label operators see, the URL they never do.
@@ -354,12 +355,8 @@ impl OperatorConfig {
 
     /// How `platform`'s health is judged, and whether its breaker refuses.
     pub fn health_policy(&self, platform: &str) -> HealthPolicy {
-        let breaker = self
-            .platforms
-            .get(platform)
-            .map(|p| p.breaker)
-            .unwrap_or_default();
-        self.health.policy(breaker)
+        self.health
+            .policy(self.platforms.get(platform).and_then(|p| p.breaker))
     }
 
     pub fn enabled(&self, platform: &str) -> bool {
@@ -779,6 +776,15 @@ mod tests {
         assert!(tiktok.breaker, "on unless switched off");
         assert!(!c.health_policy("twitter").breaker);
         assert_eq!(OperatorConfig::default().health_policy("tiktok"), defaults);
+        let off = OperatorConfig::parse(
+            "[health]\nbreaker = \"off\"\n[platforms.twitter]\nbreaker = \"on\"\n",
+        )
+        .unwrap();
+        assert!(!off.health_policy("tiktok").breaker, "[health] breaker");
+        assert!(
+            off.health_policy("twitter").breaker,
+            "the platform's own wins"
+        );
         for bad in [
             "[health]\nbroken_percent = 101\n",
             "[health]\ndegraded_percent = 90\n",

@@ -305,9 +305,9 @@ impl Metrics {
         }
     }
 
-    /// `platform`'s health state now (`ok`, `degraded`, `broken`, `unknown`).
-    pub fn platform_health(&self, platform: &str, state: &str) {
-        for s in crate::parse::health::HealthState::ALL.map(|s| s.as_str()) {
+    /// `platform`'s health state now: 1 for `state`, 0 for the other `states`.
+    pub fn platform_health(&self, platform: &str, state: &str, states: &[&str]) {
+        for &s in states {
             self.platform_health
                 .get_or_create(&PlatformState {
                     platform: platform.into(),

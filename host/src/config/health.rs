@@ -1,7 +1,8 @@
 //! `[health]`: how a platform's health is judged from its recent parses and
-//! how its circuit breaker cools down (`parse/health`). Every key is
-//! optional; `[platforms.<id>] breaker = "off"` keeps one platform's
-//! breaker from ever refusing a parse.
+//! how its circuit breaker cools down (`parse/health`; the policy type lives in `core/health.rs`). Every key is
+//! optional; `breaker = "off"` here keeps every platform's breaker from
+//! ever refusing a parse, `[platforms.<id>] breaker` sets one platform's
+//! (`"on"` or `"off"`, over this default).
 //!
 //! ```toml
 //! [health]
@@ -13,13 +14,14 @@
 //! cooldown_ms = 60000       # first open: refuse for this long, then let one parse try
 //! cooldown_max_ms = 900000  # a failed try doubles the cool-down, up to this
 //! half_open_probes = 1      # parses that may try at once after a cool-down
+//! breaker = "on"            # "off": judge and show, never refuse
 //! ```
 
 use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::parse::health::HealthPolicy;
+use crate::core::health::HealthPolicy;
 
 /// `[health]` as written; [`HealthSettings::policy`] fills in the defaults.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -33,6 +35,8 @@ pub struct HealthSettings {
     pub cooldown_ms: Option<u64>,
     pub cooldown_max_ms: Option<u64>,
     pub half_open_probes: Option<usize>,
+    /// Every platform's breaker unless its own section says otherwise.
+    pub breaker: Option<BreakerSwitch>,
 }
 
 /// `[platforms.<id>] breaker`: whether a broken platform's parses are refused.
@@ -48,8 +52,10 @@ pub enum BreakerSwitch {
 pub const MAX_WINDOW_PARSES: usize = 10_000;
 
 impl HealthSettings {
-    /// The policy in force, defaults filled in, the breaker switched as given.
-    pub fn policy(&self, breaker: BreakerSwitch) -> HealthPolicy {
+    /// The policy in force, defaults filled in; `platform_breaker` (the
+    /// platform's own switch) wins over `[health] breaker`.
+    pub fn policy(&self, platform_breaker: Option<BreakerSwitch>) -> HealthPolicy {
+        let breaker = platform_breaker.or(self.breaker).unwrap_or_default();
         let d = HealthPolicy::default();
         let cooldown = self
             .cooldown_ms
@@ -77,7 +83,7 @@ impl HealthSettings {
 
     /// Whether the values make sense together; the error names the key.
     pub fn check(&self) -> Result<(), String> {
-        let p = self.policy(BreakerSwitch::On);
+        let p = self.policy(None);
         if p.window_parses == 0 || p.window_parses > MAX_WINDOW_PARSES {
             return Err(format!(
                 "[health] window_parses must be 1 to {MAX_WINDOW_PARSES}"

@@ -1,0 +1,67 @@
+//! The health policy (`[health]`) and the states a platform's health can
+//! be in: plain values the configuration builds and `parse/health` applies.
+
+use std::time::Duration;
+
+/// How health is judged and the breaker cools down (`[health]`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HealthPolicy {
+    /// The most recent parses judged.
+    pub window_parses: usize,
+    /// Parses older than this are forgotten.
+    pub window: Duration,
+    /// Fewer counted parses never make a platform degraded or broken.
+    pub min_parses: usize,
+    pub degraded_percent: u8,
+    pub broken_percent: u8,
+    /// The first cool-down of an opened breaker.
+    pub cooldown: Duration,
+    /// The longest cool-down (a failed try doubles it).
+    pub cooldown_max: Duration,
+    /// Parses that may try at once after a cool-down.
+    pub half_open_probes: usize,
+    /// Whether a broken platform's parses are refused.
+    pub breaker: bool,
+}
+
+impl Default for HealthPolicy {
+    fn default() -> Self {
+        HealthPolicy {
+            window_parses: 50,
+            window: Duration::from_secs(600),
+            min_parses: 10,
+            degraded_percent: 30,
+            broken_percent: 80,
+            cooldown: Duration::from_secs(60),
+            cooldown_max: Duration::from_secs(900),
+            half_open_probes: 1,
+            breaker: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum HealthState {
+    Ok,
+    Degraded,
+    Broken,
+    Unknown,
+}
+
+impl HealthState {
+    pub const ALL: [HealthState; 4] = [
+        HealthState::Ok,
+        HealthState::Degraded,
+        HealthState::Broken,
+        HealthState::Unknown,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            HealthState::Ok => "ok",
+            HealthState::Degraded => "degraded",
+            HealthState::Broken => "broken",
+            HealthState::Unknown => "unknown",
+        }
+    }
+}
