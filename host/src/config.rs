@@ -795,9 +795,22 @@ mod tests {
             "[health]\nhalf_open_probes = 0\n",
             "[health]\nthreshold = 3\n",
             "[platforms.tiktok]\nbreaker = \"maybe\"\n",
+            "[health]\nalert_urls = [\"https://ops.example/h\"]\n",
+            "[health]\nalert_urls = [\"ftp://ops.example/SECRETVALUE\"]\nalert_secret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"\n",
+            "[health]\nalert_secret = \"SECRETVALUE\"\n",
+            "[health]\nalert_secret = \"whsec_SECRETVALUE!\"\n",
         ] {
-            assert!(OperatorConfig::parse(bad).is_err(), "{bad}");
+            let e = OperatorConfig::parse(bad).unwrap_err();
+            assert!(!e.contains("SECRETVALUE"), "{bad}: {e}");
         }
+        let alerting = OperatorConfig::parse(
+            "[health]\nalert_urls = [\"https://ops.example/h\"]\nalert_secret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"\n",
+        )
+        .unwrap();
+        let alerts = alerting.health.alerts().expect("alerts");
+        assert_eq!(alerts.key.len(), 24);
+        assert_eq!(alerts.min_interval, Duration::from_secs(60));
+        assert!(OperatorConfig::default().health.alerts().is_none());
     }
 
     #[test]

@@ -25,6 +25,7 @@
 //! | `mediaparse_store_commit_writes_total` | none: writes (charges, idempotency keys) those transactions carried |
 //! | `mediaparse_platform_health` | `platform`, `state` (`ok`, `degraded`, `broken`, `unknown`): 1 for the state its last counted parse left it in, 0 for the others |
 //! | `mediaparse_breaker_opens_total` | `platform`: times its circuit breaker opened |
+//! | `mediaparse_health_alerts_total` | `outcome` (`sent`, `failed`): health alert POSTs, one per URL |
 
 use std::sync::LazyLock;
 
@@ -103,6 +104,7 @@ pub struct Metrics {
     commit_writes: Counter,
     platform_health: Family<PlatformState, Gauge>,
     breaker_opens: Family<PlatformLabel, Counter>,
+    health_alerts: Family<OutcomeLabel, Counter>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -252,7 +254,14 @@ impl Metrics {
             "Times a platform's circuit breaker opened (its parses refused with platform_unavailable)",
             breaker_opens.clone(),
         );
+        let health_alerts = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "health_alerts",
+            "Health alert POSTs by outcome (sent, failed), one per alert URL",
+            health_alerts.clone(),
+        );
         Metrics {
+            health_alerts,
             platform_health,
             breaker_opens,
             commit_groups,
@@ -315,6 +324,15 @@ impl Metrics {
                 })
                 .set(i64::from(s == state));
         }
+    }
+
+    /// One health alert POST ended (`sent`, `failed`).
+    pub fn health_alert(&self, outcome: &str) {
+        self.health_alerts
+            .get_or_create(&OutcomeLabel {
+                outcome: outcome.into(),
+            })
+            .inc();
     }
 
     /// `platform`'s circuit breaker opened.

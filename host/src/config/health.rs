@@ -15,7 +15,12 @@
 //! cooldown_max_ms = 900000  # a failed try doubles the cool-down, up to this
 //! half_open_probes = 1      # parses that may try at once after a cool-down
 //! breaker = "on"            # "off": judge and show, never refuse
+//! alert_urls = ["https://ops.internal/hooks/mediaparse"]  # POSTed on a change (crate::alerts)
+//! alert_secret = "whsec_…"  # signs them (Standard Webhooks); required with alert_urls
+//! alert_min_interval_secs = 60  # at most one alert per platform this often
 //! ```
+//!
+//! The alert URLs and the secret are secrets: never logged or echoed.
 
 use std::time::Duration;
 
@@ -37,6 +42,13 @@ pub struct HealthSettings {
     pub half_open_probes: Option<usize>,
     /// Every platform's breaker unless its own section says otherwise.
     pub breaker: Option<BreakerSwitch>,
+    /// Where a platform's change of health is POSTed (`http`/`https`).
+    #[serde(default)]
+    pub alert_urls: Vec<String>,
+    /// `whsec_` and the base64 of 16 to 64 bytes: the HMAC-SHA256 key.
+    pub alert_secret: Option<String>,
+    /// Alerts of one platform at most this often (default 60; 0: every change).
+    pub alert_min_interval_secs: Option<u64>,
 }
 
 /// `[platforms.<id>] breaker`: whether a broken platform's parses are refused.
@@ -50,6 +62,35 @@ pub enum BreakerSwitch {
 
 /// The most parses one platform's window may hold (bounded memory).
 pub const MAX_WINDOW_PARSES: usize = 10_000;
+
+/// The most alert URLs.
+pub const MAX_ALERT_URLS: usize = 8;
+
+/// Standard Webhooks: a secret is `whsec_` and the base64 of its key.
+const SECRET_PREFIX: &str = "whsec_";
+
+/// The alerts' settings, checked: where to, the key, how often.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AlertSettings {
+    pub urls: Vec<String>,
+    pub key: Vec<u8>,
+    pub min_interval: Duration,
+}
+
+/// The key of a `whsec_…` secret; the error never quotes it.
+pub fn alert_key(secret: &str) -> Result<Vec<u8>, String> {
+    use base64::Engine as _;
+    let encoded = secret
+        .strip_prefix(SECRET_PREFIX)
+        .ok_or("[health] alert_secret must start with whsec_")?;
+    let key = base64::engine::general_purpose::STANDARD
+        .decode(encoded)
+        .map_err(|_| "[health] alert_secret: not base64 after whsec_".to_string())?;
+    if !(16..=64).contains(&key.len()) {
+        return Err("[health] alert_secret must hold 16 to 64 bytes".into());
+    }
+    Ok(key)
+}
 
 impl HealthSettings {
     /// The policy in force, defaults filled in; `platform_breaker` (the
@@ -81,8 +122,43 @@ impl HealthSettings {
         }
     }
 
+    /// The alerts to send, `None` when no URL is configured.
+    pub fn alerts(&self) -> Option<AlertSettings> {
+        if self.alert_urls.is_empty() {
+            return None;
+        }
+        Some(AlertSettings {
+            urls: self.alert_urls.clone(),
+            // Checked when the file was loaded.
+            key: alert_key(self.alert_secret.as_deref().unwrap_or_default()).ok()?,
+            min_interval: Duration::from_secs(self.alert_min_interval_secs.unwrap_or(60)),
+        })
+    }
+
     /// Whether the values make sense together; the error names the key.
     pub fn check(&self) -> Result<(), String> {
+        if self.alert_urls.len() > MAX_ALERT_URLS {
+            return Err(format!("[health] alert_urls: at most {MAX_ALERT_URLS}"));
+        }
+        for (i, raw) in self.alert_urls.iter().enumerate() {
+            let ok = url::Url::parse(raw)
+                .is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.host().is_some());
+            if !ok {
+                return Err(format!(
+                    "[health] alert_urls entry {} is not an http or https URL",
+                    i + 1
+                ));
+            }
+        }
+        match &self.alert_secret {
+            Some(secret) => {
+                alert_key(secret)?;
+            }
+            None if !self.alert_urls.is_empty() => {
+                return Err("[health] alert_urls needs alert_secret (whsec_ and base64)".into());
+            }
+            None => {}
+        }
         let p = self.policy(None);
         if p.window_parses == 0 || p.window_parses > MAX_WINDOW_PARSES {
             return Err(format!(

@@ -40,11 +40,12 @@ impl Default for HealthPolicy {
     }
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum HealthState {
     Ok,
     Degraded,
     Broken,
+    #[default]
     Unknown,
 }
 

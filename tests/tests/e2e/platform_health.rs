@@ -3,8 +3,14 @@
 //! next parse answers `503 platform_unavailable` with `Retry-After` without
 //! an upstream request and without a charge; after the cool-down, with the
 //! upstream restored, a parse tries, succeeds, and the platform is `ok`.
+//! Each change into or out of trouble is POSTed, signed, to an alert
+//! receiver on loopback.
 
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+use axum::body::Bytes;
+use axum::http::HeaderMap;
 
 use mediaparse_sdk::fixture::Case;
 use mediaparse_tests::fake_upstream::FakeUpstream;
@@ -13,6 +19,51 @@ use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
 
 const ADMIN: &str = "operator-token-of-the-platform-health-rig";
+
+/// The Standard Webhooks example secret.
+const ALERT_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+
+/// One alert POST as received: its webhook headers and body.
+#[derive(Clone, Debug)]
+struct Alert {
+    id: String,
+    timestamp: i64,
+    signature: String,
+    body: Vec<u8>,
+}
+
+/// A receiver of alert POSTs on loopback: its URL and what it got.
+async fn alert_receiver() -> (String, Arc<Mutex<Vec<Alert>>>) {
+    let got = Arc::new(Mutex::new(Vec::new()));
+    let sink = got.clone();
+    let app = axum::Router::new().route(
+        "/hooks/mediaparse",
+        axum::routing::post(move |headers: HeaderMap, body: Bytes| {
+            let sink = sink.clone();
+            async move {
+                let header = |n: &str| {
+                    headers
+                        .get(n)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or_default()
+                        .to_string()
+                };
+                let alert = Alert {
+                    id: header("webhook-id"),
+                    timestamp: header("webhook-timestamp").parse().unwrap_or(-1),
+                    signature: header("webhook-signature"),
+                    body: body.to_vec(),
+                };
+                sink.lock().unwrap().push(alert);
+                "ok"
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (format!("http://{addr}/hooks/mediaparse"), got)
+}
 
 /// Failures on the platform's side (the only ones that count).
 const PLATFORM_SIDE: &[&str] = &[
@@ -113,7 +164,16 @@ async fn a_broken_platform_is_refused_without_upstream_requests_until_it_recover
     let config = dir.path().join("config.toml");
     // Judged from 4 parses; a 3 s cool-down: long enough that the refusal
     // right after the opening parse lands inside it on a loaded machine.
-    std::fs::write(&config, "[health]\nmin_parses = 4\ncooldown_ms = 3000\n").expect("config");
+    // Every change alerted at once.
+    let (alert_url, alerts) = alert_receiver().await;
+    std::fs::write(
+        &config,
+        format!(
+            "[health]\nmin_parses = 4\ncooldown_ms = 3000\nalert_urls = [\"{alert_url}\"]\n\
+             alert_secret = \"{ALERT_SECRET}\"\nalert_min_interval_secs = 0\n"
+        ),
+    )
+    .expect("config");
     let service = Service::start(ServiceOptions {
         upstream: Some(upstream.base_url()),
         config: Some(config),
@@ -230,5 +290,40 @@ async fn a_broken_platform_is_refused_without_upstream_requests_until_it_recover
         balance(&service),
         before - 1,
         "only the success was charged"
+    );
+
+    // Three alerts, in order, each signed with the secret (unknown → ok is none).
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let got = loop {
+        let got = alerts.lock().unwrap().clone();
+        if got.len() >= 3 {
+            break got;
+        }
+        assert!(Instant::now() < deadline, "alerts received: {got:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let key = mediaparse::config::health::alert_key(ALERT_SECRET).expect("key");
+    let mut changes = Vec::new();
+    for alert in &got {
+        assert!(alert.id.starts_with("msg_"), "{alert:?}");
+        assert!(
+            mediaparse::alerts::signature::verify(
+                &key,
+                &alert.id,
+                alert.timestamp,
+                &alert.body,
+                &alert.signature
+            ),
+            "{alert:?}"
+        );
+        let body: Value = serde_json::from_slice(&alert.body).expect("json");
+        assert_eq!(body["type"], "platform.health", "{body}");
+        assert_eq!(body["data"]["platform"], "tiktok", "{body}");
+        changes.push(format!("{}->{}", body["data"]["from"], body["data"]["to"]).replace('"', ""));
+    }
+    // ok → unknown (1 of 2 failed: too few to judge) is not alerted either.
+    assert_eq!(
+        changes,
+        ["unknown->degraded", "degraded->broken", "broken->ok"]
     );
 }

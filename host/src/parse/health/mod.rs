@@ -18,6 +18,9 @@
 //! once. A success closes it (and the window starts afresh), a
 //! platform-side failure opens it again for twice as long.
 //!
+//! A change of state is sent (never awaited) to whoever listens — the
+//! alerts (`crate::alerts`) in the service.
+//!
 //! Time is passed in (`now`), so the tests drive it without sleeping.
 
 pub mod breaker;
@@ -52,6 +55,8 @@ struct Tracker {
     last_failures: VecDeque<FailureNote>,
     /// Why the breaker last opened (shown while it is not closed).
     opened_because: String,
+    /// The state after the last counted parse.
+    last_state: HealthState,
 }
 
 impl Tracker {
@@ -67,10 +72,22 @@ impl Tracker {
     }
 }
 
+/// A platform's state changed with a counted parse.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StateChange {
+    pub platform: String,
+    pub from: HealthState,
+    pub to: HealthState,
+    pub reason: String,
+    pub at_unix_s: i64,
+}
+
 /// Every platform's health (one per service; platforms appear on their first parse).
 #[derive(Clone, Default)]
 pub struct PlatformHealth {
     trackers: Arc<Mutex<HashMap<String, Tracker>>>,
+    /// Where state changes go (dropped when the listener is behind).
+    changes: Option<tokio::sync::mpsc::Sender<StateChange>>,
 }
 
 /// A parse trying a half-open breaker: gives its slot back when dropped,
@@ -118,6 +135,14 @@ pub struct PlatformView {
 }
 
 impl PlatformHealth {
+    /// Health that sends every change of a platform's state to `changes`.
+    pub fn with_changes(changes: tokio::sync::mpsc::Sender<StateChange>) -> PlatformHealth {
+        PlatformHealth {
+            trackers: Arc::default(),
+            changes: Some(changes),
+        }
+    }
+
     /// May a parse of `platform` run at `now`? `Ok(Some)`: as a probe of a
     /// half-open breaker, to be held until the parse ends.
     pub fn admit(
@@ -189,7 +214,25 @@ impl PlatformHealth {
                 }
             }
         }
-        let (state, _, _) = t.judge(now, policy);
+        let (state, reason, _) = t.judge(now, policy);
+        if state != t.last_state {
+            let change = StateChange {
+                platform: platform.to_string(),
+                from: t.last_state,
+                to: state,
+                reason,
+                at_unix_s: unix_s,
+            };
+            t.last_state = state;
+            if let Some(tx) = &self.changes
+                && tx.try_send(change).is_err()
+            {
+                tracing::warn!(
+                    platform,
+                    "health change not passed on: its listener is behind"
+                );
+            }
+        }
         let metrics = crate::metrics::global();
         if t.breaker.opens > opens {
             tracing::warn!(platform, cooldown_ms = t.breaker.cooldown.map(|d| d.as_millis() as u64), reason = %t.opened_because, "platform breaker opened");

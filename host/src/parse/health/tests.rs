@@ -248,3 +248,25 @@ fn late_outcomes_leave_an_open_breaker_alone() {
     assert_eq!(view.breaker.opens, 1);
     assert_eq!(view.breaker.retry_after, Some(p.cooldown));
 }
+
+/// Each change of state is passed on once, with where it came from.
+#[test]
+fn state_changes_are_passed_on_once_each() {
+    let (tx, mut rx) = tokio::sync::mpsc::channel(16);
+    let (h, p, t0) = (PlatformHealth::with_changes(tx), policy(), Instant::now());
+    record_n(&h, &p, 7, &Verdict::Success, t0);
+    record_n(&h, &p, 3, &fail("upstream_error"), t0);
+    record_n(&h, &p, 30, &fail("upstream_error"), t0);
+    let mut seen = Vec::new();
+    while let Ok(c) = rx.try_recv() {
+        assert_eq!(c.platform, P);
+        seen.push((c.from, c.to));
+    }
+    let (unknown, ok, degraded, broken) = (
+        HealthState::Unknown,
+        HealthState::Ok,
+        HealthState::Degraded,
+        HealthState::Broken,
+    );
+    assert_eq!(seen, [(unknown, ok), (ok, degraded), (degraded, broken)]);
+}
