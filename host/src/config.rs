@@ -13,8 +13,12 @@
 //! call_timeout_ms = 5000
 //! rate_limit_per_minute = 120
 //!
+//! [health]                            # platform health and the breaker (config/health.rs)
+//! cooldown_ms = 60000
+//!
 //! [platforms.twitter]
 //! enabled = true
+//! breaker = "on"
 //! proxy = "http://user:pass@proxy.internal:3128"
 //! [[platforms.twitter.exits]]          # an exit pool (fetch/exits.rs)
 //! label = "dc-1"
@@ -26,6 +30,7 @@
 //! cookie = "auth_token=…; ct0=…"
 //! ```
 
+pub mod health;
 pub mod test_mode;
 
 use std::collections::BTreeMap;
@@ -37,8 +42,10 @@ use serde::Deserialize;
 
 use crate::core::ParseLimits;
 pub use crate::core::Secrets;
+use crate::core::health::HealthPolicy;
 use crate::fetch::{Cooling, ExitSpec, FetchLimits, Pace, ProfileSetting, SessionSpec};
 use crate::registry::SandboxLimits;
+pub use health::{BreakerSwitch, HealthSettings};
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,6 +62,9 @@ pub struct OperatorConfig {
     /// the client, besides `--trusted-proxy`.
     #[serde(default)]
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// `[health]`: how platform health is judged and the breaker cools down.
+    #[serde(default)]
+    pub health: HealthSettings,
 }
 
 /// `[console]`: `signup = "invite"` (default: only invited users) or
@@ -127,6 +137,11 @@ pub struct PlatformSettings {
     /// extractor hands out, say). Every other value is a secret.
     #[serde(default)]
     pub public_config: Vec<String>,
+    /// `"on"`: while the platform is broken its parses are refused at once
+    /// (`503 platform_unavailable`); `"off"`: never. Unset: `[health] breaker`
+    /// (default on).
+    #[serde(default)]
+    pub breaker: Option<BreakerSwitch>,
 }
 
 /// One exit of a pool: the label operators see, the URL they never do.
@@ -169,7 +184,7 @@ pub struct LimitSettings {
     pub memory_bytes: Option<usize>,
     /// Largest `map` output: platform-data JSON plus every media string (default 16 MiB).
     pub max_output_bytes: Option<usize>,
-    /// Requests per minute per API key; read by the rate limiter (issue 3).
+    /// Requests per minute per API key; read by the rate limiter.
     /// Global only: not allowed under `[platforms.X.limits]`.
     pub rate_limit_per_minute: Option<u32>,
     /// First cooling-off of a failing exit; doubles per consecutive failure (default 30000).
@@ -259,6 +274,7 @@ impl OperatorConfig {
             }
         })?;
         check_console(&config.console)?;
+        config.health.check()?;
         for (name, p) in &config.platforms {
             // Platforms are data: one can be dropped in at any time, so a
             // section for a platform not loaded (yet) is accepted when its
@@ -335,6 +351,12 @@ impl OperatorConfig {
     /// The operator's price for `platform` (`[platforms.<id>] price`), if set.
     pub fn price_override(&self, platform: &str) -> Option<i64> {
         self.platforms.get(platform).and_then(|p| p.price)
+    }
+
+    /// How `platform`'s health is judged, and whether its breaker refuses.
+    pub fn health_policy(&self, platform: &str) -> HealthPolicy {
+        self.health
+            .policy(self.platforms.get(platform).and_then(|p| p.breaker))
     }
 
     pub fn enabled(&self, platform: &str) -> bool {
@@ -737,6 +759,64 @@ mod tests {
         s.redact_json(&mut v);
         assert_eq!(v, serde_json::json!({"a": ["[redacted]"], "[redacted]": 1}));
         assert!(c.secrets("tiktok").is_empty());
+    }
+
+    #[test]
+    fn health_settings_fill_in_defaults_and_are_checked() {
+        let c = OperatorConfig::parse(
+            "[health]\nmin_parses = 4\ncooldown_ms = 3000\n[platforms.twitter]\nbreaker = \"off\"\n",
+        )
+        .unwrap();
+        let tiktok = c.health_policy("tiktok");
+        let defaults = HealthPolicy::default();
+        assert_eq!(tiktok.min_parses, 4);
+        assert_eq!(tiktok.cooldown, Duration::from_secs(3));
+        assert_eq!(tiktok.window_parses, defaults.window_parses);
+        assert_eq!(tiktok.broken_percent, 80);
+        assert_eq!(tiktok.breaker, None, "unset: the service's default");
+        assert!(tiktok.breaker_on(), "on unless switched off");
+        assert_eq!(c.health_policy("twitter").breaker, Some(false));
+        assert_eq!(OperatorConfig::default().health_policy("tiktok"), defaults);
+        let off = OperatorConfig::parse(
+            "[health]\nbreaker = \"off\"\n[platforms.twitter]\nbreaker = \"on\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            off.health_policy("tiktok").breaker,
+            Some(false),
+            "[health] breaker"
+        );
+        assert_eq!(
+            off.health_policy("twitter").breaker,
+            Some(true),
+            "the platform's own wins"
+        );
+        for bad in [
+            "[health]\nbroken_percent = 101\n",
+            "[health]\ndegraded_percent = 90\n",
+            "[health]\nmin_parses = 0\n",
+            "[health]\nwindow_parses = 5\n",
+            "[health]\nwindow_parses = 100000\n",
+            "[health]\ncooldown_ms = 0\n",
+            "[health]\nhalf_open_probes = 0\n",
+            "[health]\nthreshold = 3\n",
+            "[platforms.tiktok]\nbreaker = \"maybe\"\n",
+            "[health]\nalert_urls = [\"https://ops.example/h\"]\n",
+            "[health]\nalert_urls = [\"ftp://ops.example/SECRETVALUE\"]\nalert_secret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"\n",
+            "[health]\nalert_secret = \"SECRETVALUE\"\n",
+            "[health]\nalert_secret = \"whsec_SECRETVALUE!\"\n",
+        ] {
+            let e = OperatorConfig::parse(bad).unwrap_err();
+            assert!(!e.contains("SECRETVALUE"), "{bad}: {e}");
+        }
+        let alerting = OperatorConfig::parse(
+            "[health]\nalert_urls = [\"https://ops.example/h\"]\nalert_secret = \"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw\"\n",
+        )
+        .unwrap();
+        let alerts = alerting.health.alerts().expect("alerts");
+        assert_eq!(alerts.key.len(), 24);
+        assert_eq!(alerts.min_interval, Duration::from_secs(60));
+        assert!(OperatorConfig::default().health.alerts().is_none());
     }
 
     #[test]

@@ -8,6 +8,7 @@
 //!
 //! `cargo xtask layers` prints the module graph and fails on a cycle.
 
+pub mod alerts;
 pub mod auth;
 pub mod authoring;
 pub mod billing;

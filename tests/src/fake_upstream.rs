@@ -36,6 +36,9 @@ struct Inner {
     delays: HashMap<String, Duration>,
     /// Delayed requests received so far (logical URLs), on arrival.
     delayed_arrivals: Vec<String>,
+    /// While set, every request is answered with this status instead of
+    /// its recorded exchange (a platform that broke).
+    outage: Option<u16>,
 }
 
 /// A running fake upstream; stops when dropped.
@@ -148,6 +151,29 @@ impl FakeUpstream {
         self
     }
 
+    /// From now on answer every request with `status` and a short text
+    /// body, whatever was recorded: the platform broke. Still counted.
+    pub fn break_with(&self, status: u16) {
+        if let Ok(mut i) = self.inner.lock() {
+            i.outage = Some(status);
+        }
+    }
+
+    /// Answer from the recorded exchanges again.
+    pub fn restore(&self) {
+        if let Ok(mut i) = self.inner.lock() {
+            i.outage = None;
+        }
+    }
+
+    /// Every request received so far, answered from a route or not.
+    pub fn requests(&self) -> usize {
+        self.inner
+            .lock()
+            .map(|i| i.hits.len() + i.misses.len())
+            .unwrap_or_default()
+    }
+
     /// Answer one more route from now on (media behind a parse's URLs).
     pub fn add_route(&self, route: Route) {
         if let Ok(mut i) = self.inner.lock() {
@@ -203,6 +229,14 @@ fn answer(
             .unwrap_or_default();
     };
     let line = format!("{method} {logical}");
+    if let Some(status) = inner.outage {
+        inner.hits.push(line);
+        return Response::builder()
+            .status(status)
+            .header("content-type", "text/plain")
+            .body(Body::from("fake upstream: outage"))
+            .unwrap_or_default();
+    }
     // The most specific route wins: the one with the most header constraints.
     let route = inner
         .routes

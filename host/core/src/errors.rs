@@ -54,6 +54,8 @@ pub enum ErrorCode {
     AuthThrottled,
     /// The account has as many API keys as it may have.
     KeyLimitReached,
+    /// The platform is broken and its circuit breaker is open.
+    PlatformUnavailable,
 }
 
 /// Which operations answer a code; the OpenAPI document lists the first two.
@@ -287,6 +289,15 @@ pub const ERRORS: &[ErrorSpec] = &[
         Scope::Parse,
     ),
     row(
+        ErrorCode::PlatformUnavailable,
+        "platform_unavailable",
+        503,
+        "the platform is failing; parses are paused",
+        Retry::Computed,
+        "Most recent parses of this platform failed on the platform's side, so its parses are refused at once, before any upstream request, until a cool-down ends (`Retry-After` says when; `GET /api/v1/status` shows the platform as `broken`). Nothing is charged.",
+        Scope::Parse,
+    ),
+    row(
         ErrorCode::UpstreamTimeout,
         "upstream_timeout",
         504,
@@ -478,7 +489,7 @@ const INTERNAL_ROW: usize = 16;
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 35] = [
+    const ALL: [ErrorCode; 36] = [
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,
@@ -514,6 +525,7 @@ mod tests {
         ErrorCode::DatabaseUnavailable,
         ErrorCode::AuthThrottled,
         ErrorCode::KeyLimitReached,
+        ErrorCode::PlatformUnavailable,
     ];
 
     #[test]

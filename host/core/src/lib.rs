@@ -1,6 +1,6 @@
 //! The leaf layer: types every other layer may use and that use nothing
 //! else of the crate — the error table and the error every door shows,
-//! limits, the secrets policy, the platform-data sanitizer and the platform
+//! limits, the health policy, the secrets policy, the platform-data sanitizer and the platform
 //! data's text, clocks, ids and the hand-off count.
 
 pub mod api_error;
@@ -8,6 +8,7 @@ pub mod clock;
 pub mod delivery;
 pub mod errors;
 pub mod handoffs;
+pub mod health;
 pub mod ids;
 pub mod limits;
 pub mod platform_data;

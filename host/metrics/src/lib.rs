@@ -23,6 +23,9 @@
 //! | `mediaparse_tunnel_merges_total` | `outcome` (`ok`, `failed`, `timeout`, `cancelled`, `busy`) |
 //! | `mediaparse_store_commit_groups_total` | none: SQLite transactions the writer thread committed (one `fsync` each) |
 //! | `mediaparse_store_commit_writes_total` | none: writes (charges, idempotency keys) those transactions carried |
+//! | `mediaparse_platform_health` | `platform`, `state` (`ok`, `degraded`, `broken`, `unknown`): 1 for the state its last counted parse left it in, 0 for the others |
+//! | `mediaparse_breaker_opens_total` | `platform`: times its circuit breaker opened |
+//! | `mediaparse_health_alerts_total` | `outcome` (`sent`, `failed`): health alert POSTs, one per URL |
 
 use std::sync::LazyLock;
 
@@ -66,6 +69,12 @@ struct EgressOutcome {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct PlatformState {
+    platform: String,
+    state: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct OutcomeLabel {
     outcome: String,
 }
@@ -93,6 +102,9 @@ pub struct Metrics {
     key_cache_listener_up: Gauge,
     commit_groups: Counter,
     commit_writes: Counter,
+    platform_health: Family<PlatformState, Gauge>,
+    breaker_opens: Family<PlatformLabel, Counter>,
+    health_alerts: Family<OutcomeLabel, Counter>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -230,7 +242,28 @@ impl Metrics {
             "SQLite: writes (charges, idempotency keys) carried by those transactions",
             commit_writes.clone(),
         );
+        let platform_health = Family::<PlatformState, Gauge>::default();
+        registry.register(
+            "platform_health",
+            "1 for a platform's health state (ok, degraded, broken, unknown) after its last counted parse, 0 for the others",
+            platform_health.clone(),
+        );
+        let breaker_opens = Family::<PlatformLabel, Counter>::default();
+        registry.register(
+            "breaker_opens",
+            "Times a platform's circuit breaker opened (its parses refused with platform_unavailable)",
+            breaker_opens.clone(),
+        );
+        let health_alerts = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "health_alerts",
+            "Health alert POSTs by outcome (sent, failed), one per alert URL",
+            health_alerts.clone(),
+        );
         Metrics {
+            health_alerts,
+            platform_health,
+            breaker_opens,
             commit_groups,
             commit_writes,
             key_cache_listener_up,
@@ -279,6 +312,36 @@ impl Metrics {
         if credits > 0 {
             self.credits.get_or_create(&p).inc_by(credits as u64);
         }
+    }
+
+    /// `platform`'s health state now: 1 for `state`, 0 for the other `states`.
+    pub fn platform_health(&self, platform: &str, state: &str, states: &[&str]) {
+        for &s in states {
+            self.platform_health
+                .get_or_create(&PlatformState {
+                    platform: platform.into(),
+                    state: s.into(),
+                })
+                .set(i64::from(s == state));
+        }
+    }
+
+    /// One health alert POST ended (`sent`, `failed`).
+    pub fn health_alert(&self, outcome: &str) {
+        self.health_alerts
+            .get_or_create(&OutcomeLabel {
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// `platform`'s circuit breaker opened.
+    pub fn breaker_opened(&self, platform: &str) {
+        self.breaker_opens
+            .get_or_create(&PlatformLabel {
+                platform: platform.into(),
+            })
+            .inc();
     }
 
     /// The thread hand-offs one parse of `platform` made.

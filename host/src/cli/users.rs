@@ -1,4 +1,4 @@
-//! `mediaparse users invite|list`: console users (issue 17). An invitation
+//! `mediaparse users invite|list`: console users. An invitation
 //! prints a one-time link that sets the user's password; the same function
 //! serves `POST /api/v1/admin/users` and the operator console.
 

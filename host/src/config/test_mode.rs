@@ -1,4 +1,4 @@
-//! Test mode (issue 19, item 6): the knobs that bend the service for tests —
+//! Test mode: the knobs that bend the service for tests —
 //! a fixed extractor clock (`--fixed-clock-ms` / `MEDIAPARSE_FIXED_CLOCK_MS`),
 //! a fixed key-expiry clock (`MEDIAPARSE_FIXED_AUTH_CLOCK`), upstream
 //! timeout and body cap (`MEDIAPARSE_UPSTREAM_TIMEOUT_MS`,

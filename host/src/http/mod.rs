@@ -12,6 +12,7 @@ mod capabilities;
 pub mod console;
 pub mod envelope;
 pub mod extract;
+mod health;
 pub mod idempotency;
 pub mod listener;
 pub mod mcp;
@@ -45,6 +46,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(admin_keys::router(state.clone()))
         .merge(admin_extractors::router())
         .merge(ops::router())
+        .merge(health::router())
         .merge(openapi::router())
         .merge(tunnel::router())
         .merge(mcp::router(state.clone()))

@@ -174,6 +174,7 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
     if let Some(up) = &upstream {
         tracing::warn!(upstream = %up.base(), "upstream override: every platform request goes to this address");
     }
+    let upstream_override_set = upstream.is_some();
     let fetcher = Arc::new(Fetcher::new(upstream, FetchLimits::from_env())?);
     let listener = tokio::net::TcpListener::bind(options.listen).await?;
     let addr = listener.local_addr()?;
@@ -183,12 +184,16 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
         fetcher.clone(),
         store.clone(),
     )?);
+    let config = Arc::new(ArcSwap::from_pointee(config));
+    // A platform's change of health goes to the alerts task (`[health] alert_urls`).
+    let (health_changes, changes) = tokio::sync::mpsc::channel(crate::alerts::QUEUE);
+    tokio::spawn(crate::alerts::run(config.clone(), changes));
     let services = Arc::new(Services {
         store,
         registry,
         fetcher,
         limits: ParseLimits::default(),
-        config: Arc::new(ArcSwap::from_pointee(config)),
+        config,
         clock: Clock {
             fixed_parse_ms: options.fixed_clock_ms,
             fixed_auth_s: options.fixed_auth_clock,
@@ -201,6 +206,14 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
         ))),
         admission: crate::parse::admission::Admission::new(options.admission),
         cache: crate::parse::cache::ParseCache::new(),
+        health: {
+            let health = crate::parse::health::PlatformHealth::with_changes(health_changes);
+            if upstream_override_set {
+                health.breaker_off_unless_configured()
+            } else {
+                health
+            }
+        },
     });
     let state = Arc::new(AppState {
         services: services.clone(),

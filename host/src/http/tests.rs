@@ -77,6 +77,7 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         sessions: Default::default(),
         admission: crate::parse::admission::Admission::new(Default::default()),
         cache: crate::parse::cache::ParseCache::new(),
+        health: Default::default(),
     });
     let state = Arc::new(AppState {
         services,

@@ -45,6 +45,14 @@ pub enum ParseError {
     /// The database stayed locked past the busy timeout.
     #[error("the database is busy (locked by another writer); retry shortly")]
     StoreBusy,
+    /// The platform's circuit breaker is open: refused before any instance exists.
+    #[error(
+        "{platform} is failing on the platform's side; its parses are paused for {retry_after_secs} s"
+    )]
+    PlatformUnavailable {
+        platform: String,
+        retry_after_secs: u64,
+    },
     /// The database cannot be reached; nothing was charged.
     #[error("the database is unavailable; retry shortly")]
     DatabaseUnavailable(String),
@@ -67,6 +75,7 @@ impl ParseError {
             ParseError::Overloaded(_) => ErrorCode::Overloaded,
             ParseError::StoreBusy => ErrorCode::StoreBusy,
             ParseError::DatabaseUnavailable(_) => ErrorCode::DatabaseUnavailable,
+            ParseError::PlatformUnavailable { .. } => ErrorCode::PlatformUnavailable,
         }
     }
 
@@ -140,6 +149,9 @@ impl From<ParseError> for ApiError {
             ParseError::Paced(p) => {
                 ApiError::new(code, p.to_string()).retry_after(p.retry_after_secs)
             }
+            ParseError::PlatformUnavailable {
+                retry_after_secs, ..
+            } => ApiError::new(code, e.to_string()).retry_after(retry_after_secs),
             ParseError::Internal(m) => internal(m),
             ParseError::DatabaseUnavailable(m) => unavailable(m),
             ParseError::Failure(_)

@@ -5,13 +5,15 @@
 //! the post from the parse cache or lease a session and exit (`egress.rs`)
 //! and run the plan/fetch rounds and map (`rounds.rs`), redact
 //! (`redact.rs`), and charge only a result that holds media. Errors and
-//! their codes: `error.rs`.
+//! their codes: `error.rs`. Every routed parse's outcome feeds its
+//! platform's health, whose circuit breaker the plan consults (`health/`).
 
 pub mod admission;
 pub mod cache;
 mod egress;
 mod error;
 mod guest;
+pub mod health;
 mod plan;
 mod redact;
 mod rounds;
@@ -60,6 +62,8 @@ pub struct Services {
     pub admission: Admission,
     /// Recent results and the extractions in flight, by post (`cache.rs`).
     pub cache: Arc<ParseCache>,
+    /// Every platform's health and circuit breaker (`health/`).
+    pub health: health::PlatformHealth,
 }
 
 /// A successful parse (possibly without media: SPEC code 304).
@@ -103,10 +107,19 @@ pub struct ParseRequest<'a> {
 pub async fn parse(services: &Services, request: &ParseRequest<'_>) -> Result<Parsed, ParseError> {
     let started = Instant::now();
     let (platform, result) = match routed(services, request) {
-        Ok(ext) => (
-            ext.platform().to_string(),
-            planned(services, request, &ext, started).await,
-        ),
+        Ok(ext) => {
+            let platform = ext.platform().to_string();
+            let result = planned(services, request, &ext, started).await;
+            let policy = services.config.load().health_policy(&platform);
+            services.health.record(
+                &platform,
+                &policy,
+                health::Verdict::of(&result),
+                Instant::now(),
+                crate::core::clock::unix_now_s(),
+            );
+            (platform, result)
+        }
         Err(e) => {
             let platform = match &e {
                 ParseError::ExtractorUnavailable(p) => p.clone(),

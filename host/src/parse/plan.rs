@@ -1,12 +1,13 @@
 //! The plan of one routed parse: everything the operator configuration says
 //! about its platform — switch, permission, price, limits, secrets, exits,
 //! sessions, extractor settings — read once, from one snapshot, before any
-//! instance exists.
+//! instance exists; and the platform's circuit breaker, asked then too.
 
 use std::sync::Arc;
 
 use mediaparse_sdk::Header;
 
+use super::health::Probe;
 use super::{ParseError, Services};
 use crate::auth;
 use crate::billing;
@@ -31,6 +32,9 @@ pub struct PlatformPlan {
     pub sessions: Vec<SessionSpec>,
     /// The extractor's `context.config` before a session adds its values.
     pub extractor_config: Vec<Header>,
+    /// Held while this parse tries a half-open breaker (released when the
+    /// plan is dropped, however the parse ends).
+    _probe: Option<Probe>,
     /// The snapshot the plan was read from (secrets are rebuilt from it
     /// when a session rotated its cookies during the parse).
     config: Arc<OperatorConfig>,
@@ -38,7 +42,8 @@ pub struct PlatformPlan {
 
 impl PlatformPlan {
     /// The plan for `ext`'s platform, as `key` may use it: refused when the
-    /// platform is switched off or the key may not parse it.
+    /// platform is switched off, the key may not parse it, or the
+    /// platform's breaker is open.
     pub fn of(
         services: &Services,
         ext: &LoadedExtractor,
@@ -50,6 +55,18 @@ impl PlatformPlan {
             return Err(ParseError::ExtractorUnavailable(platform));
         }
         auth::check_platform(key, &platform)?;
+        let probe = services
+            .health
+            .admit(
+                &platform,
+                &config.health_policy(&platform),
+                std::time::Instant::now(),
+            )
+            .map_err(|refusal| ParseError::PlatformUnavailable {
+                platform: platform.clone(),
+                // Whole seconds, rounded up: never earlier than the breaker allows.
+                retry_after_secs: refusal.retry_after.as_millis().div_ceil(1000).max(1) as u64,
+            })?;
         let mut limits = config.limits_for(&platform);
         limits.fetch.profile =
             config.fetch_profile(&platform, ext.manifest.fetch_profile.as_deref());
@@ -61,6 +78,7 @@ impl PlatformPlan {
             extractor_config: config.extractor_config(&platform),
             limits,
             platform,
+            _probe: probe,
             config,
         })
     }

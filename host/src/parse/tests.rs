@@ -120,6 +120,7 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
         sessions: Default::default(),
         admission: crate::parse::admission::Admission::new(Default::default()),
         cache: crate::parse::cache::ParseCache::new(),
+        health: Default::default(),
     };
     World {
         _dir: dir,

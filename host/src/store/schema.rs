@@ -48,10 +48,10 @@ const MIGRATIONS: &[&str] = &[
      ALTER TABLE credit_grants ADD COLUMN kind TEXT NOT NULL DEFAULT 'add';
      CREATE INDEX ledger_by_time ON ledger (created_at);
      CREATE INDEX ledger_by_platform ON ledger (platform, created_at);",
-    // 3: a key's default media delivery (issue 15; NULL: the service default).
+    // 3: a key's default media delivery (NULL: the service default).
     "ALTER TABLE api_keys ADD COLUMN delivery TEXT
         CHECK (delivery IS NULL OR delivery IN ('direct', 'tunnel'));",
-    // 4: bytes the tunnel served, per UTC day, key and platform (issue 15).
+    // 4: bytes the tunnel served, per UTC day, key and platform.
     "CREATE TABLE tunnel_usage (
         day BIGINT NOT NULL,
         account_id TEXT NOT NULL,
@@ -62,7 +62,7 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (day, key_id, platform)
      );
      CREATE INDEX tunnel_usage_by_account ON tunnel_usage (account_id, day);",
-    // 5 (issue 19): Idempotency-Key records (store/idempotency.rs); ledger
+    // 5: Idempotency-Key records (store/idempotency.rs); ledger
     // request ids unique (the server mints them; an older database's
     // repeated client ids get `_<row id>` appended), the client's
     // X-Request-Id kept beside them; daily aggregates of the ledger per
@@ -98,7 +98,7 @@ const MIGRATIONS: &[&str] = &[
      INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
         SELECT account_id, created_at / 86400, key_id, platform, COUNT(*), SUM(credits)
         FROM ledger GROUP BY account_id, created_at / 86400, key_id, platform;",
-    // 6: console users (several per account) and their sessions (issue 17).
+    // 6: console users (several per account) and their sessions.
     // Secrets are stored as hex SHA-256 digests; passwords as argon2id PHC strings.
     "CREATE TABLE users (
         id TEXT PRIMARY KEY,
@@ -119,14 +119,14 @@ const MIGRATIONS: &[&str] = &[
         last_seen_at BIGINT NOT NULL
      );
      CREATE INDEX console_sessions_by_user ON console_sessions (user_id);",
-    // 7: shared per-key request counts, one row per bucket and minute (issue 16).
+    // 7: shared per-key request counts, one row per bucket and minute.
     "CREATE TABLE rate_buckets (
         bucket TEXT NOT NULL,
         minute BIGINT NOT NULL,
         count BIGINT NOT NULL,
         PRIMARY KEY (bucket, minute)
      );",
-    // 8 (issue 17): the operator's reason for a grant or set of credits,
+    // 8: the operator's reason for a grant or set of credits,
     // and an index for an account's grants log, newest first.
     "ALTER TABLE credit_grants ADD COLUMN reason TEXT;
      CREATE INDEX credit_grants_by_account ON credit_grants (account_id, id);",

@@ -40,11 +40,15 @@ async fn start_service(
     config: &[Header],
     helper_hosts: &[String],
 ) -> Target {
-    let config_file = (!config.is_empty() || !helper_hosts.is_empty()).then(|| {
-        let mut toml = format!(
+    // Every failure case of a platform replays on one service: its breaker
+    // would rightly judge the platform broken and refuse the cases after
+    // (off already under the upstream override; said here all the same).
+    let mut toml = "[health]\nbreaker = \"off\"\n".to_string();
+    if !config.is_empty() || !helper_hosts.is_empty() {
+        toml.push_str(&format!(
             "[platforms.{platform}]\nhelper_hosts = {}\n[platforms.{platform}.config]\n",
             Value::from(helper_hosts.to_vec())
-        );
+        ));
         for h in config {
             toml.push_str(&format!(
                 "{} = {}\n",
@@ -52,15 +56,14 @@ async fn start_service(
                 Value::String(h.value.clone())
             ));
         }
-        // One file per service: the count of those written so far.
-        let n = std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
-        let path = dir.join(format!("{platform}-{n}.toml"));
-        std::fs::write(&path, toml).unwrap();
-        path
-    });
+    }
+    // One file per service: the count of those written so far.
+    let n = std::fs::read_dir(dir).map(|d| d.count()).unwrap_or(0);
+    let config_file = dir.join(format!("{platform}-{n}.toml"));
+    std::fs::write(&config_file, toml).unwrap();
     let service = Service::start(ServiceOptions {
         upstream: Some(upstream.base_url()),
-        config: config_file,
+        config: Some(config_file),
         ..Default::default()
     })
     .await

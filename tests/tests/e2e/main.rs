@@ -29,6 +29,7 @@ mod openapi;
 mod operations;
 mod parse_cache;
 mod parse_limits;
+mod platform_health;
 mod rate_headers;
 mod robustness;
 mod slow_clients;

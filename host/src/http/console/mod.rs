@@ -1,4 +1,4 @@
-//! The web console (issue 17): customers manage their keys, read their
+//! The web console: customers manage their keys, read their
 //! usage and try links; operators manage accounts and watch the service.
 //! Server-rendered HTML (maud, compiled in), one small stylesheet and a few
 //! lines of our own script (copy buttons), both embedded in the binary.

@@ -3,7 +3,7 @@
 //!
 //! - `GET /openapi.json` — the public API (version 1.0.0): both parse
 //!   endpoints (templated and one fixed path per platform, each with its own
-//!   `platformData` schema), capabilities, health.
+//!   `platformData` schema), capabilities, platform status, health.
 //! - `GET /openapi/admin.json` — the operator's admin API, its own document.
 //! - `GET /docs` — Swagger UI for both, its assets compiled into the binary
 //!   (no CDN, works offline).
@@ -71,7 +71,7 @@ struct PublicApi;
         description = "The operator's API under `/api/v1/admin/`, guarded by the operator token (`MEDIAPARSE_ADMIN_TOKEN`; the admin API answers 404 when none is configured). A customer token never opens it. Errors use the same envelope `{status, data: null, msg, code}` as the public API."
     ),
     paths(),
-    tags((name = "admin", description = "Keys, accounts and credits."))
+    tags((name = "admin", description = "Keys, accounts and credits; platform health."))
 )]
 struct AdminApi;
 
@@ -136,6 +136,8 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             },
         }),
     );
+    let (status_path, status_schema) = super::health::public_openapi();
+    extra.insert("Status".into(), status_schema);
     let components = doc.components.get_or_insert_with(Default::default);
     for (name, schema) in extra {
         components.schemas.insert(name, schema_from(schema));
@@ -186,6 +188,7 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             "responses": {"200": json_response("The service's capabilities.", "Capabilities", false, false)},
         }}),
     );
+    paths.insert("/api/v1/status".into(), status_path);
     paths.insert(
         "/api/v1/tunnel/{token}".into(),
         json!({"get": tunnel_operation()}),
@@ -222,8 +225,10 @@ pub fn admin_document() -> OpenApi {
                 .build(),
         ),
     );
-    let (users_paths, users_schemas) = super::console::invite_api::openapi();
-    for (name, schema) in users_schemas {
+    let (mut admin_paths, users_schemas) = super::console::invite_api::openapi();
+    let (health_paths, health_schemas) = super::health::admin_openapi();
+    admin_paths.extend(health_paths);
+    for (name, schema) in users_schemas.into_iter().chain(health_schemas) {
         components.schemas.insert(name, schema_from(schema));
     }
     components.schemas.insert(
@@ -239,7 +244,7 @@ pub fn admin_document() -> OpenApi {
             },
         })),
     );
-    doc.paths = serde_json::from_value(Value::Object(users_paths))
+    doc.paths = serde_json::from_value(Value::Object(admin_paths))
         .unwrap_or_else(|e| panic!("generated admin paths are not valid OpenAPI: {e}"));
     doc
 }
@@ -406,7 +411,7 @@ fn json_response(description: &str, schema: &str, credits: bool, retry_after: bo
         headers.insert(
             "Retry-After".into(),
             header(
-                "Whole seconds to wait before retrying (set with `rate_limited`, `auth_throttled`, `upstream_rate_limited` and `database_unavailable`).",
+                "Whole seconds to wait before retrying (set with `rate_limited`, `auth_throttled`, `upstream_rate_limited`, `platform_unavailable`, `overloaded`, `store_busy` and `database_unavailable`).",
                 json!({"type": "integer", "minimum": 0}),
                 false,
             ),

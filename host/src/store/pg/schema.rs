@@ -52,10 +52,10 @@ pub const PG_MIGRATIONS: &[&str] = &[
      ALTER TABLE credit_grants ADD COLUMN kind TEXT NOT NULL DEFAULT 'add';
      CREATE INDEX ledger_by_time ON ledger (created_at);
      CREATE INDEX ledger_by_platform ON ledger (platform, created_at);",
-    // 3: a key's default media delivery (issue 15).
+    // 3: a key's default media delivery.
     "ALTER TABLE api_keys ADD COLUMN delivery TEXT
         CHECK (delivery IS NULL OR delivery IN ('direct', 'tunnel'));",
-    // 4: bytes the tunnel served, per UTC day, key and platform (issue 15).
+    // 4: bytes the tunnel served, per UTC day, key and platform.
     "CREATE TABLE tunnel_usage (
         day BIGINT NOT NULL,
         account_id TEXT NOT NULL,
@@ -66,7 +66,7 @@ pub const PG_MIGRATIONS: &[&str] = &[
         PRIMARY KEY (day, key_id, platform)
      );
      CREATE INDEX tunnel_usage_by_account ON tunnel_usage (account_id, day);",
-    // 5 (issue 19): Idempotency-Key records; ledger request ids unique
+    // 5: Idempotency-Key records; ledger request ids unique
     // (minted by the server; the client's X-Request-Id kept beside them);
     // daily aggregates of the ledger kept by every charge.
     "ALTER TABLE ledger ADD COLUMN client_request_id TEXT;
@@ -98,7 +98,7 @@ pub const PG_MIGRATIONS: &[&str] = &[
      INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
         SELECT account_id, created_at / 86400, key_id, platform, COUNT(*), SUM(credits)
         FROM ledger GROUP BY account_id, created_at / 86400, key_id, platform;",
-    // 6: console users (several per account) and their sessions (issue 17).
+    // 6: console users (several per account) and their sessions.
     "CREATE TABLE users (
         id TEXT PRIMARY KEY,
         account_id TEXT NOT NULL REFERENCES accounts(id),
@@ -118,14 +118,14 @@ pub const PG_MIGRATIONS: &[&str] = &[
         last_seen_at BIGINT NOT NULL
      );
      CREATE INDEX console_sessions_by_user ON console_sessions (user_id);",
-    // 7: shared per-key request counts, one row per bucket and minute (issue 16).
+    // 7: shared per-key request counts, one row per bucket and minute.
     "CREATE TABLE rate_buckets (
         bucket TEXT NOT NULL,
         minute BIGINT NOT NULL,
         count BIGINT NOT NULL,
         PRIMARY KEY (bucket, minute)
      );",
-    // 8 (issue 17): grant reasons; an index for an account's grants log.
+    // 8: grant reasons; an index for an account's grants log.
     "ALTER TABLE credit_grants ADD COLUMN reason TEXT;
      CREATE INDEX credit_grants_by_account ON credit_grants (account_id, id);",
     // 9: credits an open sign-up gets once its address is verified.
