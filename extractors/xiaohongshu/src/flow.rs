@@ -51,7 +51,7 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
     let text = page.response.text();
     let found = page::find_note(&text, &note.id)?
         .ok_or_else(|| page::withheld(&note, with_cookie && !page::signed_out(&text)))?;
-    map::extract(found).map(Step::Done)
+    map::extract(&found).map(Step::Done)
 }
 
 /// The note the target names (`Ok`), directly or through its short link's

@@ -6,31 +6,78 @@
 //! converted to snake_case, then the web names are moved to the app names,
 //! so one typed parser serves both shapes.
 
-use mediaparse_sdk::ids;
-use mediaparse_sdk::json::without_nulls;
-use mediaparse_sdk::serde_json::{Map, Value};
+use std::borrow::Cow;
+
+use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
+use mediaparse_sdk::platform_data::{ObjectWriter, PlatformData, fits_listed};
 use mediaparse_sdk::urls::https;
 use mediaparse_sdk::{
-    Audio, Extraction, Failure, Header, Image, Media, MediaSource, Result, Video, spec,
+    Audio, Extraction, Failure, Header, Image, Media, MediaSource, Result, Video,
 };
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
+
+use crate::page::{get, members};
 
 /// A desktop browser User-Agent, sent upstream and suggested for downloads.
 pub const DESKTOP_UA: &str = mediaparse_sdk::ua::CHROME_126_WINDOWS;
 /// Host of the watermark-free originals addressed by image token.
 pub const ORIGINAL_IMAGE_HOST: &str = "https://sns-img-bd.xhscdn.com/";
 
-/// Convert `camelCase` object keys to `snake_case`, recursively.
-pub fn snake_keys(value: Value) -> Value {
-    match value {
-        Value::Object(map) => Value::Object(
-            map.into_iter()
-                .map(|(k, v)| (snake(&k), snake_keys(v)))
-                .collect(),
-        ),
-        Value::Array(items) => Value::Array(items.into_iter().map(snake_keys).collect()),
-        other => other,
+/// The JSON text `text` with every object member name in `snake_case`
+/// (recursively); `None` when no name changes.
+pub fn snake_keys(text: &str) -> Option<String> {
+    let b = text.as_bytes();
+    let mut out: Option<String> = None;
+    let mut copied = 0;
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != b'"' {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        i += 1;
+        let mut escaped = false;
+        while i < b.len() && b[i] != b'"' {
+            if b[i] == b'\\' {
+                escaped = true;
+                i += 1;
+            }
+            i += 1;
+        }
+        let end = (i + 1).min(b.len());
+        i = end;
+        let mut next = end;
+        while next < b.len() && b[next].is_ascii_whitespace() {
+            next += 1;
+        }
+        if next >= b.len() || b[next] != b':' || end - start < 2 {
+            continue; // a string value
+        }
+        let name: Cow<str> = if escaped {
+            match serde_json::from_str::<String>(&text[start..end]) {
+                Ok(name) => Cow::Owned(name),
+                Err(_) => continue,
+            }
+        } else {
+            Cow::Borrowed(&text[start + 1..end - 1])
+        };
+        if !name.bytes().any(|c| c.is_ascii_uppercase()) {
+            continue;
+        }
+        let snaked = snake(&name);
+        if snaked == name {
+            continue;
+        }
+        let out = out.get_or_insert_with(|| String::with_capacity(text.len() + 64));
+        out.push_str(&text[copied..start]);
+        out.push_str(&serde_json::to_string(&snaked).unwrap_or_default());
+        copied = end;
     }
+    out.map(|mut out| {
+        out.push_str(&text[copied..]);
+        out
+    })
 }
 
 /// `noteId` → `note_id`, `WB_DFT` stays, `h264` stays, `xsecToken` → `xsec_token`.
@@ -55,65 +102,123 @@ pub fn snake(key: &str) -> String {
     out
 }
 
-/// The final target object: SPEC.md's listed members under the app API's
-/// names, built from whichever shape was fetched, other public members kept.
-pub fn platform_data(note: Value) -> Map<String, Value> {
-    let mut map = match snake_keys(note) {
-        Value::Object(map) => map,
-        _ => Map::new(),
+/// Write member `name` as `value` with its member names in `snake_case`.
+fn write_snaked<'a>(out: &mut ObjectWriter<'a>, name: impl Into<Cow<'a, str>>, value: &RawValue) {
+    match snake_keys(value.get()).and_then(|text| RawValue::from_string(text).ok()) {
+        Some(snaked) => out.raw(name, &snaked),
+        None => out.raw(name, value),
     };
-    let is_str = |v: Option<&Value>| v.is_some_and(Value::is_string);
-    if !is_str(map.get("note_id"))
-        && let Some(id) = map.get("id").cloned().filter(Value::is_string)
-    {
-        map.insert("note_id".into(), id);
-    }
-    move_member(&mut map, "image_list", "images_list");
-    move_member(&mut map, "video", "video_info_v2");
-    if !map.get("interact_info").is_some_and(Value::is_object) {
-        // app API: flat counters
-        let mut counts = Map::new();
-        for (from, to) in [
-            ("liked_count", "liked_count"),
-            ("collected_count", "collected_count"),
-            ("comments_count", "comment_count"),
-            ("shared_count", "share_count"),
-        ] {
-            if let Some(v) = map.get(from) {
-                counts.insert(to.into(), v.clone());
-            }
-        }
-        map.insert("interact_info".into(), Value::Object(counts));
-    }
-    // Listed members of the wrong type (null from `undefined`) become empty.
-    for (name, kind) in spec::listed_members("xiaohongshu") {
-        if map.get(*name).is_some_and(|v| !kind.accepts(v)) {
-            map.remove(*name);
-        }
-    }
-    spec::fill_missing_members("xiaohongshu", &mut map);
-    map
 }
 
-fn move_member(map: &mut Map<String, Value>, from: &str, to: &str) {
-    if map.contains_key(to) {
-        return;
+/// The final target object: SPEC.md's listed members under the app API's
+/// names, built from whichever shape was fetched (every name converted to
+/// `snake_case`, the web names moved to the app names), other public
+/// members kept.
+pub fn platform_data(note: &str) -> PlatformData {
+    let raw: Option<&RawValue> = serde_json::from_str(note).ok();
+    let upstream = raw.and_then(members).unwrap_or_default();
+    // Names in snake_case; of two that become one, the last value.
+    let mut all: Vec<(Cow<str>, &RawValue)> = Vec::with_capacity(upstream.len());
+    for (name, value) in upstream {
+        let name = if name.bytes().any(|c| c.is_ascii_uppercase()) {
+            Cow::Owned(snake(&name))
+        } else {
+            name
+        };
+        match all.iter_mut().find(|(n, _)| *n == name) {
+            Some(slot) => slot.1 = value,
+            None => all.push((name, value)),
+        }
     }
-    if let Some(v) = map.remove(from) {
-        map.insert(to.into(), v);
+    let string = |v: &&RawValue| kind_of(v) == b'"';
+    // A web name moved to the app name when the app name is absent.
+    let moved = |from: &'static str, to: &str| match get(&all, to) {
+        Some(v) => (Some(v), None),
+        None => (get(&all, from), Some(from)),
+    };
+    let (images, images_from) = moved("image_list", "images_list");
+    let (video, video_from) = moved("video", "video_info_v2");
+    let note_id = get(&all, "note_id")
+        .filter(string)
+        .or_else(|| get(&all, "id").filter(string));
+    let mut data = ObjectWriter::new();
+    // Listed members of the wrong type (null from `undefined`) become empty.
+    let fits = |name: &str, v: &&RawValue| fits_listed(crate::PLATFORM, name, v);
+    for (name, value) in [
+        ("note_id", note_id),
+        ("images_list", images),
+        ("video_info_v2", video),
+    ] {
+        if let Some(value) = value.filter(|v| fits(name, v)) {
+            write_snaked(&mut data, name, value);
+        }
     }
+    match get(&all, "interact_info").filter(|v| kind_of(v) == b'{') {
+        Some(counts) => write_snaked(&mut data, "interact_info", counts),
+        None => {
+            // app API: flat counters
+            data.object("interact_info", |counts| {
+                for (from, to) in [
+                    ("liked_count", "liked_count"),
+                    ("collected_count", "collected_count"),
+                    ("comments_count", "comment_count"),
+                    ("shared_count", "share_count"),
+                ] {
+                    if let Some(v) = get(&all, from) {
+                        write_snaked(counts, to, v);
+                    }
+                }
+            });
+        }
+    }
+    for (name, value) in &all {
+        let moved_away = images_from == Some(name.as_ref()) || video_from == Some(name.as_ref());
+        if !moved_away && fits(name, value) {
+            write_snaked(&mut data, name.clone(), value);
+        }
+    }
+    data.finish(crate::PLATFORM)
+}
+
+/// `deserialize_with`: a JSON string as text, anything else empty.
+fn string<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<String, D::Error> {
+    Ok(fields::string(d)?.into_string())
+}
+
+/// `deserialize_with`: `null` or absent reads as the type's default.
+fn nullable<'de, D: Deserializer<'de>, T: Deserialize<'de> + Default>(
+    d: D,
+) -> std::result::Result<T, D::Error> {
+    Ok(Option::<T>::deserialize(d)?.unwrap_or_default())
+}
+
+/// `deserialize_with`: a number or numeric string truncated to `u64`;
+/// `None` when absent, negative or not a number.
+fn maybe_u64<'de, D: Deserializer<'de>>(d: D) -> std::result::Result<Option<u64>, D::Error> {
+    let text = Text::deserialize(d)?;
+    Ok(text.as_str().trim().parse::<u64>().ok().or_else(|| {
+        text.number()
+            .filter(|n| *n >= 0.0 && *n < u64::MAX as f64)
+            .map(|n| n as u64)
+    }))
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Note {
+    #[serde(deserialize_with = "string")]
     pub note_id: String,
-    #[serde(rename = "type")]
+    #[serde(rename = "type", deserialize_with = "string")]
     pub kind: String,
+    #[serde(deserialize_with = "string")]
     pub title: String,
+    #[serde(deserialize_with = "string")]
     pub desc: String,
+    #[serde(deserialize_with = "nullable")]
     pub images_list: Vec<ImageEntry>,
+    #[serde(deserialize_with = "nullable")]
     pub video_info_v2: VideoInfo,
+    #[serde(deserialize_with = "nullable")]
     pub native_voice_info: VoiceInfo,
 }
 
@@ -121,35 +226,49 @@ pub struct Note {
 #[serde(default)]
 pub struct ImageEntry {
     // web
+    #[serde(deserialize_with = "string")]
     pub url_default: String,
+    #[serde(deserialize_with = "string")]
     pub url_pre: String,
+    #[serde(deserialize_with = "nullable")]
     pub info_list: Vec<InfoItem>,
+    #[serde(deserialize_with = "nullable")]
     pub live_photo: bool,
+    #[serde(deserialize_with = "nullable")]
     pub stream: Streams,
     // both
+    #[serde(deserialize_with = "string")]
     pub url: String,
-    #[serde(deserialize_with = "ids::u32")]
+    #[serde(deserialize_with = "fields::u32")]
     pub width: u32,
-    #[serde(deserialize_with = "ids::u32")]
+    #[serde(deserialize_with = "fields::u32")]
     pub height: u32,
     // app
+    #[serde(deserialize_with = "string")]
     pub original: String,
+    #[serde(deserialize_with = "string")]
     pub url_size_large: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct InfoItem {
+    #[serde(deserialize_with = "string")]
     pub image_scene: String,
+    #[serde(deserialize_with = "string")]
     pub url: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Streams {
+    #[serde(deserialize_with = "nullable")]
     pub h264: Vec<Stream>,
+    #[serde(deserialize_with = "nullable")]
     pub h265: Vec<Stream>,
+    #[serde(deserialize_with = "nullable")]
     pub av1: Vec<Stream>,
+    #[serde(deserialize_with = "nullable")]
     pub h266: Vec<Stream>,
 }
 
@@ -170,34 +289,43 @@ impl Streams {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Stream {
+    #[serde(deserialize_with = "string")]
     pub master_url: String,
+    #[serde(deserialize_with = "nullable")]
     pub backup_urls: Vec<String>,
-    #[serde(deserialize_with = "ids::u32")]
+    #[serde(deserialize_with = "fields::u32")]
     pub width: u32,
-    #[serde(deserialize_with = "ids::u32")]
+    #[serde(deserialize_with = "fields::u32")]
     pub height: u32,
+    #[serde(deserialize_with = "string")]
     pub video_codec: String,
     pub audio_codec: Option<String>,
-    #[serde(deserialize_with = "ids::maybe_u64")]
+    #[serde(deserialize_with = "maybe_u64")]
     pub audio_bitrate: Option<u64>,
+    #[serde(deserialize_with = "string")]
     pub quality_type: String,
     /// Milliseconds.
-    #[serde(deserialize_with = "ids::f64")]
+    #[serde(deserialize_with = "fields::f64")]
     pub duration: f64,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct VideoInfo {
+    #[serde(deserialize_with = "nullable")]
     pub media: VideoMedia,
+    #[serde(deserialize_with = "nullable")]
     pub capa: Capa,
+    #[serde(deserialize_with = "nullable")]
     pub image: VideoImage,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct VideoMedia {
+    #[serde(deserialize_with = "nullable")]
     pub stream: Streams,
+    #[serde(deserialize_with = "nullable")]
     pub video: VideoMeta,
 }
 
@@ -205,7 +333,7 @@ pub struct VideoMedia {
 #[serde(default)]
 pub struct VideoMeta {
     /// Seconds.
-    #[serde(deserialize_with = "ids::f64")]
+    #[serde(deserialize_with = "fields::f64")]
     pub duration: f64,
 }
 
@@ -213,34 +341,37 @@ pub struct VideoMeta {
 #[serde(default)]
 pub struct Capa {
     /// Seconds.
-    #[serde(deserialize_with = "ids::f64")]
+    #[serde(deserialize_with = "fields::f64")]
     pub duration: f64,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct VideoImage {
+    #[serde(deserialize_with = "string")]
     pub first_frame: String,
+    #[serde(deserialize_with = "string")]
     pub thumbnail: String,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct VoiceInfo {
+    #[serde(deserialize_with = "string")]
     pub url: String,
-    #[serde(deserialize_with = "ids::f64")]
+    #[serde(deserialize_with = "fields::f64")]
     pub duration: f64,
 }
 
-/// Map a note object (either shape) to the extraction.
-pub fn extract(note: Value) -> Result<Extraction> {
+/// Map a note object's JSON text (either shape) to the extraction.
+pub fn extract(note: &str) -> Result<Extraction> {
     let data = platform_data(note);
-    let typed: Note = serde_json::from_value(without_nulls(&Value::Object(data.clone())))
+    let typed: Note = serde_json::from_str(data.as_str())
         .map_err(|e| Failure::changed(format!("the note object has an unknown shape: {e}")))?;
     let media = media(&typed)?;
     Ok(Extraction {
         media,
-        platform_data: Value::Object(data).into(),
+        platform_data: data,
     })
 }
 
@@ -440,7 +571,12 @@ fn is_http(url: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mediaparse_sdk::serde_json::json;
+    use mediaparse_sdk::serde_json::{Value, json};
+    use mediaparse_sdk::spec;
+
+    fn extract(note: Value) -> Result<Extraction> {
+        super::extract(&note.to_string())
+    }
 
     #[test]
     fn snake_case_keys() {

@@ -1,7 +1,9 @@
 //! The note page: what its status and redirects say, and where the note
 //! sits in its `window.__INITIAL_STATE__` (desktop) or mobile state.
 
-use mediaparse_sdk::serde_json::Value;
+use std::borrow::Cow;
+
+use mediaparse_sdk::fields::{self, RawValue, kind_of};
 use mediaparse_sdk::{Failure, HttpResponse, Result, html, jsobj};
 
 use crate::urls::NoteRef;
@@ -97,10 +99,11 @@ pub fn withheld(note: &NoteRef, signed_in: bool) -> Failure {
 /// Whether the page's state says its session is not signed in
 /// (`user.loggedIn: false`): an operator cookie that no longer signs in.
 pub fn signed_out(page: &str) -> bool {
-    matches!(
-        last_state(page, DESKTOP_STATE),
-        Some(Ok(state)) if state.pointer("/user/loggedIn") == Some(&Value::Bool(false))
-    )
+    let Some(Ok(state)) = last_state(page, DESKTOP_STATE) else {
+        return false;
+    };
+    let root: Option<&RawValue> = serde_json::from_str(&state).ok();
+    fields::at(root, &["user", "loggedIn"]).is_some_and(|v| v.get() == "false")
 }
 
 /// The note is gone, private, or its token is missing or expired.
@@ -115,28 +118,34 @@ pub fn unavailable(note: &NoteRef) -> Failure {
     }
 }
 
-/// The JS value assigned to `name` by the last script that assigns it.
-fn last_state(page: &str, name: &str) -> Option<std::result::Result<Value, String>> {
+/// The JSON text of the JS value assigned to `name` by the last script
+/// that assigns it (JS literals converted), or why it is not JSON.
+fn last_state(page: &str, name: &str) -> Option<std::result::Result<String, String>> {
     let mut end = page.len();
     while let Some(pos) = page[..end].rfind(name) {
         if let Some(text) = html::assigned_value(&page[pos..], name) {
-            return Some(jsobj::parse(text).map_err(|e| e.to_string()));
+            let json = jsobj::to_json(text);
+            return Some(match serde_json::from_str::<&RawValue>(&json) {
+                Ok(_) => Ok(json),
+                Err(e) => Err(e.to_string()),
+            });
         }
         end = pos;
     }
     None
 }
 
-/// The note object for `id` in a page's state, desktop or mobile layout.
-/// `Ok(None)`: the state parsed but holds no such note.
-pub fn find_note(page: &str, id: &str) -> Result<Option<Value>> {
+/// The JSON text of the note object for `id` in a page's state, desktop or
+/// mobile layout. `Ok(None)`: the state parsed but holds no such note.
+pub fn find_note(page: &str, id: &str) -> Result<Option<String>> {
     let states: Vec<_> = [DESKTOP_STATE, MOBILE_SETUP_STATE]
         .into_iter()
         .filter_map(|name| last_state(page, name))
         .collect();
-    let parsed: Vec<Value> = states
+    let parsed: Vec<&RawValue> = states
         .iter()
-        .filter_map(|s| s.as_ref().ok().cloned())
+        .filter_map(|s| s.as_ref().ok())
+        .filter_map(|s| serde_json::from_str(s).ok())
         .collect();
     if parsed.is_empty() {
         let why = states
@@ -147,46 +156,104 @@ pub fn find_note(page: &str, id: &str) -> Result<Option<Value>> {
             "the note page state could not be read: {why}"
         )));
     }
-    for state in &parsed {
-        let mut candidates: Vec<&Value> = Vec::new();
-        if let Some(map) = state
-            .pointer("/note/noteDetailMap")
-            .and_then(Value::as_object)
-        {
-            candidates.extend(map.get(id).and_then(|e| e.get("note")));
+    for state in parsed {
+        let mut candidates: Vec<&RawValue> = Vec::new();
+        if let Some(map) = fields::at(Some(state), &["note", "noteDetailMap"]).and_then(members) {
+            candidates.extend(get(&map, id).and_then(|e| fields::at(Some(e), &["note"])));
             // Under another key only when the note names itself as `id`.
             candidates.extend(
-                map.values()
+                map.iter()
                     .rev()
-                    .filter_map(|e| e.get("note"))
-                    .filter(|n| note_id(n).is_some()),
+                    .filter_map(|(_, e)| fields::at(Some(e), &["note"]))
+                    .filter(|n| members(n).is_some_and(|m| note_id(&m).is_some())),
             );
         }
-        candidates.extend(state.pointer("/noteData/data/noteData"));
-        candidates.extend(state.pointer("/LAUNCHER_SSR_STORE_PAGE_DATA/noteData"));
+        candidates.extend(fields::at(Some(state), &["noteData", "data", "noteData"]));
+        candidates.extend(fields::at(
+            Some(state),
+            &["LAUNCHER_SSR_STORE_PAGE_DATA", "noteData"],
+        ));
         if let Some(note) = candidates.into_iter().find(|n| is_note(n, id)) {
-            return Ok(Some(note.clone()));
+            return Ok(Some(note.get().to_string()));
         }
     }
     Ok(None)
 }
 
-fn note_id(note: &Value) -> Option<&str> {
+/// The members of an object in their order, a name given twice once (its
+/// last value, at its first place); `None` when `raw` is not an object.
+pub fn members(raw: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+    if kind_of(raw) != b'{' {
+        return None;
+    }
+    let all: Vec<(fields::Text, &RawValue)> = serde_json::from_str::<Pairs>(raw.get()).ok()?.0;
+    let mut out: Vec<(Cow<str>, &RawValue)> = Vec::with_capacity(all.len());
+    for (name, value) in all {
+        match out.iter_mut().find(|(n, _)| *n == name.as_str()) {
+            Some(slot) => slot.1 = value,
+            None => out.push((name.0, value)),
+        }
+    }
+    Some(out)
+}
+
+/// An object's members as read, in order.
+struct Pairs<'a>(Vec<(fields::Text<'a>, &'a RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for Pairs<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct V;
+        impl<'de> serde::de::Visitor<'de> for V {
+            type Value = Pairs<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<Pairs<'de>, A::Error> {
+                let mut out = Vec::new();
+                while let Some(pair) = map.next_entry()? {
+                    out.push(pair);
+                }
+                Ok(Pairs(out))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+/// The member `name` of a member list.
+pub fn get<'a>(members: &[(Cow<str>, &'a RawValue)], name: &str) -> Option<&'a RawValue> {
+    members.iter().find(|(n, _)| n == name).map(|(_, v)| *v)
+}
+
+/// A JSON string's value; `None` for any other value.
+pub fn as_str(raw: &RawValue) -> Option<Cow<'_, str>> {
+    if kind_of(raw) != b'"' {
+        return None;
+    }
+    serde_json::from_str::<fields::Text>(raw.get())
+        .ok()
+        .map(|t| t.0)
+}
+
+fn note_id<'a>(note: &[(Cow<str>, &'a RawValue)]) -> Option<Cow<'a, str>> {
     ["noteId", "note_id", "id"]
         .into_iter()
-        .find_map(|k| note.get(k))
-        .and_then(Value::as_str)
+        .find_map(|k| get(note, k))
+        .and_then(as_str)
 }
 
 /// A non-empty note object whose own id (when it states one) is `id`.
-fn is_note(note: &Value, id: &str) -> bool {
-    let Some(obj) = note.as_object() else {
+fn is_note(note: &RawValue, id: &str) -> bool {
+    let Some(obj) = members(note) else {
         return false;
     };
-    let has_content = obj.contains_key("type")
-        || obj.contains_key("imageList")
-        || obj.contains_key("images_list");
-    has_content && note_id(note).is_none_or(|n| n.eq_ignore_ascii_case(id))
+    let has_content = ["type", "imageList", "images_list"]
+        .into_iter()
+        .any(|k| get(&obj, k).is_some());
+    has_content && note_id(&obj).is_none_or(|n| n.eq_ignore_ascii_case(id))
 }
 
 #[cfg(test)]
@@ -256,6 +323,7 @@ mod tests {
         let found = find_note(page, "6411cf99000000001300b6d9")
             .unwrap()
             .unwrap();
+        let found: serde_json::Value = serde_json::from_str(&found).unwrap();
         assert_eq!(found["desc"], "undefined stays");
         assert!(found["x"].is_null());
         assert_eq!(find_note(page, "6411cf99000000001300b6da").unwrap(), None);
