@@ -307,6 +307,34 @@ pub fn median_map_time<E: Extractor>(
     Ok(Some(samples[samples.len() / 2]))
 }
 
+/// An extractor crate's `map_cost` example: `map`'s median native time on
+/// each case named on the command line (`[case ...] [--runs N]`; default:
+/// `default_cases` under `fixtures`, 2000 runs), one line each.
+pub fn map_cost_main<E: Extractor>(fixtures: &Path, default_cases: &[&str]) {
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let runs = match args.iter().position(|a| a == "--runs") {
+        Some(i) => {
+            let n = args.get(i + 1).and_then(|n| n.parse().ok()).unwrap_or(2000);
+            args.drain(i..(i + 2).min(args.len()));
+            n
+        }
+        None => 2000,
+    };
+    if args.is_empty() {
+        args = default_cases.iter().map(|c| c.to_string()).collect();
+    }
+    for case in args {
+        match median_map_time::<E>(&fixtures.join(&case), runs) {
+            Ok(Some(t)) => println!(
+                "{case}: map {:.1} µs (median of {runs})",
+                t.as_secs_f64() * 1e6
+            ),
+            Ok(None) => println!("{case}: never reaches map"),
+            Err(e) => println!("{case}: {e}"),
+        }
+    }
+}
+
 /// Answer one request from the case, following redirects when asked.
 fn perform(
     case: &Case,
