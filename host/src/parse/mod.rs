@@ -109,8 +109,10 @@ pub async fn parse(services: &Services, request: &ParseRequest<'_>) -> Result<Pa
     let (platform, result) = match routed(services, request) {
         Ok(ext) => {
             let platform = ext.platform().to_string();
-            let result = planned(services, request, &ext, started).await;
-            let policy = services.config.load().health_policy(&platform);
+            // One snapshot of the operator configuration for the whole parse.
+            let config = services.config.load_full();
+            let result = planned(services, &config, request, &ext, started).await;
+            let policy = config.health_policy(&platform);
             services.health.record(
                 &platform,
                 &policy,
@@ -160,11 +162,12 @@ fn routed(
 /// could answer a timeout: a parse past its deadline is not charged.
 async fn planned(
     services: &Services,
+    config: &Arc<OperatorConfig>,
     request: &ParseRequest<'_>,
     ext: &Arc<LoadedExtractor>,
     started: Instant,
 ) -> Result<Parsed, ParseError> {
-    let plan = PlatformPlan::of(services, ext, request.key)?;
+    let plan = PlatformPlan::of(services, config, ext, request.key)?;
     let deadline = tokio::time::Instant::from_std(started) + services.limits.deadline;
     let routed = Routed {
         services,

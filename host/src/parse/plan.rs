@@ -46,11 +46,12 @@ impl PlatformPlan {
     /// platform's breaker is open.
     pub fn of(
         services: &Services,
+        config: &Arc<OperatorConfig>,
         ext: &LoadedExtractor,
         key: &KeyRecord,
     ) -> Result<PlatformPlan, ParseError> {
         let platform = ext.platform().to_string();
-        let config = services.config.load_full();
+        let config = config.clone();
         if !config.enabled(&platform) {
             return Err(ParseError::ExtractorUnavailable(platform));
         }
