@@ -615,22 +615,20 @@ mod tests {
     const OKHTTP4_JA3: &str = "771,4865-4866-4867-49195-49196-52393-49199-49200-52392-49171-49172-156-157-47-53,0-23-65281-10-11-35-16-5-13-51-45-43-21,29-23-24,0";
     const OKHTTP4_AKAMAI: &str = "4:16777216|16711681|0|m,p,a,s";
     // Safari through 18.1 (the iOS 18.1.1 profile) offers ecdsa_sha1 (0203)
-    // among its signature algorithms: real Safari 18.1 on macOS in
-    // github.com/lexiforest/curl_cffi issue #439 (tls.browserleaks.com,
-    // ja4_r lists 0203). Safari 18.2 and later (the macOS 18.2 profile)
-    // dropped it: curl_cffi issue #460 (real Safari 18.2's JA4 differs from
-    // the 18.0 impersonation's), real iOS Safari 18.3 in curl_cffi issue
-    // #530 and real Safari 26.0.1 in lexiforest/curl-impersonate issue #187
-    // all show this JA4.
+    // among its signature algorithms: a capture of real Safari 18.1 on macOS
+    // at tls.browserleaks.com lists 0203 in its ja4_r. Safari 18.2 and later
+    // (the macOS 18.2 profile) dropped it: captures of real Safari 18.2 and
+    // 26.0.1 on macOS and of iOS Safari 18.3 all show the second JA4 below,
+    // which differs from the 18.0 impersonation's.
     const SAFARI_IOS_18_1_JA4: &str = "t13d2014h2_a09f3c656075_14788d8d241b";
     const SAFARI_18_2_JA4: &str = "t13d2014h2_a09f3c656075_e42f34c56612";
     // Safari on iOS 18.0-18.3: SETTINGS 2,3,4,8,9, window 10420225, no
     // PRIORITY, m,s,a,p. github.com/bogdanfinn/tls-client
     // profiles/internal_browser_profiles.go `Safari_IOS_18_0` (settings,
-    // order, connection flow, pseudo-header order); github.com/lexiforest/
-    // curl_cffi issue #555 gives real Safari 18.0's akamai_hash
-    // d4a2dcbfde511b5040ed5a5190a8d78b (the MD5 of this text) and shows 18.4
-    // dropping setting 8 (c52879e4…: 2:0;3:100;4:2097152;9:1|…).
+    // order, connection flow, pseudo-header order); a capture of real
+    // Safari 18.0 gives the akamai_hash d4a2dcbfde511b5040ed5a5190a8d78b (the
+    // MD5 of this text), and one of 18.4 shows setting 8 dropped
+    // (c52879e4…: 2:0;3:100;4:2097152;9:1|…).
     const SAFARI_IOS_18_AKAMAI: &str = "2:0;3:100;4:2097152;8:1;9:1|10420225|0|m,s,a,p";
     // Firefox 133: curl_cffi's impersonation table (`firefox133`).
     const FIREFOX_133_JA4: &str = "t13d1716h2_5b57614c22b0_eeeea6562960";
