@@ -61,6 +61,40 @@ fn queued_charge(store: &Store, account: &str, credits: i64, request_id: &str) -
     charge
 }
 
+/// A group the writer thread holds open until the returned sender is used
+/// (or dropped); the handle answers its write.
+fn open_group(store: &Store) -> (mpsc::Sender<()>, std::thread::JoinHandle<StoreResult<()>>) {
+    let (entered_tx, entered) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel::<()>();
+    let writer = store.clone();
+    let group = std::thread::spawn(move || {
+        writer.write(move |_| {
+            entered_tx.send(()).unwrap();
+            let _ = release_rx.recv();
+            Ok(())
+        })
+    });
+    entered
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the group is open");
+    (release, group)
+}
+
+/// A trigger that makes the ledger row of `req_poison` fail with `raise`
+/// (`RAISE(ABORT, …)`: that write alone; `RAISE(ROLLBACK, …)`: the whole
+/// transaction).
+fn poison_ledger_row(store: &Store, raise: &str) {
+    store
+        .with(|c| {
+            Ok(c.execute_batch(&format!(
+                "CREATE TRIGGER poison BEFORE INSERT ON ledger
+                 WHEN NEW.request_id = 'req_poison'
+                 BEGIN SELECT {raise}; END;"
+            ))?)
+        })
+        .unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn concurrent_charges_share_commits_and_keep_the_ledger_exact() {
     const N: i64 = 200;
@@ -111,15 +145,7 @@ async fn a_failing_write_is_rolled_back_alone_in_its_group() {
         .charge("acme", "k1", "tiktok", 1, "req_taken", 10)
         .unwrap();
     // A charge that fails after its debit: the ledger refuses its row.
-    store
-        .with(|c| {
-            Ok(c.execute_batch(
-                "CREATE TRIGGER refuse_poison BEFORE INSERT ON ledger
-                 WHEN NEW.request_id = 'req_poison'
-                 BEGIN SELECT RAISE(ABORT, 'poisoned ledger row'); END;",
-            )?)
-        })
-        .unwrap();
+    poison_ledger_row(&store, "RAISE(ABORT, 'poisoned ledger row')");
     let Backend::Sqlite(db) = &store.backend else {
         unreachable!("a SQLite store")
     };
@@ -234,19 +260,7 @@ fn a_cached_key_and_the_precheck_do_not_wait_for_a_group() {
         Some(key.clone())
     );
     // A group that stays open until the test lets it go.
-    let (entered_tx, entered) = mpsc::channel();
-    let (release, release_rx) = mpsc::channel::<()>();
-    let writer = store.clone();
-    let group = std::thread::spawn(move || {
-        writer.write(move |_| {
-            entered_tx.send(()).unwrap();
-            let _ = release_rx.recv();
-            Ok(())
-        })
-    });
-    entered
-        .recv_timeout(Duration::from_secs(10))
-        .expect("the group is open");
+    let (release, group) = open_group(&store);
     let (answered, answer) = mpsc::channel();
     let reader = store.clone();
     std::thread::spawn(move || {
@@ -309,19 +323,7 @@ fn a_key_another_process_deleted_is_not_answered_from_the_cache_during_a_group()
         .unwrap();
     // Then a group opens and stays open: the lookup cannot read
     // data_version itself, it relies on the group's check.
-    let (entered_tx, entered) = mpsc::channel();
-    let (release, release_rx) = mpsc::channel::<()>();
-    let writer = store.clone();
-    let group = std::thread::spawn(move || {
-        writer.write(move |_| {
-            entered_tx.send(()).unwrap();
-            let _ = release_rx.recv();
-            Ok(())
-        })
-    });
-    entered
-        .recv_timeout(Duration::from_secs(10))
-        .expect("the group is open");
+    let (release, group) = open_group(&store);
     let (answered, answer) = mpsc::channel();
     let reader = store.clone();
     std::thread::spawn(move || {
@@ -340,15 +342,7 @@ async fn a_write_that_ends_the_whole_transaction_fails_its_whole_group() {
     let (_dir, store) = store_with(&[("acme", 100)]);
     // RAISE(ROLLBACK) ends the transaction itself, the writes before the
     // poisoned one included: none of them may be told it was charged.
-    store
-        .with(|c| {
-            Ok(c.execute_batch(
-                "CREATE TRIGGER end_all BEFORE INSERT ON ledger
-                 WHEN NEW.request_id = 'req_poison'
-                 BEGIN SELECT RAISE(ROLLBACK, 'the whole transaction'); END;",
-            )?)
-        })
-        .unwrap();
+    poison_ledger_row(&store, "RAISE(ROLLBACK, 'the whole transaction')");
     let Backend::Sqlite(db) = &store.backend else {
         unreachable!("a SQLite store")
     };
