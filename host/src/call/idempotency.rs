@@ -117,12 +117,10 @@ fn key_lock(name: &str) -> Arc<tokio::sync::Mutex<()>> {
     lock
 }
 
+/// A store failure as the parse path reports one (`database_unavailable`,
+/// `store_busy`, else internal).
 fn store_refusal(e: StoreError) -> ApiError {
-    match e {
-        StoreError::Unavailable(m) => crate::core::api_error::unavailable(m),
-        e if e.is_busy() => ApiError::of(ErrorCode::StoreBusy),
-        e => internal(e),
-    }
+    ApiError::from(crate::parse::ParseError::from(e))
 }
 
 /// Run `run` (given the ledger request id to charge under) once for
