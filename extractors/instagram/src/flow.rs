@@ -3,11 +3,12 @@
 //! logged-out Polaris GraphQL query, the permalink page, the embed page.
 
 use mediaparse_meta_web::cascade::{Cascade, Judged, Next, found, miss, rank, stop, strategy};
-use mediaparse_meta_web::graphql::{Query, json_body};
+use mediaparse_meta_web::graphql::{Query, json_text};
 use mediaparse_meta_web::session::{Session, document_request, home_request};
 use mediaparse_meta_web::share::{Hop, ShareLinks};
-use mediaparse_meta_web::{CHROME_UA, data_sjs_blobs, find_key, find_object, shortcode};
+use mediaparse_meta_web::{CHROME_UA, data_sjs_blobs, scan, shortcode};
 use mediaparse_sdk::exchanges::Exchanges;
+use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Step, Target};
 use serde_json::Value;
@@ -136,22 +137,23 @@ fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Post> {
             "the GraphQL query answered HTTP {status}"
         )));
     }
-    let Some(json) = json_body(ex) else {
+    let text = ex.response.text();
+    let Some(json) = json_text(&text) else {
         return miss(Failure::upstream(
             "the GraphQL query answered something other than JSON (blocked without a browser fingerprint?)",
         ));
     };
-    let Some(media) = json.pointer("/data/xig_polaris_media") else {
+    let Some(media) = fields::at(Some(json), &["data", "xig_polaris_media"]) else {
         return miss(Failure::changed(
             "the GraphQL answer has no data.xig_polaris_media",
         ));
     };
-    if media.is_null() {
+    if kind_of(media) == b'n' {
         return miss(Failure::upstream("the GraphQL answer names no post"));
     }
-    match media.get("if_not_gated_logged_out") {
-        Some(item) if item.is_object() => checked_v1(item, code),
-        Some(Value::Null) => stop(Failure::LoginRequired(
+    match fields::at(Some(media), &["if_not_gated_logged_out"]).map(|item| (kind_of(item), item)) {
+        Some((b'{', item)) => checked_v1(item, code),
+        Some((b'n', _)) => stop(Failure::LoginRequired(
             "Instagram shows this post only to signed-in users".into(),
         )),
         _ => miss(Failure::changed(
@@ -160,11 +162,19 @@ fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Post> {
     }
 }
 
-fn checked_v1(item: &Value, code: &str) -> Judged<Post> {
-    match item.get("code").and_then(Value::as_str) {
-        Some(c) if c == code => found(Post::V1(item.clone())),
+/// A string member of an object's text (`None` for any other value).
+fn string_member<'a>(object: &'a RawValue, name: &str) -> Option<Text<'a>> {
+    fields::at(Some(object), &[name])
+        .filter(|r| kind_of(r) == b'"')
+        .and_then(|r| serde_json::from_str(r.get()).ok())
+}
+
+fn checked_v1(item: &RawValue, code: &str) -> Judged<Post> {
+    match string_member(item, "code") {
+        Some(c) if c.as_str() == code => found(Post::V1(item.to_owned())),
         Some(other) => miss(Failure::upstream(format!(
-            "Instagram answered with another post ({other})"
+            "Instagram answered with another post ({})",
+            other.as_str()
         ))),
         None => miss(Failure::changed("the media item has no code")),
     }
@@ -210,13 +220,10 @@ fn eval_page(ex: &Exchange, code: &str) -> Judged<Post> {
         if !blob.contains(code) && !blob.contains("xig_polaris_media") {
             continue;
         }
-        let Ok(json) = serde_json::from_str::<Value>(blob) else {
-            continue;
-        };
-        if let Some(media) = find_key(&json, "xig_polaris_media") {
-            match media.get("if_not_gated_logged_out") {
-                Some(item) if item.is_object() => return checked_v1(item, code),
-                Some(Value::Null) => {
+        if let Some(media) = scan::find_key(blob, "xig_polaris_media") {
+            match fields::at(Some(media), &["if_not_gated_logged_out"]).map(|i| (kind_of(i), i)) {
+                Some((b'{', item)) => return checked_v1(item, code),
+                Some((b'n', _)) => {
                     return stop(Failure::LoginRequired(
                         "Instagram shows this post only to signed-in users".into(),
                     ));
@@ -224,22 +231,32 @@ fn eval_page(ex: &Exchange, code: &str) -> Judged<Post> {
                 _ => {}
             }
         }
-        if let Some(item) = find_key(&json, "xdt_api__v1__media__shortcode__web_info")
-            .and_then(|w| w.pointer("/items/0"))
+        if let Some(item) = scan::find_key(blob, "xdt_api__v1__media__shortcode__web_info")
+            .and_then(|w| fields::at(Some(w), &["items"]))
+            .and_then(first_element)
         {
             return checked_v1(item, code);
         }
-        let pred = |m: &serde_json::Map<String, Value>| {
-            m.get("code").and_then(Value::as_str) == Some(code)
-                && (m.contains_key("image_versions2") || m.contains_key("carousel_media"))
-        };
-        if let Some(item) = find_object(&json, &pred) {
-            return found(Post::V1(item.clone()));
+        let post = scan::find_object(blob, |m| {
+            m.string("code").as_deref() == Some(code)
+                && (m.has("image_versions2") || m.has("carousel_media"))
+        });
+        if let Some(item) = post {
+            return found(Post::V1(item.to_owned()));
         }
     }
     miss(Failure::changed(
         "the post page carries no media JSON for this post",
     ))
+}
+
+/// The first element of an array's text.
+fn first_element(list: &RawValue) -> Option<&RawValue> {
+    if kind_of(list) != b'[' {
+        return None;
+    }
+    let items: Vec<&RawValue> = serde_json::from_str(list.get()).ok()?;
+    items.first().copied()
 }
 
 fn embed_request(url: &str) -> HttpRequest {

@@ -2,19 +2,22 @@
 //! Two upstream shapes (upstream/instagram.md §4): the API-v1 item (Polaris
 //! GraphQL, permalink page) and the legacy GraphQL shape (embed page).
 
-use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, MediaSource, Result, Video};
+use mediaparse_sdk::fields::{self, RawValue, kind_of};
+use mediaparse_sdk::{
+    Extraction, Failure, Header, Image, Media, MediaSource, ObjectWriter, Result, Video,
+};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use crate::urls::PLATFORM;
-use mediaparse_meta_web::item::{Item, extraction, sane_duration};
+use mediaparse_meta_web::item::{Item, absent, extraction, id_text, sane_duration};
 use mediaparse_meta_web::{CHROME_UA, id_string, video_quality};
 
 /// A post found by one of the strategies.
 #[derive(Clone, Debug)]
 pub enum Post {
-    /// API-v1 media item.
-    V1(Value),
+    /// API-v1 media item (its JSON text).
+    V1(Box<RawValue>),
     /// Legacy `shortcode_media` object (embed page `gql_data`).
     Legacy(Value),
     /// Only the embed page's HTML image (its `contextJSON` was null).
@@ -86,8 +89,27 @@ pub fn map(post: &Post) -> Result<Extraction> {
     }
 }
 
-fn map_v1(value: &Value) -> Result<Extraction> {
-    let item = Item::deserialize(value)
+/// The members of an API-v1 item the platform data rewrites or fills.
+#[derive(Deserialize)]
+struct V1Members<'a> {
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    pk: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    caption: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    user: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    video_versions: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    carousel_media: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    image_versions2: Option<&'a RawValue>,
+}
+
+fn map_v1(raw: &RawValue) -> Result<Extraction> {
+    let item: Item = serde_json::from_str(raw.get())
         .map_err(|e| Failure::changed(format!("media item has an unexpected shape: {e}")))?;
     let mut media = Media {
         title: item.caption_text(),
@@ -107,32 +129,40 @@ fn map_v1(value: &Value) -> Result<Extraction> {
     }
     sane_duration(&mut media);
 
-    let mut data = value.as_object().cloned().unwrap_or_default();
-    let id = id_string(data.get("id")).or_else(|| id_string(data.get("pk")));
-    if let Some(id) = id {
-        data.insert("id".into(), id.into());
+    // Parsing `Item` accepted the text as an object.
+    let members: V1Members = fields::from_text(raw.get(), "the media item")?;
+    let mut data = ObjectWriter::new();
+    if let Some(id) = id_text(members.id).or_else(|| id_text(members.pk)) {
+        data.str("id", &id);
     }
-    if let Some(pk) = id_string(data.get("pk")) {
-        data.insert("pk".into(), pk.into());
+    if let Some(pk) = id_text(members.pk) {
+        data.str("pk", &pk);
     }
-    for (name, empty) in [
-        ("caption", json!({})),
-        ("user", json!({})),
-        ("video_versions", json!([])),
-        ("carousel_media", json!([])),
-    ] {
-        if data.get(name).is_none_or(Value::is_null) {
-            data.insert(name.into(), empty);
+    for (name, member) in [("caption", members.caption), ("user", members.user)] {
+        if absent(member) {
+            data.object(name, |_| {});
         }
     }
-    let image_versions = data
-        .get("image_versions2")
-        .filter(|v| v.is_object())
-        .cloned()
-        .unwrap_or_else(|| json!({}));
-    data.insert("image_versions".into(), image_versions);
-    Ok(extraction(PLATFORM, media, data))
+    for (name, member) in [
+        ("video_versions", members.video_versions),
+        ("carousel_media", members.carousel_media),
+    ] {
+        if absent(member) {
+            data.value(name, EMPTY_LIST);
+        }
+    }
+    match members.image_versions2.filter(|r| kind_of(r) == b'{') {
+        Some(images) => data.raw("image_versions", images),
+        None => data.object("image_versions", |_| {}),
+    };
+    data.rest_of(raw)?;
+    Ok(Extraction {
+        media,
+        platform_data: data.finish(PLATFORM),
+    })
 }
+
+const EMPTY_LIST: &[u8] = &[];
 
 #[derive(Deserialize)]
 struct Legacy {
@@ -426,11 +456,11 @@ mod tests {
             r#"{"carousel_media":[]}"#,
             r#"{"video_versions":null,"image_versions2":{"candidates":[]}}"#,
         ] {
-            let v: Value = serde_json::from_str(text).unwrap();
+            let v = RawValue::from_string(text.into()).unwrap();
             let ex = map(&Post::V1(v)).unwrap();
             assert!(ex.media.is_empty());
         }
-        let v: Value = serde_json::from_str(r#"{"video_versions":"nope"}"#).unwrap();
+        let v = RawValue::from_string(r#"{"video_versions":"nope"}"#.into()).unwrap();
         assert_eq!(map(&Post::V1(v)).unwrap_err().code(), "upstream_error");
     }
 }

@@ -1,6 +1,7 @@
 //! Meta's logged-out web GraphQL endpoint (`/api/graphql`): a form-encoded
 //! persisted query (`doc_id`) sent with the homepage session's LSD token.
 
+use mediaparse_sdk::fields::RawValue;
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
 use serde_json::Value;
 
@@ -139,4 +140,16 @@ pub fn strip_hijack_prefix(text: &str) -> &str {
 /// The JSON of an answer (prefix stripped), `None` when it is not JSON.
 pub fn json_body(ex: &Exchange) -> Option<Value> {
     serde_json::from_str(strip_hijack_prefix(&ex.response.text())).ok()
+}
+
+/// The JSON text of an answer's body `text` (prefix stripped), borrowed;
+/// `None` when it is not JSON.
+///
+/// ```
+/// use mediaparse_meta_web::graphql::json_text;
+/// assert_eq!(json_text("for (;;);{\"a\":1} ").map(|r| r.get()), Some("{\"a\":1}"));
+/// assert!(json_text("<html>").is_none());
+/// ```
+pub fn json_text(text: &str) -> Option<&RawValue> {
+    serde_json::from_str(strip_hijack_prefix(text)).ok()
 }

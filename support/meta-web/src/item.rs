@@ -3,6 +3,7 @@
 //! into the media object.
 
 use mediaparse_sdk::bigints::stringify_large_integers;
+use mediaparse_sdk::fields::{RawValue, Text, kind_of};
 use mediaparse_sdk::spec::fill_missing_members;
 use mediaparse_sdk::{Extraction, Header, Image, Media, MediaSource, Video};
 use serde::Deserialize;
@@ -150,6 +151,22 @@ pub fn extraction(platform: &str, media: Media, mut data: Map<String, Value>) ->
         media,
         platform_data: platform_data.into(),
     }
+}
+
+/// An id member sent as a string or a number, as non-empty text (as
+/// [`crate::id_string`] reads a `Value`).
+pub fn id_text(raw: Option<&RawValue>) -> Option<String> {
+    let raw = raw?;
+    if !matches!(kind_of(raw), b'"' | b'-' | b'0'..=b'9') {
+        return None;
+    }
+    let text: Text = serde_json::from_str(raw.get()).ok()?;
+    Some(text.into_string()).filter(|s| !s.is_empty())
+}
+
+/// Is a member absent or `null`?
+pub fn absent(raw: Option<&RawValue>) -> bool {
+    raw.is_none_or(|r| kind_of(r) == b'n')
 }
 
 /// A duration that is not a finite, non-negative number becomes 0.

@@ -9,6 +9,7 @@ pub mod graphql;
 pub mod item;
 pub mod media;
 pub mod page;
+pub mod scan;
 pub mod session;
 pub mod share;
 pub mod shortcode;
