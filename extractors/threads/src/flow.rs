@@ -4,11 +4,12 @@
 //! GraphQL query.
 
 use mediaparse_meta_web::cascade::{Cascade, Judged, Next, found, miss, rank, stop, strategy};
-use mediaparse_meta_web::graphql::{Query, json_body};
+use mediaparse_meta_web::graphql::{Query, json_text};
 use mediaparse_meta_web::session::home_request;
 use mediaparse_meta_web::share::{Hop, ShareLinks};
-use mediaparse_meta_web::{CHROME_UA, data_sjs_blobs, find_object, shortcode};
+use mediaparse_meta_web::{CHROME_UA, data_sjs_blobs, scan, shortcode};
 use mediaparse_sdk::exchanges::Exchanges;
+use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Step, Target};
 use serde_json::Value;
@@ -54,7 +55,7 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
     find_post(target, ctx, done)?.into_step(|post| crate::map::map(&post))
 }
 
-fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Value>> {
+fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Box<RawValue>>> {
     let (code, post_url) = if is_share(target) {
         match SHARE_LINKS.follow(&target.canonical_url, done)? {
             Hop::Arrived(found) => found,
@@ -159,7 +160,7 @@ fn browser_page_request(url: &str) -> HttpRequest {
         .header("Priority", "u=0, i")
 }
 
-fn eval_ssr(ex: &Exchange, code: &str) -> Judged<Value> {
+fn eval_ssr(ex: &Exchange, code: &str) -> Judged<Box<RawValue>> {
     if let Ok(url) = InputUrl::parse(&ex.response.final_url) {
         if url.query("error").as_deref() == Some("invalid_post") {
             return stop(Failure::unavailable(
@@ -203,11 +204,8 @@ fn eval_ssr(ex: &Exchange, code: &str) -> Judged<Value> {
         if !blob.contains(code) {
             continue;
         }
-        let Ok(json) = serde_json::from_str::<Value>(blob) else {
-            continue;
-        };
-        if let Some(post) = find_object(&json, &|m| is_post(m, code)) {
-            return found(post.clone());
+        if let Some(post) = scan::find_object(blob, |m| is_post(m, code)) {
+            return found(post.to_owned());
         }
     }
     miss(Failure::changed(
@@ -217,25 +215,28 @@ fn eval_ssr(ex: &Exchange, code: &str) -> Judged<Value> {
 
 // ---------------------------------------------------------- strategy B
 
-fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Value> {
+fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Box<RawValue>> {
     let status = ex.response.status;
     if status == 429 {
         return miss(Failure::RateLimited(
             "Threads is rate-limiting anonymous GraphQL".into(),
         ));
     }
-    let Some(json) = json_body(ex) else {
+    let text = ex.response.text();
+    let Some(json) = json_text(&text) else {
         return miss(Failure::upstream(format!(
             "the GraphQL query answered HTTP {status} without JSON"
         )));
     };
-    if let Some(error) = json.get("error").filter(|e| !e.is_null()) {
-        let summary = json
-            .get("errorSummary")
-            .and_then(Value::as_str)
+    if let Some(error) = fields::at(Some(json), &["error"]).filter(|e| kind_of(e) != b'n') {
+        let error: Value = serde_json::from_str(error.get()).unwrap_or_default();
+        let summary = fields::at(Some(json), &["errorSummary"])
+            .filter(|s| kind_of(s) == b'"')
+            .and_then(|s| serde_json::from_str::<Text>(s.get()).ok())
             .unwrap_or_default();
         return miss(Failure::upstream(format!(
-            "the GraphQL query failed: error {error} {summary}"
+            "the GraphQL query failed: error {error} {}",
+            summary.as_str()
         )));
     }
     if status != 200 {
@@ -243,11 +244,11 @@ fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Value> {
             "the GraphQL query answered HTTP {status}"
         )));
     }
-    let Some(data) = json.get("data").filter(|d| !d.is_null()) else {
+    let Some(data) = fields::at(Some(json), &["data"]).filter(|d| kind_of(d) != b'n') else {
         return miss(Failure::changed("the GraphQL answer has no data"));
     };
-    match find_object(data, &|m| is_post(m, code)) {
-        Some(post) => found(post.clone()),
+    match scan::find_object(data.get(), |m| is_post(m, code)) {
+        Some(post) => found(post.to_owned()),
         None => miss(Failure::changed(
             "the GraphQL answer holds no post with this shortcode",
         )),

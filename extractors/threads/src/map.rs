@@ -1,12 +1,12 @@
 //! Mapping the selected post object (upstream/threads.md §4–5).
 
-use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, Result};
+use mediaparse_sdk::fields::{self, RawValue, kind_of};
+use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, ObjectWriter, Result};
 use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
 use crate::urls::PLATFORM;
-use mediaparse_meta_web::item::{Item, extraction, sane_duration};
-use mediaparse_meta_web::{CHROME_UA, id_string};
+use mediaparse_meta_web::item::{Item, absent, id_text, sane_duration};
+use mediaparse_meta_web::{CHROME_UA, scan};
 
 pub fn download_headers() -> Vec<Header> {
     vec![
@@ -15,11 +15,15 @@ pub fn download_headers() -> Vec<Header> {
     ]
 }
 
-/// A Threads post: the common media item and what only Threads sends.
-#[derive(Deserialize)]
+/// A Threads post: the common media item and what only Threads sends
+/// (read from the same text, each without the other's members).
 struct TPost {
-    #[serde(flatten)]
     item: Item,
+    extra: Extra,
+}
+
+#[derive(Deserialize)]
+struct Extra {
     #[serde(default)]
     text_post_app_info: Option<AppInfo>,
     #[serde(default)]
@@ -31,7 +35,7 @@ struct AppInfo {
     #[serde(default)]
     is_post_unavailable: Option<bool>,
     #[serde(default)]
-    linked_inline_media: Option<Box<TPost>>,
+    linked_inline_media: Option<Box<RawValue>>,
 }
 
 #[derive(Deserialize)]
@@ -53,8 +57,27 @@ struct GiphyRendition {
 }
 
 impl TPost {
+    /// The post of `text`, and of its linked inline media (`None` when
+    /// none is linked).
+    fn read(text: &str) -> std::result::Result<(TPost, Option<TPost>), serde_json::Error> {
+        let item: Item = serde_json::from_str(text)?;
+        let extra: Extra = serde_json::from_str(text)?;
+        let inline = match extra
+            .text_post_app_info
+            .as_ref()
+            .and_then(|i| i.linked_inline_media.as_deref())
+            .filter(|raw| kind_of(raw) != b'n')
+        {
+            Some(raw) => Some(TPost::read(raw.get())?.0),
+            None => None,
+        };
+        Ok((TPost { item, extra }, inline))
+    }
+}
+
+impl TPost {
     /// The mapping order of upstream/threads.md §5.
-    fn collect(&self, media: &mut Media, inline_allowed: bool) {
+    fn collect(&self, media: &mut Media, inline: Option<&TPost>) {
         let item = &self.item;
         if !item.children().is_empty() {
             for child in item.children() {
@@ -68,17 +91,13 @@ impl TPost {
             item.push_videos(media, None, &download_headers());
         } else if item.media_type == Some(1) && !item.candidates().is_empty() {
             item.push_image(media);
-        } else if let Some(inline) = self
-            .text_post_app_info
-            .as_ref()
-            .and_then(|i| i.linked_inline_media.as_deref())
-            .filter(|_| inline_allowed)
-        {
-            inline.collect(media, false);
+        } else if let Some(inline) = inline {
+            inline.collect(media, None);
             if media.thumbnail.is_empty() {
                 media.thumbnail = inline.item.thumbnail();
             }
         } else if let Some(webp) = self
+            .extra
             .giphy_media_info
             .as_ref()
             .and_then(|g| g.images.as_ref())
@@ -95,10 +114,30 @@ impl TPost {
     }
 }
 
-pub fn map(value: &Value) -> Result<Extraction> {
-    let post = TPost::deserialize(value)
+/// The members of a post the platform data rewrites or fills.
+#[derive(Deserialize)]
+struct PostMembers<'a> {
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    id: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    pk: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    user: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    image_versions2: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    video_versions: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    carousel_media: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    text_post_app_info: Option<&'a RawValue>,
+}
+
+pub fn map(raw: &RawValue) -> Result<Extraction> {
+    let (post, inline) = TPost::read(raw.get())
         .map_err(|e| Failure::changed(format!("the post has an unexpected shape: {e}")))?;
     if post
+        .extra
         .text_post_app_info
         .as_ref()
         .and_then(|i| i.is_post_unavailable)
@@ -114,57 +153,73 @@ pub fn map(value: &Value) -> Result<Extraction> {
         thumbnail: post.item.thumbnail(),
         ..Media::default()
     };
-    post.collect(&mut media, true);
+    post.collect(&mut media, inline.as_ref());
     sane_duration(&mut media);
 
-    let mut data = value.as_object().cloned().unwrap_or_default();
-    for name in ["id", "pk"] {
-        if let Some(s) = id_string(data.get(name)) {
-            data.insert(name.into(), s.into());
+    let members: PostMembers = fields::from_text(raw.get(), "the post")?;
+    let mut data = ObjectWriter::new();
+    let pk = id_text(members.pk);
+    match id_text(members.id) {
+        Some(id) => {
+            data.str("id", &id);
+        }
+        None => {
+            if let (None, Some(pk)) = (members.id, &pk) {
+                data.str("id", pk);
+            }
         }
     }
-    if !data.contains_key("id")
-        && let Some(pk) = id_string(data.get("pk"))
-    {
-        data.insert("id".into(), pk.into());
+    if let Some(pk) = &pk {
+        data.str("pk", pk);
     }
-    data.insert("text".into(), title.into());
-    data.insert(
-        "images".into(),
-        serde_json::to_value(&media.images).unwrap_or_else(|_| json!([])),
-    );
-    for (name, empty) in [
-        ("user", json!({})),
-        ("image_versions2", json!({})),
-        ("video_versions", json!([])),
-        ("carousel_media", json!([])),
-        ("text_post_app_info", json!({})),
+    data.str("text", &title);
+    data.value("images", &media.images);
+    for (name, member) in [
+        ("user", members.user),
+        ("image_versions2", members.image_versions2),
+        ("text_post_app_info", members.text_post_app_info),
     ] {
-        if data.get(name).is_none_or(Value::is_null) {
-            data.insert(name.into(), empty);
+        if absent(member) {
+            data.object(name, |_| {});
         }
     }
-    Ok(extraction(PLATFORM, media, data))
+    for (name, member) in [
+        ("video_versions", members.video_versions),
+        ("carousel_media", members.carousel_media),
+    ] {
+        if absent(member) {
+            data.value(name, &[] as &[u8]);
+        }
+    }
+    data.rest_of(raw)?;
+    Ok(Extraction {
+        media,
+        platform_data: data.finish(PLATFORM),
+    })
 }
 
 /// Is this object the requested post (its `code`, with post members)?
-pub fn is_post(m: &Map<String, Value>, code: &str) -> bool {
-    m.get("code").and_then(Value::as_str) == Some(code)
-        && m.contains_key("pk")
-        && (m.contains_key("image_versions2")
-            || m.contains_key("video_versions")
-            || m.contains_key("carousel_media")
-            || m.contains_key("text_post_app_info")
-            || m.contains_key("media_type"))
+pub fn is_post(m: &scan::Members<'_, '_>, code: &str) -> bool {
+    m.string("code").as_deref() == Some(code)
+        && m.has("pk")
+        && (m.has("image_versions2")
+            || m.has("video_versions")
+            || m.has("carousel_media")
+            || m.has("text_post_app_info")
+            || m.has("media_type"))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn raw(text: &str) -> serde_json::Result<Box<RawValue>> {
+        RawValue::from_string(text.into())
+    }
+
     #[test]
     fn gif_posts_give_the_giphy_image() {
-        let v: Value = serde_json::from_str(
+        let v = raw(
             r#"{"pk":"1","id":"1_2","code":"DXhZAMkljvS","media_type":19,"caption":null,
             "image_versions2":{"candidates":[]},"video_versions":null,
             "giphy_media_info":{"images":{"fixed_height":{"webp":"https://media.giphy.com/media/abc/200.webp"}}}}"#,
@@ -185,7 +240,7 @@ mod tests {
 
     #[test]
     fn quoted_posts_are_not_this_posts_media() {
-        let v: Value = serde_json::from_str(
+        let v = raw(
             r#"{"pk":"1","code":"DXhZAMkljvS","media_type":19,"image_versions2":{"candidates":[]},
             "text_post_app_info":{"share_info":{"quoted_post":{"pk":"9","code":"C8CTu0iswgv","media_type":1,
               "image_versions2":{"candidates":[{"url":"https://x.cdninstagram.com/q.jpg","width":1,"height":1}]}}}}}"#,
@@ -203,10 +258,10 @@ mod tests {
             r#"{"carousel_media":[{}]}"#,
             r#"{"text_post_app_info":null}"#,
         ] {
-            let v: Value = serde_json::from_str(text).unwrap();
+            let v = raw(text).unwrap();
             assert!(map(&v).unwrap().media.is_empty());
         }
-        let v: Value = serde_json::from_str(r#"{"carousel_media":"x"}"#).unwrap();
+        let v = raw(r#"{"carousel_media":"x"}"#).unwrap();
         assert_eq!(map(&v).unwrap_err().code(), "upstream_error");
     }
 }

@@ -3,7 +3,6 @@
 
 use mediaparse_sdk::fields::RawValue;
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
-use serde_json::Value;
 
 use crate::cascade::{Judged, Next, miss, strategy};
 use crate::session::Session;
@@ -135,11 +134,6 @@ impl Query<'_> {
 pub fn strip_hijack_prefix(text: &str) -> &str {
     let text = text.trim_start();
     text.strip_prefix("for (;;);").unwrap_or(text)
-}
-
-/// The JSON of an answer (prefix stripped), `None` when it is not JSON.
-pub fn json_body(ex: &Exchange) -> Option<Value> {
-    serde_json::from_str(strip_hijack_prefix(&ex.response.text())).ok()
 }
 
 /// The JSON text of an answer's body `text` (prefix stripped), borrowed;

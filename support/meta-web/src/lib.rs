@@ -15,7 +15,7 @@ pub mod share;
 pub mod shortcode;
 
 pub use media::{Candidate, best_candidate, video_quality};
-pub use page::{data_sjs_blobs, find_key, find_object, id_string, lsd_token};
+pub use page::{data_sjs_blobs, id_string, lsd_token};
 
 /// The browser both sites' web flows present (and media downloads need).
 pub const CHROME_UA: &str = mediaparse_sdk::ua::CHROME_140_WINDOWS;

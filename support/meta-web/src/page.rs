@@ -1,5 +1,5 @@
 //! Reading Meta's web pages: the `data-sjs` JSON script blobs, the LSD
-//! token, and depth-first searches through the JSON they hold.
+//! token (the JSON they hold is searched with [`crate::scan`]).
 
 use serde_json::Value;
 
@@ -36,37 +36,6 @@ pub fn lsd_token(html: &str) -> Option<String> {
     let end = rest.find('"')?;
     let token = &rest[..end];
     (!token.is_empty() && token.len() < 200).then(|| token.to_string())
-}
-
-/// Depth-first search for the first member named `key`.
-pub fn find_key<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
-    match v {
-        Value::Object(map) => {
-            if let Some(found) = map.get(key) {
-                return Some(found);
-            }
-            map.values().find_map(|child| find_key(child, key))
-        }
-        Value::Array(items) => items.iter().find_map(|child| find_key(child, key)),
-        _ => None,
-    }
-}
-
-/// Depth-first search for the first object satisfying `pred`.
-pub fn find_object<'a>(
-    v: &'a Value,
-    pred: &dyn Fn(&serde_json::Map<String, Value>) -> bool,
-) -> Option<&'a Value> {
-    match v {
-        Value::Object(map) => {
-            if pred(map) {
-                return Some(v);
-            }
-            map.values().find_map(|child| find_object(child, pred))
-        }
-        Value::Array(items) => items.iter().find_map(|child| find_object(child, pred)),
-        _ => None,
-    }
 }
 
 /// An id member as a non-empty string (upstreams send some as bare numbers).
