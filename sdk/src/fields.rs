@@ -11,6 +11,9 @@
 //!   is an upstream change (`upstream_changed`).
 //! - [`string`]: a member read as `Value::as_str` reads it (only strings).
 //! - [`at`]: a nested member of a [`RawValue`], without building anything.
+//! - [`object`], [`objects`], [`strings`]: a member (or each element of a
+//!   list) read when it has the expected type, else the default, as `Value`
+//!   accessors pass over a member of another type — in one pass.
 //! - [`Text`]: a string or a number as text, borrowed from the page when it
 //!   holds no escapes; ids above 2^53 keep their exact digits.
 //! - [`RawValue`]: a member kept as its JSON text (`#[serde(borrow)] &'a
@@ -186,6 +189,231 @@ impl<'de: 'a, 'a> Deserialize<'de> for Text<'a> {
 /// ```
 pub fn raw<'de, D: Deserializer<'de>>(d: D) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue>::deserialize(d).map(Some)
+}
+
+/// `deserialize_with`: the member read as the struct `T` when it is an
+/// object, else `T::default()` (the value skipped) — as code reading a
+/// `Value` with `get`/`as_object` passes over a member of another type. One
+/// pass, no copy; `T`'s own members should be as forgiving
+/// (`#[serde(default)]`, these readers), since an error inside the object
+/// is still an error. (A fractional number reaches `T` as serde_json's
+/// one-member number object, which a `#[serde(default)]` struct reads as
+/// its defaults.)
+///
+/// ```
+/// use mediaparse_sdk::fields;
+/// #[derive(serde::Deserialize, Default)]
+/// #[serde(default)]
+/// struct Set { n: u32 }
+/// #[derive(serde::Deserialize)]
+/// struct Item {
+///     #[serde(default, deserialize_with = "fields::object")]
+///     a: Set,
+///     #[serde(default, deserialize_with = "fields::object")]
+///     b: Set,
+///     #[serde(default, deserialize_with = "fields::object")]
+///     c: Set,
+///     #[serde(default, deserialize_with = "fields::object")]
+///     d: Set,
+/// }
+/// let item: Item = fields::from_text(r#"{"a":{"n":3},"b":["x"],"c":true,"d":1.5}"#, "t").unwrap();
+/// assert_eq!((item.a.n, item.b.n, item.c.n, item.d.n), (3, 0, 0, 0));
+/// ```
+pub fn object<'de, D, T>(d: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    d.deserialize_any(ObjectOr(std::marker::PhantomData))
+}
+
+/// `deserialize_with`: a list whose elements are each read as [`object`]
+/// reads a member (an element that is no object is `T::default()`, keeping
+/// the others' positions); anything but a list is empty.
+///
+/// ```
+/// use mediaparse_sdk::fields::{self, Text};
+/// #[derive(serde::Deserialize, Default)]
+/// struct Url<'a> { #[serde(borrow, default, deserialize_with = "fields::string")] url: Text<'a> }
+/// #[derive(serde::Deserialize)]
+/// struct Item<'a> {
+///     #[serde(borrow, default, deserialize_with = "fields::objects")]
+///     urls: Vec<Url<'a>>,
+///     #[serde(borrow, default, deserialize_with = "fields::objects")]
+///     none: Vec<Url<'a>>,
+/// }
+/// let item: Item = fields::from_text(r#"{"urls":[{"url":"a"},7,{"url":1},[{}]],"none":{"url":"b"}}"#, "t").unwrap();
+/// let urls: Vec<&str> = item.urls.iter().map(|u| u.url.as_str()).collect();
+/// assert_eq!((urls, item.none.len()), (vec!["a", "", "", ""], 0));
+/// ```
+pub fn objects<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    d.deserialize_any(ListOr(
+        |item: ObjectElement<T>| item.0,
+        std::marker::PhantomData,
+    ))
+}
+
+/// `deserialize_with`: a list's string elements (`None` for an element of
+/// another type, keeping the others' positions); anything but a list is
+/// empty.
+///
+/// ```
+/// use mediaparse_sdk::fields;
+/// #[derive(serde::Deserialize)]
+/// struct Item<'a> {
+///     #[serde(borrow, default, deserialize_with = "fields::strings")]
+///     a: Vec<Option<fields::Text<'a>>>,
+/// }
+/// let item: Item = fields::from_text(r#"{"a":["x",1,null,"y\/z"]}"#, "t").unwrap();
+/// let a: Vec<Option<&str>> = item.a.iter().map(|s| s.as_ref().map(|s| s.as_str())).collect();
+/// assert_eq!(a, vec![Some("x"), None, None, Some("y/z")]);
+/// ```
+pub fn strings<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Option<Text<'de>>>, D::Error> {
+    d.deserialize_any(ListOr(
+        |item: StringOrNone<'de>| item.0,
+        std::marker::PhantomData,
+    ))
+}
+
+/// Drain a map or a list of values nobody reads.
+fn skip_map<'de, A: MapAccess<'de>>(mut map: A) -> Result<(), A::Error> {
+    while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+fn skip_seq<'de, A: SeqAccess<'de>>(mut seq: A) -> Result<(), A::Error> {
+    while seq.next_element::<IgnoredAny>()?.is_some() {}
+    Ok(())
+}
+
+/// Answers `default()` for every value but the one kind a reader handles.
+macro_rules! default_for_scalars {
+    ($default:expr) => {
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok($default)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok($default)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok($default)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok($default)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($default)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok($default)
+        }
+    };
+}
+
+struct ObjectOr<T>(std::marker::PhantomData<T>);
+
+impl<'de, T: Deserialize<'de> + Default> Visitor<'de> for ObjectOr<T> {
+    type Value = T;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+    default_for_scalars!(T::default());
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<T, E> {
+        Ok(T::default())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<T, A::Error> {
+        skip_seq(seq)?;
+        Ok(T::default())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+        T::deserialize(de::value::MapAccessDeserializer::new(map))
+    }
+}
+
+/// A list element read as [`object`] reads a member.
+struct ObjectElement<T>(T);
+
+impl<'de, T: Deserialize<'de> + Default> Deserialize<'de> for ObjectElement<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        object(d).map(ObjectElement)
+    }
+}
+
+/// A list of elements `E`, each turned into a `T` by the function; any
+/// other value is an empty list.
+struct ListOr<El, T, F>(F, std::marker::PhantomData<fn(El) -> T>);
+
+impl<'de, El, T, F> Visitor<'de> for ListOr<El, T, F>
+where
+    El: Deserialize<'de>,
+    F: Fn(El) -> T,
+{
+    type Value = Vec<T>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+    default_for_scalars!(Vec::new());
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Vec<T>, E> {
+        Ok(Vec::new())
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Vec<T>, D::Error> {
+        d.deserialize_any(self)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Vec<T>, A::Error> {
+        skip_map(map)?;
+        Ok(Vec::new())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+        let mut out = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+        while let Some(item) = seq.next_element::<El>()? {
+            out.push((self.0)(item));
+        }
+        Ok(out)
+    }
+}
+
+/// A string, or `None` for any other value.
+struct StringOrNone<'a>(Option<Text<'a>>);
+
+impl<'de> Deserialize<'de> for StringOrNone<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = StringOrNone<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            default_for_scalars!(StringOrNone(None));
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(StringOrNone(Some(Text(Cow::Borrowed(v)))))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(StringOrNone(Some(Text(Cow::Owned(v.to_string())))))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(StringOrNone(Some(Text(Cow::Owned(v)))))
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                skip_seq(seq)?;
+                Ok(StringOrNone(None))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                skip_map(map)?;
+                Ok(StringOrNone(None))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 /// The first byte of a value's text: `"` a string, `{` an object, `[` an

@@ -5,6 +5,7 @@
 use mediaparse_sdk::cascade::{Attempt, Cascade};
 use mediaparse_sdk::cookies::{jar, join};
 use mediaparse_sdk::exchanges::Exchanges;
+use mediaparse_sdk::fields::RawValue;
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::{Exchange, HttpRequest, HttpResponse, Result, Step, Target, ua};
 
@@ -57,7 +58,7 @@ pub fn step(target: &Target, done: &[Exchange]) -> Result<Step> {
                 }
                 return Ok(Attempt::Got(Step::one(request)));
             };
-            Ok(found(map::read_mobile(response)?, &id))
+            found(map::read_mobile(response)?, &id)
         })
         // Strategy 2: the desktop page's Apollo cache.
         .attempt(|| {
@@ -67,16 +68,16 @@ pub fn step(target: &Target, done: &[Exchange]) -> Result<Step> {
                     HttpRequest::get(&desktop).header("User-Agent", ua::CHROME_130_WINDOWS);
                 return Ok(Attempt::Got(Step::one(request)));
             };
-            Ok(found(map::read_desktop(response, &id)?, &id))
+            found(map::read_desktop(response, &id)?, &id)
         })
         .finish()
 }
 
-fn found(attempt: Attempt<serde_json::Value>, id: &str) -> Attempt<Step> {
-    match attempt {
-        Attempt::Got(photo) => Attempt::Got(Step::Done(map::extraction(&photo, id))),
+fn found(attempt: Attempt<Box<RawValue>>, id: &str) -> Result<Attempt<Step>> {
+    Ok(match attempt {
+        Attempt::Got(photo) => Attempt::Got(Step::Done(map::extraction(&photo, id)?)),
         Attempt::Missed(miss) => Attempt::Missed(miss),
-    }
+    })
 }
 
 /// Follow a share token hop by hop until a photo id (and maybe the share

@@ -4,11 +4,15 @@
 //! platform data of the photo.
 
 use mediaparse_sdk::cascade::Attempt;
+use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
 use mediaparse_sdk::html::assigned_value;
-use mediaparse_sdk::spec::fill_missing_members;
 use mediaparse_sdk::{
-    Extraction, Failure, Header, HttpResponse, Image, Media, Result, Video, ids, jsobj,
+    Extraction, Failure, Header, HttpResponse, Image, Media, ObjectWriter, PlatformData, Result,
+    Video, jsobj,
 };
+use std::borrow::Cow;
+
+use serde::{Deserialize, de};
 use serde_json::{Map, Value, json};
 
 use crate::PLATFORM;
@@ -20,21 +24,6 @@ pub fn download_headers() -> Vec<Header> {
     ]
 }
 
-fn str_of<'a>(v: &'a Value, key: &str) -> &'a str {
-    v.get(key).and_then(Value::as_str).unwrap_or_default()
-}
-
-fn num_of(v: &Value, key: &str) -> Option<f64> {
-    ids::number(v.get(key)?)
-}
-
-fn u32_of(v: &Value, key: &str) -> u32 {
-    num_of(v, key)
-        .filter(|n| n.is_finite() && *n >= 0.0)
-        .map(|n| n.min(f64::from(u32::MAX)) as u32)
-        .unwrap_or(0)
-}
-
 fn is_http(url: &str) -> bool {
     url.starts_with("https://") || url.starts_with("http://")
 }
@@ -44,24 +33,132 @@ fn video(url: &str, quality: String, width: u32, height: u32) -> Video {
     Video::mp4(url, quality, (width, height), download_headers())
 }
 
+/// `deserialize_with`: a number or numeric string as `u32`, clamped; 0
+/// when absent, negative or not a number.
+fn clamped_u32<'de, D: serde::Deserializer<'de>>(d: D) -> std::result::Result<u32, D::Error> {
+    Ok(Text::deserialize(d)?
+        .number()
+        .map(|n| n.min(f64::from(u32::MAX)) as u32)
+        .unwrap_or(0))
+}
+
+/// The members of a photo (SPEC.md's names) `map` reads; a member of an
+/// unexpected type reads as absent.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Photo<'a> {
+    #[serde(borrow, deserialize_with = "fields::object")]
+    manifest: Manifest<'a>,
+    #[serde(borrow, rename = "manifestH265", deserialize_with = "fields::object")]
+    manifest_h265: Manifest<'a>,
+    #[serde(deserialize_with = "clamped_u32")]
+    width: u32,
+    #[serde(deserialize_with = "clamped_u32")]
+    height: u32,
+    #[serde(borrow, deserialize_with = "fields::objects")]
+    main_mv_urls: Vec<UrlItem<'a>>,
+    #[serde(borrow, rename = "photoH265Url", deserialize_with = "fields::string")]
+    photo_h265_url: Text<'a>,
+    #[serde(borrow, rename = "ext_params", deserialize_with = "fields::object")]
+    ext_params: ExtParams<'a>,
+    #[serde(borrow, deserialize_with = "fields::objects")]
+    cover_urls: Vec<UrlItem<'a>>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    caption: Text<'a>,
+    // Platform data members, as their text.
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    duration: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    photo_id: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    author: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    user_id: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    user_eid: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    user_name: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    head_url: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Manifest<'a> {
+    #[serde(borrow, deserialize_with = "fields::objects")]
+    adaptation_set: Vec<AdaptationSet<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct AdaptationSet<'a> {
+    #[serde(borrow, deserialize_with = "fields::objects")]
+    representation: Vec<Representation<'a>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Representation<'a> {
+    #[serde(deserialize_with = "clamped_u32")]
+    width: u32,
+    #[serde(deserialize_with = "clamped_u32")]
+    height: u32,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    quality_label: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    quality_type: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::string")]
+    url: Text<'a>,
+    #[serde(borrow, deserialize_with = "fields::strings")]
+    backup_url: Vec<Option<Text<'a>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct UrlItem<'a> {
+    #[serde(borrow, deserialize_with = "fields::string")]
+    url: Text<'a>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ExtParams<'a> {
+    #[serde(borrow, deserialize_with = "fields::object")]
+    atlas: Atlas<'a>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Atlas<'a> {
+    #[serde(borrow, deserialize_with = "fields::strings")]
+    cdn: Vec<Option<Text<'a>>>,
+    #[serde(borrow, deserialize_with = "fields::strings")]
+    list: Vec<Option<Text<'a>>>,
+    #[serde(deserialize_with = "fields::objects")]
+    size: Vec<Size>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Size {
+    #[serde(deserialize_with = "clamped_u32")]
+    w: u32,
+    #[serde(deserialize_with = "clamped_u32")]
+    h: u32,
+}
+
+fn string<'s>(s: &'s Option<Text<'_>>) -> Option<&'s str> {
+    s.as_ref().map(Text::as_str)
+}
+
 /// Every representation of a manifest: its `url`, then each `backupUrl`.
-fn manifest_videos(manifest: &Value, out: &mut Vec<Video>) {
-    let sets = manifest
-        .get("adaptationSet")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
-    for set in sets {
-        let reps = set
-            .get("representation")
-            .and_then(Value::as_array)
-            .map(Vec::as_slice)
-            .unwrap_or_default();
-        for rep in reps {
-            let (width, height) = (u32_of(rep, "width"), u32_of(rep, "height"));
-            let quality = ["qualityLabel", "qualityType"]
+fn manifest_videos(manifest: &Manifest, out: &mut Vec<Video>) {
+    for set in &manifest.adaptation_set {
+        for rep in &set.representation {
+            let (width, height) = (rep.width, rep.height);
+            let quality = [&rep.quality_label, &rep.quality_type]
                 .iter()
-                .map(|k| str_of(rep, k))
+                .map(|s| s.as_str())
                 .find(|s| !s.is_empty())
                 .map(String::from)
                 .unwrap_or_else(|| {
@@ -71,10 +168,8 @@ fn manifest_videos(manifest: &Value, out: &mut Vec<Video>) {
                         "default".into()
                     }
                 });
-            let mut urls = vec![str_of(rep, "url")];
-            if let Some(backups) = rep.get("backupUrl").and_then(Value::as_array) {
-                urls.extend(backups.iter().filter_map(Value::as_str));
-            }
+            let mut urls = vec![rep.url.as_str()];
+            urls.extend(rep.backup_url.iter().filter_map(string));
             for url in urls.into_iter().filter(|u| is_http(u)) {
                 out.push(video(url, quality.clone(), width, height));
             }
@@ -83,37 +178,22 @@ fn manifest_videos(manifest: &Value, out: &mut Vec<Video>) {
 }
 
 /// Atlas (image) posts: `ext_params.atlas{cdn[], list[], size[]}`.
-fn atlas_images(photo: &Value) -> Vec<Image> {
-    let Some(atlas) = photo.pointer("/ext_params/atlas") else {
+fn atlas_images(photo: &Photo) -> Vec<Image> {
+    let atlas = &photo.ext_params.atlas;
+    let Some(cdn) = atlas.cdn.first().and_then(string) else {
         return Vec::new();
     };
-    let Some(cdn) = atlas
-        .get("cdn")
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-        .and_then(Value::as_str)
-    else {
-        return Vec::new();
-    };
-    let sizes = atlas
-        .get("size")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default();
     atlas
-        .get("list")
-        .and_then(Value::as_array)
-        .map(Vec::as_slice)
-        .unwrap_or_default()
+        .list
         .iter()
         .enumerate()
         .filter_map(|(i, path)| {
-            let path = path.as_str()?.trim_start_matches('/');
-            let size = sizes.get(i);
+            let path = string(path)?.trim_start_matches('/');
+            let size = atlas.size.get(i);
             Some(Image {
                 url: format!("https://{cdn}/{path}"),
-                width: size.map(|s| u32_of(s, "w")).unwrap_or(0),
-                height: size.map(|s| u32_of(s, "h")).unwrap_or(0),
+                width: size.map(|s| s.w).unwrap_or(0),
+                height: size.map(|s| s.h).unwrap_or(0),
             })
         })
         .collect()
@@ -121,40 +201,38 @@ fn atlas_images(photo: &Value) -> Vec<Image> {
 
 /// Map a photo object in SPEC.md's names (mobile shape, or the desktop
 /// record after [`from_desktop`]).
-pub fn to_media(photo: &Value) -> Media {
+fn to_media(photo: &Photo) -> Media {
     let mut videos = Vec::new();
-    for key in ["manifest", "manifestH265"] {
-        if let Some(m) = photo.get(key) {
-            manifest_videos(m, &mut videos);
-        }
-    }
-    let (width, height) = (u32_of(photo, "width"), u32_of(photo, "height"));
-    if let Some(mains) = photo.get("mainMvUrls").and_then(Value::as_array) {
-        for url in mains
-            .iter()
-            .map(|m| str_of(m, "url"))
-            .filter(|u| is_http(u))
-        {
-            videos.push(video(url, "main".into(), width, height));
-        }
-    }
-    if let Some(h265) = photo.get("photoH265Url").and_then(Value::as_str)
-        && is_http(h265)
+    manifest_videos(&photo.manifest, &mut videos);
+    manifest_videos(&photo.manifest_h265, &mut videos);
+    let (width, height) = (photo.width, photo.height);
+    for url in photo
+        .main_mv_urls
+        .iter()
+        .map(|m| m.url.as_str())
+        .filter(|u| is_http(u))
     {
+        videos.push(video(url, "main".into(), width, height));
+    }
+    let h265 = photo.photo_h265_url.as_str();
+    if is_http(h265) {
         videos.push(video(h265, "main h265".into(), width, height));
     }
     let images = atlas_images(photo);
     let thumbnail = photo
-        .get("coverUrls")
-        .and_then(Value::as_array)
-        .and_then(|c| c.first())
-        .map(|c| str_of(c, "url").to_string())
+        .cover_urls
+        .first()
+        .map(|c| c.url.as_str().to_string())
         .unwrap_or_default();
+    let duration = photo
+        .duration
+        .and_then(|d| serde_json::from_str::<Text>(d.get()).ok())
+        .and_then(|d| d.number());
     Media {
-        title: str_of(photo, "caption").to_string(),
+        title: photo.caption.as_str().to_string(),
         thumbnail,
         duration: if images.is_empty() || !videos.is_empty() {
-            num_of(photo, "duration").unwrap_or(0.0) / 1000.0
+            duration.unwrap_or(0.0) / 1000.0
         } else {
             0.0
         },
@@ -164,57 +242,50 @@ pub fn to_media(photo: &Value) -> Media {
     }
 }
 
-/// Platform data: the photo object with SPEC.md's members present.
-pub fn platform_data(photo: &Value, requested_id: &str) -> Value {
-    let mut data: Map<String, Value> = photo.as_object().cloned().unwrap_or_default();
-    let id = match data.get("photoId") {
-        Some(Value::String(s)) if !s.is_empty() => s.clone(),
-        Some(Value::Number(n)) => n.to_string(),
-        _ => requested_id.to_string(),
+/// Platform data: the photo object (its text) with SPEC.md's members
+/// present and of their types.
+fn platform_data(raw: &RawValue, photo: &Photo, requested_id: &str) -> Result<PlatformData> {
+    let mut data = ObjectWriter::new();
+    let id = match photo.photo_id.map(|r| (kind_of(r), r)) {
+        Some((b'"' | b'-' | b'0'..=b'9', r)) => serde_json::from_str::<Text>(r.get())
+            .ok()
+            .filter(|t| !t.as_str().is_empty())
+            .map(Text::into_string),
+        _ => None,
     };
-    data.insert("photoId".into(), Value::String(id));
-    if !data.get("author").is_some_and(Value::is_object) {
-        let mut author = Map::new();
-        for (from, to) in [
-            ("userId", "id"),
-            ("userEid", "eid"),
-            ("userName", "name"),
-            ("headUrl", "headUrl"),
-        ] {
-            if let Some(v) = photo.get(from).filter(|v| !v.is_null()) {
-                author.insert(to.into(), v.clone());
+    data.str("photoId", id.as_deref().unwrap_or(requested_id));
+    if photo.author.is_none_or(|a| kind_of(a) != b'{') {
+        data.object("author", |author| {
+            for (from, to) in [
+                (photo.user_id, "id"),
+                (photo.user_eid, "eid"),
+                (photo.user_name, "name"),
+                (photo.head_url, "headUrl"),
+            ] {
+                if let Some(v) = from.filter(|v| kind_of(v) != b'n') {
+                    author.raw(to, v);
+                }
             }
-        }
-        data.insert("author".into(), Value::Object(author));
+        });
     }
-    if let Some(duration) = data.get("duration").and_then(Value::as_str) {
-        let parsed = duration.trim().parse::<u64>().ok();
-        if let Some(ms) = parsed {
-            data.insert("duration".into(), json!(ms));
-        }
+    if let Some(ms) = photo
+        .duration
+        .filter(|d| kind_of(d) == b'"')
+        .and_then(|d| serde_json::from_str::<Text>(d.get()).ok())
+        .and_then(|d| d.as_str().trim().parse::<u64>().ok())
+    {
+        data.value("duration", &ms);
     }
-    for (name, numeric) in [("duration", true), ("width", true), ("height", true)] {
-        if numeric && data.get(name).is_some_and(|v| !v.is_number()) {
-            data.remove(name);
-        }
-    }
-    for name in ["caption"] {
-        if data.get(name).is_some_and(|v| !v.is_string()) {
-            data.remove(name);
-        }
-    }
-    for name in ["mainMvUrls", "coverUrls"] {
-        if data.get(name).is_some_and(|v| !v.is_array()) {
-            data.remove(name);
-        }
-    }
-    if data.get("manifest").is_some_and(|v| !v.is_object()) {
-        data.remove("manifest");
-    }
-    fill_missing_members(PLATFORM, &mut data);
-    let mut value = Value::Object(data);
-    mediaparse_sdk::bigints::stringify_large_integers(&mut value);
-    value
+    let is_number = |v: &RawValue| matches!(kind_of(v), b'-' | b'0'..=b'9');
+    data.rest_of_where(raw, |name, value| match name {
+        "author" => kind_of(value) == b'{',
+        "duration" | "width" | "height" => is_number(value),
+        "caption" => kind_of(value) == b'"',
+        "mainMvUrls" | "coverUrls" => kind_of(value) == b'[',
+        "manifest" => kind_of(value) == b'{',
+        _ => true,
+    })?;
+    Ok(data.finish(PLATFORM))
 }
 
 /// Rename a desktop Apollo photo record (references already resolved) to
@@ -240,12 +311,13 @@ pub fn from_desktop(mut record: Map<String, Value>, author: Option<Value>) -> Va
     Value::Object(record)
 }
 
-/// Media and platform data of a found photo.
-pub fn extraction(photo: &Value, id: &str) -> Extraction {
-    Extraction {
-        media: to_media(photo),
-        platform_data: platform_data(photo, id).into(),
-    }
+/// Media and platform data of a found photo (its JSON text).
+pub fn extraction(raw: &RawValue, id: &str) -> Result<Extraction> {
+    let photo: Photo = fields::from_text(raw.get(), "the photo")?;
+    Ok(Extraction {
+        media: to_media(&photo),
+        platform_data: platform_data(raw, &photo, id)?,
+    })
 }
 
 fn anti_bot() -> Failure {
@@ -262,7 +334,7 @@ fn is_verification_page(text: &str) -> bool {
         || text.contains("captchaSession")
 }
 
-fn page_text(response: &HttpResponse) -> std::result::Result<String, Failure> {
+fn page_text(response: &HttpResponse) -> std::result::Result<Cow<'_, str>, Failure> {
     match response.status {
         404 | 410 => return Err(not_found()),
         403 | 429 => return Err(anti_bot()),
@@ -271,33 +343,121 @@ fn page_text(response: &HttpResponse) -> std::result::Result<String, Failure> {
         }
         _ => {}
     }
-    let text = response.text().into_owned();
+    let text = response.text();
     if is_verification_page(&text) {
         return Err(anti_bot());
     }
     Ok(text)
 }
 
-fn result_code(v: &Value) -> Option<i64> {
-    let r = v.get("result")?;
-    r.as_i64()
-        .or_else(|| r.as_str().and_then(|s| s.parse().ok()))
+/// A `result` code: an integer, or a string holding one.
+fn result_code(raw: &RawValue) -> Option<i64> {
+    match kind_of(raw) {
+        b'"' => serde_json::from_str::<Text>(raw.get())
+            .ok()?
+            .as_str()
+            .parse()
+            .ok(),
+        _ => serde_json::from_str(raw.get()).ok(),
+    }
+}
+
+/// The two members of an `INIT_STATE` value that mark the photo's holder.
+#[derive(Deserialize, Default)]
+struct Holder<'a> {
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    result: Option<&'a RawValue>,
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    photo: Option<&'a RawValue>,
+}
+
+impl<'a> Holder<'a> {
+    /// The holder members of `raw`; both absent when it is no object.
+    fn of(raw: &'a RawValue) -> Holder<'a> {
+        (kind_of(raw) == b'{')
+            .then(|| serde_json::from_str(raw.get()).ok())
+            .flatten()
+            .unwrap_or(Holder {
+                result: None,
+                photo: None,
+            })
+    }
+}
+
+/// The values of `INIT_STATE`'s members, each read as a [`Holder`] (one
+/// that is no object has neither member); none when the state is no object.
+struct State<'a>(Vec<Holder<'a>>);
+
+impl<'de> Deserialize<'de> for State<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
+        struct AnyHolder<'a>(Holder<'a>);
+        impl<'de> Deserialize<'de> for AnyHolder<'de> {
+            fn deserialize<D: serde::Deserializer<'de>>(
+                d: D,
+            ) -> std::result::Result<Self, D::Error> {
+                fields::object(d).map(AnyHolder)
+            }
+        }
+        struct Values;
+        impl<'de> de::Visitor<'de> for Values {
+            type Value = State<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> std::result::Result<State<'de>, A::Error> {
+                let mut values = Vec::new();
+                while let Some((_, holder)) = map.next_entry::<de::IgnoredAny, AnyHolder>()? {
+                    values.push(holder.0);
+                }
+                Ok(State(values))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> std::result::Result<State<'de>, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(State(Vec::new()))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> std::result::Result<State<'de>, E> {
+                Ok(State(Vec::new()))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> std::result::Result<State<'de>, E> {
+                Ok(State(Vec::new()))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> std::result::Result<State<'de>, E> {
+                Ok(State(Vec::new()))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> std::result::Result<State<'de>, E> {
+                Ok(State(Vec::new()))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> std::result::Result<State<'de>, E> {
+                Ok(State(Vec::new()))
+            }
+            fn visit_unit<E: de::Error>(self) -> std::result::Result<State<'de>, E> {
+                Ok(State(Vec::new()))
+            }
+        }
+        d.deserialize_any(Values)
+    }
 }
 
 /// A page answered by a bare JSON reply instead of HTML: a blocked request
 /// (`{"result":2,…}`, 29–63 bytes) or the antispam captcha (`result` 2001);
 /// `None` when the body is not JSON.
 fn bare_reply(text: &str, page: &str) -> Option<Failure> {
-    let bare = serde_json::from_str::<Value>(text.trim()).ok()?;
-    Some(match result_code(&bare) {
+    let bare = serde_json::from_str::<&RawValue>(text.trim()).ok()?;
+    Some(match Holder::of(bare).result.and_then(result_code) {
         Some(2) | Some(2001) => anti_bot(),
         _ => Failure::changed(format!("the {page} answered JSON without a photo")),
     })
 }
 
-/// The mobile share page's photo; `Missed` moves on to the desktop page,
-/// `Err` is final (deleted, under review).
-pub fn read_mobile(response: &HttpResponse) -> Result<Attempt<Value>> {
+/// The mobile share page's photo (its JSON text); `Missed` moves on to the
+/// desktop page, `Err` is final (deleted, under review).
+pub fn read_mobile(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>> {
     let text = match page_text(response) {
         Ok(text) => text,
         Err(miss) => return Ok(Attempt::Missed(miss)),
@@ -310,26 +470,27 @@ pub fn read_mobile(response: &HttpResponse) -> Result<Attempt<Value>> {
             "the share page has no INIT_STATE",
         )));
     };
-    let state = jsobj::parse(raw).map_err(|e| Failure::changed(format!("INIT_STATE: {e}")))?;
+    // The page writes JSON; JS-isms are rewritten only when it does not.
+    let json: Cow<str> = match serde_json::from_str::<de::IgnoredAny>(raw) {
+        Ok(_) => Cow::Borrowed(raw),
+        Err(_) => Cow::Owned(jsobj::to_json(raw)),
+    };
     // Keys are obfuscated (every character shifted by one): find the value
     // that holds both `result` and `photo`.
-    let holder = state.as_object().and_then(|members| {
-        members
-            .values()
-            .find(|v| v.get("result").is_some() && v.get("photo").is_some())
-    });
-    let Some(holder) = holder else {
+    let State(values) =
+        serde_json::from_str(&json).map_err(|e| Failure::changed(format!("INIT_STATE: {e}")))?;
+    let Some(holder) = values
+        .iter()
+        .find(|h| h.result.is_some() && h.photo.is_some())
+    else {
         return Ok(Attempt::Missed(
-            match state
-                .as_object()
-                .and_then(|m| m.values().find_map(result_code))
-            {
+            match values.iter().find_map(|h| h.result.and_then(result_code)) {
                 Some(2) | Some(2001) => anti_bot(),
                 _ => Failure::changed("INIT_STATE holds no photo"),
             },
         ));
     };
-    match result_code(holder) {
+    match holder.result.and_then(result_code) {
         Some(1) => {}
         Some(2) | Some(2001) => return Ok(Attempt::Missed(anti_bot())),
         Some(223) => {
@@ -349,9 +510,9 @@ pub fn read_mobile(response: &HttpResponse) -> Result<Attempt<Value>> {
             )));
         }
     }
-    match holder.get("photo") {
-        Some(photo @ Value::Object(_)) => Ok(Attempt::Got(photo.clone())),
-        _ => Ok(Attempt::Missed(not_found())),
+    match holder.photo.filter(|p| kind_of(p) == b'{') {
+        Some(photo) => Ok(Attempt::Got(photo.to_owned())),
+        None => Ok(Attempt::Missed(not_found())),
     }
 }
 
@@ -393,7 +554,9 @@ fn resolve(value: &Value, cache: &Map<String, Value>, depth: usize) -> Value {
     }
 }
 
-pub fn read_desktop(response: &HttpResponse, id: &str) -> Result<Attempt<Value>> {
+/// The desktop page's photo record, renamed to SPEC.md's names (its JSON
+/// text).
+pub fn read_desktop(response: &HttpResponse, id: &str) -> Result<Attempt<Box<RawValue>>> {
     let text = match page_text(response) {
         Ok(text) => text,
         Err(miss) => return Ok(Attempt::Missed(miss)),
@@ -457,7 +620,9 @@ pub fn read_desktop(response: &HttpResponse, id: &str) -> Result<Attempt<Value>>
                 .find(|(k, _)| k.starts_with("VisionVideoDetailAuthor:"))
                 .map(|(_, v)| resolve(v, cache, 0))
         });
-    Ok(Attempt::Got(from_desktop(record, author)))
+    let photo = serde_json::value::to_raw_value(&from_desktop(record, author))
+        .map_err(|e| Failure::changed(format!("the Apollo photo record: {e}")))?;
+    Ok(Attempt::Got(photo))
 }
 
 #[cfg(test)]
@@ -466,7 +631,8 @@ mod tests {
 
     #[test]
     fn atlas_urls_join_cdn_and_path() {
-        let photo = json!({"ext_params":{"atlas":{"cdn":["p2.a.yximgs.com"],"list":["/ufile/atlas/a_0.jpg","ufile/atlas/a_1.jpg"],"size":[{"w":1080,"h":1440}]}}});
+        let text = r#"{"ext_params":{"atlas":{"cdn":["p2.a.yximgs.com"],"list":["/ufile/atlas/a_0.jpg","ufile/atlas/a_1.jpg"],"size":[{"w":1080,"h":1440}]}}}"#;
+        let photo: Photo = serde_json::from_str(text).unwrap();
         let images = atlas_images(&photo);
         assert_eq!(images.len(), 2);
         assert_eq!(images[0].url, "https://p2.a.yximgs.com/ufile/atlas/a_0.jpg");
@@ -476,7 +642,10 @@ mod tests {
 
     #[test]
     fn platform_data_has_listed_members() {
-        let data = platform_data(&json!({"caption":"x","userName":"u","userId":12}), "3xabc");
+        let raw: &RawValue =
+            serde_json::from_str(r#"{"caption":"x","userName":"u","userId":12}"#).unwrap();
+        let photo: Photo = serde_json::from_str(raw.get()).unwrap();
+        let data = platform_data(raw, &photo, "3xabc").unwrap().to_value();
         assert!(mediaparse_sdk::spec::check_platform_data("kuaishou", &data).is_empty());
         assert_eq!(data["photoId"], "3xabc");
         assert_eq!(data["author"]["name"], "u");
