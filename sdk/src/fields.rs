@@ -10,7 +10,8 @@
 //! - [`from_text`]: read a struct from JSON text; a shape it does not accept
 //!   is an upstream change (`upstream_changed`).
 //! - [`string`]: a member read as `Value::as_str` reads it (only strings).
-//! - [`at`]: a nested member of a [`RawValue`], without building anything.
+//! - [`at`]: a nested member of a [`RawValue`], without building anything;
+//!   [`members`]: an object's members in order.
 //! - [`object`], [`objects`], [`strings`]: a member (or each element of a
 //!   list) read when it has the expected type, else the default, as `Value`
 //!   accessors pass over a member of another type — in one pass.
@@ -414,6 +415,47 @@ impl<'de> Deserialize<'de> for StringOrNone<'de> {
         }
         d.deserialize_any(V)
     }
+}
+
+/// The members of the object `raw` in order, each as its text (names
+/// borrowed when they hold no escapes); `None` when `raw` is no object.
+///
+/// ```
+/// use mediaparse_sdk::fields::{self, RawValue};
+/// let raw: &RawValue = fields::from_text(r#"{"a":1,"b":{"c":[2]}}"#, "t").unwrap();
+/// let members = fields::members(raw).unwrap();
+/// assert_eq!(members[1].0, "b");
+/// assert_eq!(members[1].1.get(), r#"{"c":[2]}"#);
+/// assert!(fields::members(members[0].1).is_none());
+/// ```
+pub fn members(raw: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+    struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+    impl<'de> Deserialize<'de> for Members<'de> {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            struct MembersVisitor;
+            impl<'de> Visitor<'de> for MembersVisitor {
+                type Value = Members<'de>;
+                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: MapAccess<'de>>(
+                    self,
+                    mut map: A,
+                ) -> Result<Members<'de>, A::Error> {
+                    let mut list = Vec::new();
+                    while let Some(name) = map.next_key::<Text<'de>>()? {
+                        list.push((name.0, map.next_value::<&'de RawValue>()?));
+                    }
+                    Ok(Members(list))
+                }
+            }
+            d.deserialize_map(MembersVisitor)
+        }
+    }
+    if kind_of(raw) != b'{' {
+        return None;
+    }
+    serde_json::from_str::<Members>(raw.get()).ok().map(|m| m.0)
 }
 
 /// The first byte of a value's text: `"` a string, `{` an object, `[` an

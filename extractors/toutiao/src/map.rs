@@ -6,24 +6,27 @@ use base64::Engine;
 use mediaparse_sdk::cascade;
 use mediaparse_sdk::html::script_by_id;
 use mediaparse_sdk::ids;
-use mediaparse_sdk::spec::{fill_missing_members, listed_members};
-use mediaparse_sdk::{Extraction, Failure, HttpResponse, Media, Video};
+use std::borrow::Cow;
+
+use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
+use mediaparse_sdk::platform_data::fits_listed;
+use mediaparse_sdk::{Extraction, Failure, HttpResponse, Media, ObjectWriter, Video};
 use serde_json::{Map, Value};
 
 use crate::{PLATFORM, playinfo};
 
 /// A video found by one strategy, with the values SPEC.md's members need.
 pub struct Found {
-    /// The fetched object (`initialVideo`, `articleInfo`, legacy item).
-    pub object: Value,
+    /// The fetched object's text (`initialVideo`, `articleInfo`, legacy item).
+    pub object: Box<RawValue>,
     pub group_id: String,
     pub item_id: String,
     pub title: String,
     pub summary: String,
     pub poster: String,
     pub duration: f64,
-    /// Object, or the legacy JSON string as upstream sent it.
-    pub play_info: Value,
+    /// Object, or the legacy JSON string as upstream sent it (its text).
+    pub play_info: Box<RawValue>,
     pub videos: Vec<Video>,
 }
 
@@ -42,7 +45,7 @@ fn is_anti_bot(text: &str) -> bool {
     .any(|m| text.contains(m))
 }
 
-fn page_text(response: &HttpResponse) -> std::result::Result<String, Failure> {
+fn page_text(response: &HttpResponse) -> std::result::Result<Cow<'_, str>, Failure> {
     match response.status {
         404 | 410 => {
             return Err(Failure::unavailable(
@@ -55,26 +58,100 @@ fn page_text(response: &HttpResponse) -> std::result::Result<String, Failure> {
         }
         _ => {}
     }
-    let text = response.text().into_owned();
+    let text = response.text();
     if is_anti_bot(&text) {
         return Err(anti_bot());
     }
     Ok(text)
 }
 
-/// `<script id="RENDER_DATA">` holds URL-encoded JSON (plain JSON tolerated).
-fn render_data(html: &str) -> std::result::Result<Value, Failure> {
+/// `<script id="RENDER_DATA">` holds URL-encoded JSON (plain JSON
+/// tolerated): its decoded text.
+fn render_data_text(html: &str) -> std::result::Result<Cow<'_, str>, Failure> {
     let raw = script_by_id(html, "RENDER_DATA")
         .ok_or_else(|| Failure::changed("the page has no RENDER_DATA"))?;
-    let decoded = if raw.starts_with('{') {
-        raw.to_string()
+    Ok(if raw.starts_with('{') {
+        Cow::Borrowed(raw)
     } else {
-        percent_encoding::percent_decode_str(raw)
-            .decode_utf8_lossy()
-            .into_owned()
-    };
-    serde_json::from_str(&decoded)
+        percent_encoding::percent_decode_str(raw).decode_utf8_lossy()
+    })
+}
+
+/// `RENDER_DATA` as a tree.
+fn render_data(html: &str) -> std::result::Result<Value, Failure> {
+    parse_render_data(&render_data_text(html)?)
+}
+
+fn parse_render_data<'a, T: serde::Deserialize<'a>>(
+    text: &'a str,
+) -> std::result::Result<T, Failure> {
+    serde_json::from_str(text)
         .map_err(|e| Failure::changed(format!("RENDER_DATA is not JSON: {e}")))
+}
+
+/// An object's members as its text, looked up as `Value::get` does (of a
+/// name given twice, the last); no members when it is no object.
+struct Object<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'a> Object<'a> {
+    fn of(raw: &'a RawValue) -> Object<'a> {
+        Object(fields::members(raw).unwrap_or_default())
+    }
+
+    fn get(&self, name: &str) -> Option<&'a RawValue> {
+        self.0
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| *v)
+    }
+
+    /// The first of `keys` holding a string or a number, as text.
+    fn text(&self, keys: &[&str]) -> String {
+        keys.iter()
+            .find_map(|k| id_text(self.get(k)?))
+            .unwrap_or_default()
+    }
+
+    /// The first of `keys` holding a finite, non-negative number (or a
+    /// numeric string).
+    fn number(&self, keys: &[&str]) -> Option<f64> {
+        keys.iter().find_map(|k| number(self.get(k)?))
+    }
+}
+
+/// A string's text or a number's digits (as [`ids::id_text`]).
+fn id_text(raw: &RawValue) -> Option<String> {
+    matches!(kind_of(raw), b'"' | b'-' | b'0'..=b'9')
+        .then(|| serde_json::from_str::<Text>(raw.get()).ok())
+        .flatten()
+        .map(Text::into_string)
+}
+
+/// A number or numeric string (as [`ids::number`]).
+fn number(raw: &RawValue) -> Option<f64> {
+    matches!(kind_of(raw), b'"' | b'-' | b'0'..=b'9')
+        .then(|| serde_json::from_str::<Text>(raw.get()).ok())
+        .flatten()?
+        .number()
+}
+
+/// The play-info member as platform data keeps it: as upstream sent it, or
+/// `{}` when absent or `null`.
+fn play_info_text(raw: Option<&RawValue>) -> Box<RawValue> {
+    match raw.filter(|r| kind_of(r) != b'n') {
+        Some(r) => r.to_owned(),
+        None => empty_object(),
+    }
+}
+
+fn empty_object() -> Box<RawValue> {
+    raw_text(&Value::Object(Map::new()))
+}
+
+/// The text of a tree built here (writing one cannot fail; `null` if it did).
+fn raw_text(value: &Value) -> Box<RawValue> {
+    serde_json::value::to_raw_value(value).unwrap_or_default()
 }
 
 fn text_of(v: &Value, keys: &[&str]) -> String {
@@ -90,33 +167,29 @@ fn number_of(v: &Value, keys: &[&str]) -> Option<f64> {
 /// Desktop: `data.initialVideo` with `videoPlayInfo`.
 pub fn read_desktop(id: &str, response: &HttpResponse) -> std::result::Result<Found, Failure> {
     let text = page_text(response)?;
-    let data = render_data(&text)?;
-    let video = data
-        .pointer("/data/initialVideo")
-        .filter(|v| v.is_object())
+    let data = render_data_text(&text)?;
+    let data: &RawValue = parse_render_data(&data)?;
+    let video = fields::at(Some(data), &["data", "initialVideo"])
+        .filter(|v| kind_of(v) == b'{')
         .ok_or_else(|| Failure::changed("RENDER_DATA has no data.initialVideo"))?;
-    let raw_info = video
+    let object = Object::of(video);
+    let raw_info = object
         .get("videoPlayInfo")
-        .or_else(|| video.get("video_play_info"))
-        .cloned()
-        .unwrap_or(Value::Null);
-    let info = playinfo::as_object(&raw_info).unwrap_or(Value::Null);
+        .or_else(|| object.get("video_play_info"));
+    let info = playinfo::read(raw_info);
     Ok(Found {
         group_id: id.to_string(),
-        item_id: text_of(video, &["itemId", "item_id", "itemIdStr"]),
-        title: text_of(video, &["title"]),
-        summary: text_of(video, &["abstract", "description", "desc"]),
-        poster: text_of(video, &["poster", "coverUrl", "poster_url"]),
-        duration: number_of(&info, &["video_duration"])
-            .or_else(|| number_of(video, &["video_duration", "duration"]))
+        item_id: object.text(&["itemId", "item_id", "itemIdStr"]),
+        title: object.text(&["title"]),
+        summary: object.text(&["abstract", "description", "desc"]),
+        poster: object.text(&["poster", "coverUrl", "poster_url"]),
+        duration: info
+            .duration
+            .or_else(|| object.number(&["video_duration", "duration"]))
             .unwrap_or(0.0),
-        videos: playinfo::play_info_videos(&info),
-        play_info: if raw_info.is_null() {
-            Value::Object(Default::default())
-        } else {
-            raw_info
-        },
-        object: video.clone(),
+        videos: info.videos,
+        play_info: play_info_text(raw_info),
+        object: video.to_owned(),
     })
 }
 
@@ -161,16 +234,16 @@ pub fn read_mobile(id: &str, response: &HttpResponse) -> std::result::Result<Mob
         poster: text_of(article, &["posterUrl", "coverUrl", "poster", "poster_url"]),
         duration: number_of(article, &["videoDuration", "video_duration", "duration"])
             .unwrap_or(0.0),
-        play_info: Value::Object(Default::default()),
+        play_info: empty_object(),
         videos: Vec::new(),
-        object: article.clone(),
+        object: raw_text(article),
     };
     if let Some(list) = article
         .get("playUrlList")
         .filter(|l| l.as_array().is_some_and(|a| !a.is_empty()))
     {
         found.videos = playinfo::play_url_list_videos(list);
-        found.play_info = serde_json::json!({ "playUrlList": list });
+        found.play_info = raw_text(&serde_json::json!({ "playUrlList": list }));
         return Ok(Mobile::Found(found));
     }
     let token = article
@@ -210,47 +283,66 @@ pub fn read_vod(mut found: Found, response: &HttpResponse) -> std::result::Resul
     if found.duration == 0.0 {
         found.duration = number_of(data, &["Duration"]).unwrap_or(0.0);
     }
-    found.play_info = data.clone();
+    found.play_info = raw_text(data);
     Ok(found)
 }
 
 /// Legacy: `{"data":{group_id, item_id, title, abstract, video_duration,
 /// video_play_info: "<JSON string>", …}}`.
 pub fn read_legacy(id: &str, response: &HttpResponse) -> std::result::Result<Found, Failure> {
+    #[derive(serde::Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow, default, deserialize_with = "fields::raw")]
+        data: Option<&'a RawValue>,
+    }
+    /// The members of the legacy item `map` reads.
+    #[derive(serde::Deserialize, Default)]
+    #[serde(default)]
+    struct Item<'a> {
+        #[serde(borrow, deserialize_with = "fields::raw")]
+        item_id: Option<&'a RawValue>,
+        #[serde(borrow, deserialize_with = "fields::raw")]
+        title: Option<&'a RawValue>,
+        #[serde(borrow, rename = "abstract", deserialize_with = "fields::raw")]
+        summary: Option<&'a RawValue>,
+        #[serde(borrow, deserialize_with = "fields::raw")]
+        video_duration: Option<&'a RawValue>,
+        #[serde(borrow, deserialize_with = "fields::raw")]
+        video_play_info: Option<&'a RawValue>,
+        #[serde(borrow, deserialize_with = "fields::raw")]
+        video_detail_info: Option<&'a RawValue>,
+    }
     let text = page_text(response)?;
-    let body: Value = serde_json::from_str(&text)
+    let answer: Answer = serde_json::from_str(&text)
         .map_err(|e| Failure::changed(format!("the info answer is not JSON: {e}")))?;
-    let item = body
-        .get("data")
-        .filter(|d| d.is_object())
+    let raw_item = answer
+        .data
+        .filter(|d| kind_of(d) == b'{')
         .ok_or_else(|| Failure::changed("the info answer has no data"))?;
-    let raw_info = item.get("video_play_info").cloned().unwrap_or(Value::Null);
-    let info = playinfo::as_object(&raw_info).unwrap_or(Value::Null);
-    let poster = text_of(&info, &["poster_url"]);
-    let poster = if poster.is_empty() {
-        item.pointer("/video_detail_info/detail_video_large_image/url")
-            .and_then(Value::as_str)
+    let item: Item = serde_json::from_str(raw_item.get()).unwrap_or_default();
+    let info = playinfo::read(item.video_play_info);
+    let poster = if info.poster.is_empty() {
+        fields::at(item.video_detail_info, &["detail_video_large_image", "url"])
+            .filter(|u| kind_of(u) == b'"')
+            .and_then(id_text)
             .unwrap_or_default()
-            .to_string()
     } else {
-        poster
+        info.poster
     };
+    let text = |raw: Option<&RawValue>| raw.and_then(id_text).unwrap_or_default();
     Ok(Found {
         group_id: id.to_string(),
-        item_id: text_of(item, &["item_id"]),
-        title: text_of(item, &["title"]),
-        summary: text_of(item, &["abstract"]),
+        item_id: text(item.item_id),
+        title: text(item.title),
+        summary: text(item.summary),
         poster,
-        duration: number_of(&info, &["video_duration"])
-            .or_else(|| number_of(item, &["video_duration"]))
+        duration: info
+            .duration
+            .or_else(|| item.video_duration.and_then(number))
             .unwrap_or(0.0),
-        videos: playinfo::play_info_videos(&info),
-        play_info: if raw_info.is_null() {
-            Value::Object(Default::default())
-        } else {
-            raw_info
-        },
-        object: item.clone(),
+        videos: info.videos,
+        play_info: play_info_text(item.video_play_info),
+        object: raw_item.to_owned(),
     })
 }
 
@@ -271,40 +363,39 @@ pub fn extraction(found: Found) -> Extraction {
         videos: found.videos,
         audios: Vec::new(),
     };
-    let mut data = match found.object {
-        Value::Object(map) => map,
-        _ => Map::new(),
-    };
-    let derived: [(&str, Value); 7] = [
-        ("group_id", Value::String(found.group_id)),
-        ("item_id", Value::String(found.item_id)),
-        ("title", Value::String(found.title)),
-        ("abstract", Value::String(found.summary)),
-        ("poster_url", Value::String(found.poster)),
-        ("video_duration", seconds_value(found.duration)),
-        ("video_play_info", found.play_info),
-    ];
-    for (name, value) in derived {
-        let kind = listed_members(PLATFORM)
-            .iter()
-            .find(|(n, _)| *n == name)
-            .map(|(_, k)| *k);
-        let keep = name != "group_id"
-            && data
+    // The fetched object's members, read once: to know which to keep, and
+    // then copied after the ones written here.
+    let upstream = Object::of(&found.object);
+    let keeps = |name: &str| {
+        name != "group_id"
+            && upstream
                 .get(name)
-                .is_some_and(|v| kind.is_some_and(|k| k.accepts(v)));
-        if !keep {
-            data.insert(name.to_string(), value);
+                .is_some_and(|v| fits_listed(PLATFORM, name, v))
+    };
+    let mut data = ObjectWriter::new();
+    for (name, value) in [
+        ("group_id", &found.group_id),
+        ("item_id", &found.item_id),
+        ("title", &found.title),
+        ("abstract", &found.summary),
+        ("poster_url", &found.poster),
+    ] {
+        if !keeps(name) {
+            data.str(name, value);
         }
     }
-    let mut object = Value::Object(data);
-    mediaparse_sdk::bigints::stringify_large_integers(&mut object);
-    if let Value::Object(map) = &mut object {
-        fill_missing_members(PLATFORM, map);
+    if !keeps("video_duration") {
+        data.value("video_duration", &seconds_value(found.duration));
+    }
+    if !keeps("video_play_info") {
+        data.raw("video_play_info", &found.play_info);
+    }
+    for (name, value) in &upstream.0 {
+        data.raw(name.clone(), value);
     }
     Extraction {
         media,
-        platform_data: object.into(),
+        platform_data: data.finish(PLATFORM),
     }
 }
 

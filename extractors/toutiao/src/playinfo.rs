@@ -9,7 +9,9 @@
 //! - VOD `GetPlayInfo`'s `PlayInfoList[]`.
 
 use base64::Engine;
+use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
 use mediaparse_sdk::{Header, MediaSource, Video};
+use serde::{Deserialize, de};
 use serde_json::Value;
 
 /// Headers a caller sends to download Toutiao video (guide section 7).
@@ -18,17 +20,6 @@ pub fn download_headers() -> Vec<Header> {
         Header::new("Referer", "https://www.toutiao.com/"),
         Header::new("User-Agent", mediaparse_sdk::ua::CHROME_130_WINDOWS),
     ]
-}
-
-/// A play-info value that may be an object or its JSON text.
-pub fn as_object(info: &Value) -> Option<Value> {
-    match info {
-        Value::Object(_) => Some(info.clone()),
-        Value::String(text) => serde_json::from_str::<Value>(text)
-            .ok()
-            .filter(Value::is_object),
-        _ => None,
-    }
 }
 
 /// A media URL: plain, or base64 of the URL in legacy and ixigua data.
@@ -109,30 +100,226 @@ fn entries(list: Option<&Value>) -> Vec<&Value> {
     }
 }
 
-/// Videos of a `videoPlayInfo` / `video_play_info` object: each entry's
-/// main URL, then its backups, in source order; then dynamic (video-only)
-/// streams.
-pub fn play_info_videos(info: &Value) -> Vec<Video> {
-    let mut out = Vec::new();
-    push_list(&mut out, entries(info.get("video_list")), false);
-    if let Some(dynamic) = info.get("dynamic_video") {
-        push_list(&mut out, entries(dynamic.get("dynamic_video_list")), true);
-    }
-    out
+/// What a `videoPlayInfo` / `video_play_info` object gives: its videos
+/// (each entry's main URL, then its backup, in source order; then the
+/// dynamic, video-only streams), its duration and poster.
+#[derive(Default)]
+pub struct PlayInfo {
+    pub videos: Vec<Video>,
+    /// `video_duration`, a finite non-negative number (or numeric string).
+    pub duration: Option<f64>,
+    /// `poster_url` (a string, or a number's digits), or empty.
+    pub poster: String,
 }
 
-fn push_list(out: &mut Vec<Video>, list: Vec<&Value>, dash: bool) {
-    for entry in list {
-        let meta = entry.get("video_meta").unwrap_or(entry);
-        let quality = str_of(meta, &["definition", "quality"]);
-        let vtype = str_of(meta, &["vtype"]);
-        let width = u32_of(meta, &["vwidth", "width"]);
-        let height = u32_of(meta, &["vheight", "height"]);
-        let mut urls = vec![str_of(entry, &["main_url"])];
-        urls.push(str_of(entry, &["backup_url", "backup_url_1"]));
-        for raw in urls {
-            if let Some(url) = media_url(raw) {
-                out.push(video(url, quality, vtype, width, height, dash));
+/// The play info of a member that is an object or its JSON text in a
+/// string; empty for anything else.
+pub fn read(raw: Option<&RawValue>) -> PlayInfo {
+    let of_text = |text: &str| {
+        serde_json::from_str::<Info>(text)
+            .ok()
+            .map(Info::into_play_info)
+    };
+    let found = match raw.map(|r| (kind_of(r), r)) {
+        Some((b'{', r)) => of_text(r.get()),
+        Some((b'"', r)) => serde_json::from_str::<Text>(r.get())
+            .ok()
+            .filter(|t| t.as_str().trim_start().starts_with('{'))
+            .and_then(|t| of_text(t.as_str())),
+        _ => None,
+    };
+    found.unwrap_or_default()
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Info<'a> {
+    #[serde(borrow)]
+    video_list: Entries<'a>,
+    #[serde(borrow, deserialize_with = "fields::object")]
+    dynamic_video: Dynamic<'a>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    video_duration: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    poster_url: Option<&'a RawValue>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Dynamic<'a> {
+    #[serde(borrow)]
+    dynamic_video_list: Entries<'a>,
+}
+
+/// A `video_list`: an array, or the legacy `{video_1: …}` map (its values
+/// in document order); anything else is empty.
+#[derive(Default)]
+struct Entries<'a>(Vec<Entry<'a>>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for Entries<'a> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// One entry, read as an object (anything else has no members).
+        struct AnyEntry<'a>(Entry<'a>);
+        impl<'de> Deserialize<'de> for AnyEntry<'de> {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                fields::object(d).map(AnyEntry)
+            }
+        }
+        struct V;
+        impl<'de> de::Visitor<'de> for V {
+            type Value = Entries<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a list or a map of entries")
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(entry) = seq.next_element::<AnyEntry>()? {
+                    out.push(entry.0);
+                }
+                Ok(Entries(out))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some((_, entry)) = map.next_entry::<de::IgnoredAny, AnyEntry>()? {
+                    out.push(entry.0);
+                }
+                Ok(Entries(out))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(Entries::default())
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(Entries::default())
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(Entries::default())
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(Entries::default())
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(Entries::default())
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(Entries::default())
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The members of an entry (or of its `video_meta`) the videos need.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Entry<'a> {
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    video_meta: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    definition: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    quality: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    vtype: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    vwidth: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    width: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    vheight: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    height: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    main_url: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    backup_url: Option<&'a RawValue>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    backup_url_1: Option<&'a RawValue>,
+}
+
+/// The first of `values` that is a string (as `Value::as_str`), or empty.
+fn first_str<'a>(values: &[Option<&'a RawValue>]) -> Text<'a> {
+    values
+        .iter()
+        .flatten()
+        .find(|v| kind_of(v) == b'"')
+        .and_then(|v| serde_json::from_str(v.get()).ok())
+        .unwrap_or_default()
+}
+
+/// The first of `values` that is a number (truncated, saturating) or a
+/// string holding an unsigned integer, clamped to `u32`; else 0.
+fn first_u32(values: &[Option<&RawValue>]) -> u32 {
+    values
+        .iter()
+        .flatten()
+        .find_map(|v| match kind_of(v) {
+            b'"' => serde_json::from_str::<Text>(v.get())
+                .ok()?
+                .as_str()
+                .parse::<u64>()
+                .ok(),
+            b'-' | b'0'..=b'9' => v
+                .get()
+                .parse::<u64>()
+                .ok()
+                .or_else(|| v.get().parse::<f64>().ok().map(|f| f as u64)),
+            _ => None,
+        })
+        .map(|n| u32::try_from(n).unwrap_or(u32::MAX))
+        .unwrap_or(0)
+}
+
+impl Info<'_> {
+    fn into_play_info(self) -> PlayInfo {
+        let mut videos = Vec::new();
+        push_entries(&mut videos, &self.video_list.0, false);
+        push_entries(&mut videos, &self.dynamic_video.dynamic_video_list.0, true);
+        fn text(raw: Option<&RawValue>) -> Option<Text<'_>> {
+            raw.filter(|r| matches!(kind_of(r), b'"' | b'-' | b'0'..=b'9'))
+                .and_then(|r| serde_json::from_str::<Text>(r.get()).ok())
+        }
+        PlayInfo {
+            videos,
+            duration: text(self.video_duration).and_then(|t| t.number()),
+            poster: text(self.poster_url)
+                .map(Text::into_string)
+                .unwrap_or_default(),
+        }
+    }
+}
+
+fn push_entries(out: &mut Vec<Video>, entries: &[Entry], dash: bool) {
+    for entry in entries {
+        let nested;
+        let meta = match entry.video_meta {
+            Some(raw) => {
+                nested = if kind_of(raw) == b'{' {
+                    serde_json::from_str::<Entry>(raw.get()).unwrap_or_default()
+                } else {
+                    Entry::default()
+                };
+                &nested
+            }
+            None => entry,
+        };
+        let quality = first_str(&[meta.definition, meta.quality]);
+        let vtype = first_str(&[meta.vtype]);
+        let width = first_u32(&[meta.vwidth, meta.width]);
+        let height = first_u32(&[meta.vheight, meta.height]);
+        let urls = [
+            first_str(&[entry.main_url]),
+            first_str(&[entry.backup_url, entry.backup_url_1]),
+        ];
+        for raw in &urls {
+            if let Some(url) = media_url(raw.as_str()) {
+                out.push(video(
+                    url,
+                    quality.as_str(),
+                    vtype.as_str(),
+                    width,
+                    height,
+                    dash,
+                ));
             }
         }
     }
@@ -191,11 +378,13 @@ mod tests {
 
     #[test]
     fn reads_the_legacy_string_form() {
-        let info = Value::String(
-            r#"{"video_duration":1.5,"video_list":{"video_1":{"definition":"360p","vtype":"mp4","vwidth":640,"vheight":360,"main_url":"aHR0cDovL2EuZXhhbXBsZS8=","backup_url_1":"aHR0cDovL2IuZXhhbXBsZS8="}}}"#.into(),
-        );
-        let object = as_object(&info).unwrap();
-        let videos = play_info_videos(&object);
+        let raw: &RawValue = serde_json::from_str(
+            r#""{\"video_duration\":1.5,\"video_list\":{\"video_1\":{\"definition\":\"360p\",\"vtype\":\"mp4\",\"vwidth\":640,\"vheight\":360,\"main_url\":\"aHR0cDovL2EuZXhhbXBsZS8=\",\"backup_url_1\":\"aHR0cDovL2IuZXhhbXBsZS8=\"}}}""#,
+        )
+        .unwrap();
+        let info = read(Some(raw));
+        assert_eq!(info.duration, Some(1.5));
+        let videos = info.videos;
         assert_eq!(videos.len(), 2);
         assert_eq!(videos[0].url, "http://a.example/");
         assert_eq!(videos[1].url, "http://b.example/");
