@@ -500,11 +500,7 @@ pub fn id<'de, D: Deserializer<'de>>(d: D) -> Result<String, D::Error> {
 /// assert_eq!((item.a.as_str(), item.b.as_str()), ("xA", ""));
 /// ```
 pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Text<'de>, D::Error> {
-    let raw = <&'de RawValue>::deserialize(d)?;
-    if kind_of(raw) != b'"' {
-        return Ok(Text::default());
-    }
-    serde_json::from_str(raw.get()).map_err(de::Error::custom)
+    Ok(StringOrNone::deserialize(d)?.0.unwrap_or_default())
 }
 
 /// The member `path` of `raw` (nested objects, one name a level), as

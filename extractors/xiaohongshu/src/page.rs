@@ -99,7 +99,7 @@ pub fn withheld(note: &NoteRef, signed_in: bool) -> Failure {
 /// Whether the page's state says its session is not signed in
 /// (`user.loggedIn: false`): an operator cookie that no longer signs in.
 pub fn signed_out(page: &str) -> bool {
-    let Some(Ok(state)) = last_state(page, DESKTOP_STATE) else {
+    let Some(state) = last_state(page, DESKTOP_STATE) else {
         return false;
     };
     let root: Option<&RawValue> = serde_json::from_str(&state).ok();
@@ -118,17 +118,13 @@ pub fn unavailable(note: &NoteRef) -> Failure {
     }
 }
 
-/// The JSON text of the JS value assigned to `name` by the last script
-/// that assigns it (JS literals converted), or why it is not JSON.
-fn last_state(page: &str, name: &str) -> Option<std::result::Result<String, String>> {
+/// The text of the JS value assigned to `name` by the last script that
+/// assigns it, JS literals converted to JSON (not yet checked to be JSON).
+fn last_state(page: &str, name: &str) -> Option<String> {
     let mut end = page.len();
     while let Some(pos) = page[..end].rfind(name) {
         if let Some(text) = html::assigned_value(&page[pos..], name) {
-            let json = jsobj::to_json(text);
-            return Some(match serde_json::from_str::<&RawValue>(&json) {
-                Ok(_) => Ok(json),
-                Err(e) => Err(e.to_string()),
-            });
+            return Some(jsobj::to_json(text));
         }
         end = pos;
     }
@@ -138,46 +134,82 @@ fn last_state(page: &str, name: &str) -> Option<std::result::Result<String, Stri
 /// The JSON text of the note object for `id` in a page's state, desktop or
 /// mobile layout. `Ok(None)`: the state parsed but holds no such note.
 pub fn find_note(page: &str, id: &str) -> Result<Option<String>> {
-    let states: Vec<_> = [DESKTOP_STATE, MOBILE_SETUP_STATE]
+    let states: Vec<String> = [DESKTOP_STATE, MOBILE_SETUP_STATE]
         .into_iter()
         .filter_map(|name| last_state(page, name))
         .collect();
+    let mut why = None;
     let parsed: Vec<&RawValue> = states
         .iter()
-        .filter_map(|s| s.as_ref().ok())
-        .filter_map(|s| serde_json::from_str(s).ok())
+        .filter_map(|s| match serde_json::from_str(s) {
+            Ok(state) => Some(state),
+            Err(e) => {
+                why.get_or_insert_with(|| e.to_string());
+                None
+            }
+        })
         .collect();
     if parsed.is_empty() {
-        let why = states
-            .into_iter()
-            .find_map(|s| s.err())
-            .unwrap_or_else(|| "no state assignment".into());
+        let why = why.unwrap_or_else(|| "no state assignment".into());
         return Err(Failure::changed(format!(
             "the note page state could not be read: {why}"
         )));
     }
     for state in parsed {
-        let mut candidates: Vec<&RawValue> = Vec::new();
-        if let Some(map) = fields::at(Some(state), &["note", "noteDetailMap"]).and_then(members) {
-            candidates.extend(get(&map, id).and_then(|e| fields::at(Some(e), &["note"])));
-            // Under another key only when the note names itself as `id`.
-            candidates.extend(
-                map.iter()
-                    .rev()
-                    .filter_map(|(_, e)| fields::at(Some(e), &["note"]))
-                    .filter(|n| members(n).is_some_and(|m| note_id(&m).is_some())),
-            );
-        }
-        candidates.extend(fields::at(Some(state), &["noteData", "data", "noteData"]));
-        candidates.extend(fields::at(
-            Some(state),
-            &["LAUNCHER_SSR_STORE_PAGE_DATA", "noteData"],
-        ));
-        if let Some(note) = candidates.into_iter().find(|n| is_note(n, id)) {
+        if let Some(note) = note_in(state, id) {
             return Ok(Some(note.get().to_string()));
         }
     }
     Ok(None)
+}
+
+/// The note `id` in one state: the first of its places that holds it,
+/// each looked at only when the ones before it did not.
+fn note_in<'a>(state: &'a RawValue, id: &str) -> Option<&'a RawValue> {
+    /// The state's members that may hold the note, read in one pass.
+    #[derive(serde::Deserialize)]
+    struct Places<'a> {
+        #[serde(borrow, default, deserialize_with = "fields::raw")]
+        note: Option<&'a RawValue>,
+        #[serde(borrow, default, rename = "noteData", deserialize_with = "fields::raw")]
+        note_data: Option<&'a RawValue>,
+        #[serde(
+            borrow,
+            default,
+            rename = "LAUNCHER_SSR_STORE_PAGE_DATA",
+            deserialize_with = "fields::raw"
+        )]
+        launcher: Option<&'a RawValue>,
+    }
+    let places = match serde_json::from_str::<Places>(state.get()) {
+        Ok(places) => places,
+        // A name given twice (the last counts) or no object: one at a time.
+        Err(_) => Places {
+            note: fields::at(Some(state), &["note"]),
+            note_data: fields::at(Some(state), &["noteData"]),
+            launcher: fields::at(Some(state), &["LAUNCHER_SSR_STORE_PAGE_DATA"]),
+        },
+    };
+    let found = |n: &&RawValue| is_note(n, id);
+    if let Some(map) = fields::at(places.note, &["noteDetailMap"]).and_then(members) {
+        let by_key = get(&map, id).and_then(|e| fields::at(Some(e), &["note"]));
+        if let Some(note) = by_key.filter(found) {
+            return Some(note);
+        }
+        // Under another key only when the note names itself as `id`.
+        let named = map
+            .iter()
+            .rev()
+            .filter_map(|(_, e)| fields::at(Some(e), &["note"]))
+            .filter(|n| members(n).is_some_and(|m| note_id(&m).is_some()))
+            .find(found);
+        if named.is_some() {
+            return named;
+        }
+    }
+    fields::at(places.note_data, &["data", "noteData"])
+        .filter(found)
+        .or_else(|| fields::at(places.launcher, &["noteData"]).filter(found))
 }
 
 /// The members of an object in their order, a name given twice once (its
