@@ -152,8 +152,11 @@ fn client(
     };
     let with_token = |r: &HttpResponse| -> Result<Player> {
         let mut p = read(r)?;
-        if let (Some(data), Some(t)) = (p.streaming_data.as_mut(), token.as_deref()) {
-            pot::add_to_urls(data, t);
+        if let Some(t) = token.as_deref() {
+            p.edit_streaming_data(|data| {
+                pot::add_to_urls(data, t);
+                Ok(())
+            })?;
         }
         Ok(p)
     };
@@ -189,14 +192,15 @@ fn client(
     };
     let parse = |r: &HttpResponse| -> Result<Player> {
         let mut p = read(r)?;
-        if let Some(data) = p.streaming_data.as_mut()
-            && challenges::has_formats(data)
-        {
-            challenges::solve(data, &program()?)?;
-        }
-        if let (Some(data), Some(t)) = (p.streaming_data.as_mut(), token.as_deref()) {
-            pot::add_to_urls(data, t);
-        }
+        p.edit_streaming_data(|data| {
+            if challenges::has_formats(data) {
+                challenges::solve(data, &program()?)?;
+            }
+            if let Some(t) = token.as_deref() {
+                pot::add_to_urls(data, t);
+            }
+            Ok(())
+        })?;
         Ok(p)
     };
     let verdict = map::judge(&exchange.response, &target.id, parse);

@@ -4,32 +4,54 @@
 
 use mediaparse_sdk::cascade::Attempt;
 use mediaparse_sdk::exchanges::Exchanges;
-use mediaparse_sdk::spec::fill_missing_members;
+use mediaparse_sdk::fields::{self, RawValue};
 use mediaparse_sdk::{
-    Audio, Exchange, Extraction, Failure, Header, HttpResponse, Media, MediaSource, Target, Video,
-    ids,
+    Audio, Exchange, Extraction, Failure, Header, HttpResponse, Media, MediaSource, ObjectWriter,
+    Target, Video, ids,
 };
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::PLATFORM;
 
 /// The members of a player response the extractor reads or passes on.
 /// Everything else (`responseContext` with visitorData, `playbackTracking`,
-/// `attestation`, `playerConfig`, ad data) is skipped unread.
+/// `attestation`, `playerConfig`, ad data) is skipped unread. The small
+/// members read here are trees; the large ones only passed on (or read
+/// format by format) stay their JSON text.
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Player {
     #[serde(default)]
     pub playability_status: Option<Value>,
     #[serde(default)]
-    pub streaming_data: Option<Value>,
+    pub streaming_data: Option<Box<RawValue>>,
     #[serde(default)]
     pub video_details: Option<Value>,
     #[serde(default)]
-    pub captions: Option<Value>,
+    pub captions: Option<Box<RawValue>>,
     #[serde(default)]
-    pub microformat: Option<Value>,
+    pub microformat: Option<Box<RawValue>>,
+}
+
+impl Player {
+    /// Change `streamingData` as a tree (challenges solved, tokens added)
+    /// and keep its new text; nothing when the answer has none.
+    pub fn edit_streaming_data(
+        &mut self,
+        edit: impl FnOnce(&mut Value) -> Result<(), Failure>,
+    ) -> Result<(), Failure> {
+        let Some(text) = self.streaming_data.as_deref() else {
+            return Ok(());
+        };
+        let mut data: Value = serde_json::from_str(text.get())
+            .map_err(|e| Failure::changed(format!("streamingData: {e}")))?;
+        edit(&mut data)?;
+        let text = serde_json::value::to_raw_value(&data)
+            .map_err(|e| Failure::changed(format!("streamingData: {e}")))?;
+        self.streaming_data = Some(text);
+        Ok(())
+    }
 }
 
 /// The ANDROID `reel_item_watch` wrapper.
@@ -228,14 +250,12 @@ fn judge_player(player: Player, video_id: &str) -> Verdict {
 }
 
 fn formats_of(player: &Player, member: &str) -> Vec<Format> {
-    player
-        .streaming_data
-        .as_ref()
-        .and_then(|s| s.get(member))
-        .and_then(Value::as_array)
+    fields::at(player.streaming_data.as_deref(), &[member])
+        .filter(|list| fields::kind_of(list) == b'[')
+        .and_then(|list| serde_json::from_str::<Vec<&RawValue>>(list.get()).ok())
         .map(|list| {
             list.iter()
-                .filter_map(|f| Format::deserialize(f).ok())
+                .filter_map(|f| serde_json::from_str::<Format>(f.get()).ok())
                 .collect()
         })
         .unwrap_or_default()
@@ -404,24 +424,27 @@ pub fn extraction(
         audios,
     };
 
-    let mut data = Map::new();
-    let mut put = |name: &str, v: Option<Value>| {
-        if let Some(v @ Value::Object(_)) = v {
-            data.insert(name.into(), v);
-        }
-    };
-    put("videoDetails", player.video_details);
-    put("streamingData", player.streaming_data);
-    put("playabilityStatus", player.playability_status);
-    put(
-        "microformat",
-        web.and_then(|w| w.microformat).or(player.microformat),
-    );
-    put("captions", player.captions);
-    fill_missing_members(PLATFORM, &mut data);
+    let mut data = ObjectWriter::new();
+    let object = |raw: &&RawValue| fields::kind_of(raw) == b'{';
+    if let Some(details) = player.video_details.as_ref().filter(|v| v.is_object()) {
+        data.value("videoDetails", details);
+    }
+    if let Some(streams) = player.streaming_data.as_deref().filter(object) {
+        data.raw("streamingData", streams);
+    }
+    if let Some(status) = player.playability_status.as_ref().filter(|v| v.is_object()) {
+        data.value("playabilityStatus", status);
+    }
+    let microformat = web.and_then(|w| w.microformat).or(player.microformat);
+    if let Some(microformat) = microformat.as_deref().filter(object) {
+        data.raw("microformat", microformat);
+    }
+    if let Some(captions) = player.captions.as_deref().filter(object) {
+        data.raw("captions", captions);
+    }
     Extraction {
         media,
-        platform_data: Value::Object(data).into(),
+        platform_data: data.finish(PLATFORM),
     }
 }
 
@@ -454,7 +477,7 @@ mod tests {
     use serde_json::json;
 
     fn player(v: Value) -> Player {
-        serde_json::from_value(v).unwrap_or_default()
+        serde_json::from_str(&v.to_string()).unwrap_or_default()
     }
 
     #[test]
