@@ -247,10 +247,19 @@ struct Verdict<'a> {
     play_check: Option<&'a RawValue>,
     #[serde(borrow, deserialize_with = "fields::raw")]
     play_video_type: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "fields::raw")]
-    dash: Option<&'a RawValue>,
+    /// Read in the same pass (an object's `video`; nothing otherwise).
+    #[serde(borrow, deserialize_with = "fields::object")]
+    dash: DashVideos<'a>,
     #[serde(borrow, deserialize_with = "fields::raw")]
     durl: Option<&'a RawValue>,
+}
+
+/// `dash.video`, as its text.
+#[derive(Debug, Deserialize, Default)]
+#[serde(default)]
+struct DashVideos<'a> {
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    video: Option<&'a RawValue>,
 }
 
 impl<'a> Verdict<'a> {
@@ -355,24 +364,12 @@ fn restriction(level: &Verdict) -> Option<&'static str> {
 }
 
 fn has_streams(object: &Verdict) -> bool {
-    /// `dash.video`, as its text.
-    #[derive(Deserialize, Default)]
-    #[serde(default)]
-    struct Dash<'a> {
-        #[serde(borrow, deserialize_with = "fields::raw")]
-        video: Option<&'a RawValue>,
-    }
     // An array with an element (serde_json wrote or checked the text).
     let non_empty = |raw: Option<&RawValue>| {
         raw.and_then(|r| r.get().strip_prefix('['))
             .is_some_and(|rest| !rest.trim_start().starts_with(']'))
     };
-    let dash_videos = object
-        .dash
-        .filter(is_object)
-        .and_then(|d| read::<Dash>(Some(d)))
-        .is_some_and(|d| non_empty(d.video));
-    dash_videos || non_empty(object.durl)
+    non_empty(object.dash.video) || non_empty(object.durl)
 }
 
 /// Judge the video page: `window.__playinfo__` (same shape as playurl).

@@ -1,5 +1,7 @@
 //! Play-URL objects → the media object and platform data.
 
+use std::borrow::Cow;
+
 use mediaparse_sdk::fields::{self, RawValue};
 use mediaparse_sdk::platform_data::fits_listed;
 use mediaparse_sdk::serde_json::{self, Map, Value};
@@ -28,18 +30,20 @@ pub struct Meta {
     pub extras: Map<String, Value>,
 }
 
+/// A DASH stream. Its URLs are listed twice (camelCase and snake_case
+/// names); they stay text until the one used is read.
 #[derive(Debug, Default, Deserialize)]
-struct Stream {
+struct Stream<'a> {
     #[serde(default)]
     id: u64,
-    #[serde(default, rename = "baseUrl")]
-    base_url_camel: Option<String>,
-    #[serde(default, rename = "base_url")]
-    base_url_snake: Option<String>,
-    #[serde(default, rename = "backupUrl")]
-    backup_url_camel: Option<Vec<String>>,
-    #[serde(default, rename = "backup_url")]
-    backup_url_snake: Option<Vec<String>>,
+    #[serde(default, borrow, rename = "baseUrl")]
+    base_url_camel: Option<&'a RawValue>,
+    #[serde(default, borrow, rename = "base_url")]
+    base_url_snake: Option<&'a RawValue>,
+    #[serde(default, borrow, rename = "backupUrl")]
+    backup_url_camel: Option<&'a RawValue>,
+    #[serde(default, borrow, rename = "backup_url")]
+    backup_url_snake: Option<&'a RawValue>,
     #[serde(default)]
     bandwidth: Option<u64>,
     #[serde(default, rename = "mimeType")]
@@ -56,23 +60,24 @@ struct Stream {
     height: Option<u64>,
 }
 
-impl Stream {
-    /// The primary URL, then each backup, in source order.
+impl Stream<'_> {
+    /// The primary URL, then each backup, in source order (a `null` name
+    /// reads as absent).
     fn urls(&self) -> Vec<String> {
-        let primary = self
+        let primary: Option<Cow<str>> = self
             .base_url_camel
-            .iter()
-            .chain(&self.base_url_snake)
-            .next();
-        let backups = self
+            .or(self.base_url_snake)
+            .and_then(|r| serde_json::from_str(r.get()).ok());
+        let backups: Vec<Cow<str>> = self
             .backup_url_camel
-            .as_ref()
-            .or(self.backup_url_snake.as_ref());
+            .or(self.backup_url_snake)
+            .and_then(|r| serde_json::from_str(r.get()).ok())
+            .unwrap_or_default();
         primary
             .into_iter()
-            .chain(backups.into_iter().flatten())
+            .chain(backups)
             .filter(|u| !u.is_empty())
-            .map(|u| https(u))
+            .map(|u| https(&u))
             .collect()
     }
 
@@ -113,29 +118,29 @@ impl Stream {
 }
 
 #[derive(Debug, Default, Deserialize)]
-struct Dash {
+struct Dash<'a> {
     #[serde(default)]
     duration: Option<f64>,
-    #[serde(default)]
-    video: Option<Vec<Stream>>,
-    #[serde(default)]
-    audio: Option<Vec<Stream>>,
-    #[serde(default)]
-    dolby: Option<Dolby>,
-    #[serde(default)]
-    flac: Option<Flac>,
+    #[serde(default, borrow)]
+    video: Option<Vec<Stream<'a>>>,
+    #[serde(default, borrow)]
+    audio: Option<Vec<Stream<'a>>>,
+    #[serde(default, borrow)]
+    dolby: Option<Dolby<'a>>,
+    #[serde(default, borrow)]
+    flac: Option<Flac<'a>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
-struct Dolby {
-    #[serde(default)]
-    audio: Option<Vec<Stream>>,
+struct Dolby<'a> {
+    #[serde(default, borrow)]
+    audio: Option<Vec<Stream<'a>>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
-struct Flac {
-    #[serde(default)]
-    audio: Option<Stream>,
+struct Flac<'a> {
+    #[serde(default, borrow)]
+    audio: Option<Stream<'a>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -244,33 +249,46 @@ fn clamp(n: u64) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
 
-/// The members of a play-URL object `build` reads, as their text.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
+/// The members of a play-URL object `build` reads, as their text, and all
+/// its members in order (for the platform data), from one reading.
+#[derive(Debug, Default)]
 pub struct View<'a> {
-    #[serde(borrow, deserialize_with = "fields::raw")]
     timelength: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "fields::raw")]
     dash: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "fields::raw")]
     durl: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "fields::raw")]
     quality: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "fields::raw")]
     format: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "fields::raw")]
     support_formats: Option<&'a RawValue>,
-    #[serde(borrow, rename = "supportFormats", deserialize_with = "fields::raw")]
     support_formats_camel: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "fields::raw")]
     accept_quality: Option<&'a RawValue>,
-    #[serde(borrow, deserialize_with = "fields::raw")]
     accept_description: Option<&'a RawValue>,
+    members: Vec<(Cow<'a, str>, &'a RawValue)>,
 }
 
 impl<'a> View<'a> {
     pub fn of(object: &'a RawValue) -> Result<View<'a>> {
-        fields::from_text(object.get(), "the play-URL object")
+        let members = fields::members(object)
+            .ok_or_else(|| Failure::changed("the play-URL object is not an object"))?;
+        // Of a name given twice, the last.
+        let get = |name: &str| {
+            members
+                .iter()
+                .rev()
+                .find(|(n, _)| n == name)
+                .map(|(_, v)| *v)
+        };
+        Ok(View {
+            timelength: get("timelength"),
+            dash: get("dash"),
+            durl: get("durl"),
+            quality: get("quality"),
+            format: get("format"),
+            support_formats: get("support_formats"),
+            support_formats_camel: get("supportFormats"),
+            accept_quality: get("accept_quality"),
+            accept_description: get("accept_description"),
+            members,
+        })
     }
 }
 
@@ -393,17 +411,23 @@ pub fn platform_data(play: &PlayUrl, view: &View, meta: Meta) -> Result<Platform
     }
     // The play-URL object's own members come before the extras of the
     // same name, even those left out for their type.
-    let mut shadowed: Vec<String> = Vec::new();
-    data.rest_of_where(&play.object, |name, value| {
-        if meta.extras.contains_key(name) {
-            shadowed.push(name.to_string());
+    let mut shadowed: Vec<&str> = Vec::new();
+    for (name, value) in &view.members {
+        if meta.extras.contains_key(name.as_ref()) {
+            shadowed.push(name);
         }
-        !(play.without_video_info && name == "video_info") && fits_listed("bilibili", name, value)
-    })?;
+        if !(play.without_video_info && name == "video_info")
+            && fits_listed("bilibili", name, value)
+        {
+            data.raw(name.clone(), value);
+        }
+    }
     for (name, value) in &meta.extras {
-        let fits = serde_json::value::to_raw_value(value)
-            .is_ok_and(|raw| fits_listed("bilibili", name, &raw));
-        if fits && !shadowed.contains(name) {
+        let fits = mediaparse_sdk::spec::listed_members("bilibili")
+            .iter()
+            .find(|(listed, _)| listed == name)
+            .is_none_or(|(_, kind)| kind.accepts(value));
+        if fits && !shadowed.contains(&name.as_str()) {
             data.value(name.clone(), value);
         }
     }
