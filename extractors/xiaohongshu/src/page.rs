@@ -99,10 +99,12 @@ pub fn withheld(note: &NoteRef, signed_in: bool) -> Failure {
 /// Whether the page's state says its session is not signed in
 /// (`user.loggedIn: false`): an operator cookie that no longer signs in.
 pub fn signed_out(page: &str) -> bool {
-    let Some(state) = last_state(page, DESKTOP_STATE) else {
-        return false;
+    let state = last_state(page, DESKTOP_STATE);
+    let root: Option<&RawValue> = match &state {
+        Some(State::Json(json)) => Some(json),
+        Some(State::Converted(text)) => serde_json::from_str(text).ok(),
+        None => None,
     };
-    let root: Option<&RawValue> = serde_json::from_str(&state).ok();
     fields::at(root, &["user", "loggedIn"]).is_some_and(|v| v.get() == "false")
 }
 
@@ -118,13 +120,23 @@ pub fn unavailable(note: &NoteRef) -> Failure {
     }
 }
 
-/// The text of the JS value assigned to `name` by the last script that
-/// assigns it, JS literals converted to JSON (not yet checked to be JSON).
-fn last_state(page: &str, name: &str) -> Option<String> {
+/// The JS value assigned to `name` by the last script that assigns it.
+enum State<'p> {
+    /// It is JSON as written (read in place).
+    Json(&'p RawValue),
+    /// Its JS literals converted to JSON (not yet checked to be JSON).
+    Converted(String),
+}
+
+fn last_state<'p>(page: &'p str, name: &str) -> Option<State<'p>> {
     let mut end = page.len();
     while let Some(pos) = page[..end].rfind(name) {
         if let Some(text) = html::assigned_value(&page[pos..], name) {
-            return Some(jsobj::to_json(text));
+            // A JS literal (`undefined`) stops this read early.
+            return Some(match serde_json::from_str::<&RawValue>(text) {
+                Ok(json) => State::Json(json),
+                Err(_) => State::Converted(jsobj::to_json(text)),
+            });
         }
         end = pos;
     }
@@ -134,19 +146,22 @@ fn last_state(page: &str, name: &str) -> Option<String> {
 /// The JSON text of the note object for `id` in a page's state, desktop or
 /// mobile layout. `Ok(None)`: the state parsed but holds no such note.
 pub fn find_note(page: &str, id: &str) -> Result<Option<String>> {
-    let states: Vec<String> = [DESKTOP_STATE, MOBILE_SETUP_STATE]
+    let states: Vec<State> = [DESKTOP_STATE, MOBILE_SETUP_STATE]
         .into_iter()
         .filter_map(|name| last_state(page, name))
         .collect();
     let mut why = None;
     let parsed: Vec<&RawValue> = states
         .iter()
-        .filter_map(|s| match serde_json::from_str(s) {
-            Ok(state) => Some(state),
-            Err(e) => {
-                why.get_or_insert_with(|| e.to_string());
-                None
-            }
+        .filter_map(|s| match s {
+            State::Json(json) => Some(*json),
+            State::Converted(text) => match serde_json::from_str(text) {
+                Ok(state) => Some(state),
+                Err(e) => {
+                    why.get_or_insert_with(|| e.to_string());
+                    None
+                }
+            },
         })
         .collect();
     if parsed.is_empty() {
