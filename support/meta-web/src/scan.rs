@@ -207,6 +207,15 @@ mod tests {
         }
     }
 
+    fn tree_find_object<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
+        match v {
+            Value::Object(map) if map.contains_key(key) => Some(v),
+            Value::Object(map) => map.values().find_map(|c| tree_find_object(c, key)),
+            Value::Array(items) => items.iter().find_map(|c| tree_find_object(c, key)),
+            _ => None,
+        }
+    }
+
     #[test]
     fn answers_as_the_tree_search() {
         let text = r#" { "x" : [ 1 , {"k": "in\"ner", "e\u0073c": true}, "k" ], "y": {"z": {"k": -1.5e3}},
@@ -216,6 +225,22 @@ mod tests {
             let want = tree_find_key(&tree, key);
             let got = find_key(text, key).map(|r| serde_json::from_str::<Value>(r.get()).unwrap());
             assert_eq!(want, got.as_ref(), "{key}");
+        }
+        // Pre-order: an enclosing object before the ones inside it, a
+        // sibling before the ones after it.
+        let nested = r#"[{"a":[{"k":1}],"b":{"k":2,"x":{"k":3}}},{"k":4}]"#;
+        let nested_tree: Value = serde_json::from_str(nested).unwrap();
+        for (text, tree) in [(text, &tree), (nested, &nested_tree)] {
+            for key in ["k", "z", "esc", "x", "nope"] {
+                let want = tree_find_object(tree, key);
+                let got = find_object(text, |m| m.has(key))
+                    .map(|r| serde_json::from_str::<Value>(r.get()).unwrap());
+                assert_eq!(want, got.as_ref(), "{key} in {text}");
+                let want = tree_find_key(tree, key);
+                let got =
+                    find_key(text, key).map(|r| serde_json::from_str::<Value>(r.get()).unwrap());
+                assert_eq!(want, got.as_ref(), "{key} in {text}");
+            }
         }
         let inner = find_object(text, |m| m.string("k").as_deref() == Some("in\"ner")).unwrap();
         assert!(inner.get().contains("e\\u0073c"));
