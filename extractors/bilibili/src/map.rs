@@ -26,8 +26,11 @@ pub struct Meta {
     /// Listed `title` and `pic` of platform data.
     pub pd_title: String,
     pub pd_pic: String,
-    /// Public members kept beside the play-URL object (`bvid`, `aid`, …).
+    /// Public members kept beside the play-URL object (`aid`, `ep_id`, …).
     pub extras: Map<String, Value>,
+    /// Metadata members kept as upstream wrote them (`owner`, `stat`, …),
+    /// after `extras`.
+    pub kept: Vec<(&'static str, Box<RawValue>)>,
 }
 
 /// A DASH stream. Its URLs are listed twice (camelCase and snake_case
@@ -413,7 +416,7 @@ pub fn platform_data(play: &PlayUrl, view: &View, meta: Meta) -> Result<Platform
     // same name, even those left out for their type.
     let mut shadowed: Vec<&str> = Vec::new();
     for (name, value) in &view.members {
-        if meta.extras.contains_key(name.as_ref()) {
+        if meta.extras.contains_key(name.as_ref()) || meta.kept.iter().any(|(k, _)| k == name) {
             shadowed.push(name);
         }
         if !(play.without_video_info && name == "video_info")
@@ -429,6 +432,11 @@ pub fn platform_data(play: &PlayUrl, view: &View, meta: Meta) -> Result<Platform
             .is_none_or(|(_, kind)| kind.accepts(value));
         if fits && !shadowed.contains(&name.as_str()) {
             data.value(name.clone(), value);
+        }
+    }
+    for (name, value) in &meta.kept {
+        if fits_listed("bilibili", name, value) && !shadowed.contains(name) {
+            data.raw(*name, value);
         }
     }
     Ok(data.finish("bilibili"))

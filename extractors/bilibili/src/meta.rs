@@ -3,7 +3,7 @@
 //! the play-URL object.
 
 use mediaparse_sdk::fields::RawValue;
-use mediaparse_sdk::serde_json::{self, Map, Value};
+use mediaparse_sdk::serde_json::{Map, Value};
 use mediaparse_sdk::urls::https;
 use mediaparse_sdk::{Failure, Result};
 use serde::Deserialize;
@@ -136,11 +136,11 @@ pub fn video_meta(
     extras.insert("cid".into(), Value::String(cid.into()));
     extras.insert("page".into(), Value::from(page));
     extras.insert("part".into(), Value::String(part_name));
-    for (key, raw) in kept.members() {
-        if let Some(v) = raw.and_then(|r| serde_json::from_str::<Value>(r.get()).ok()) {
-            extras.insert(key.into(), v);
-        }
-    }
+    let kept = kept
+        .members()
+        .into_iter()
+        .filter_map(|(key, raw)| Some((key, raw?.to_owned())))
+        .collect();
     Meta {
         title: shown_title,
         thumbnail: pic.clone(),
@@ -153,6 +153,7 @@ pub fn video_meta(
         pd_title: title,
         pd_pic: pic,
         extras,
+        kept,
     }
 }
 
@@ -258,6 +259,7 @@ pub fn pgc_meta(season: Option<&Map<String, Value>>, episode: Option<&Episode>, 
         pd_title: title,
         pd_pic: cover,
         extras,
+        kept: Vec::new(),
     }
 }
 
@@ -295,5 +297,6 @@ pub fn cheese_meta(
         pd_title: title,
         pd_pic: cover,
         extras,
+        kept: Vec::new(),
     }
 }
