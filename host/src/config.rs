@@ -142,6 +142,13 @@ pub struct PlatformSettings {
     /// (default on).
     #[serde(default)]
     pub breaker: Option<BreakerSwitch>,
+    /// Canary posts replacing the platform's own (`platform.toml`
+    /// `[[canary]]`): `[{ url = "…", expect = { min_videos = 1 } }]`; `[]`: none.
+    #[serde(default)]
+    pub canaries: Option<Vec<mediaparse_catalogue::Canary>>,
+    /// How often this platform's canaries run (over `[health] canary_every`).
+    #[serde(default)]
+    pub canary_every: Option<String>,
 }
 
 /// One exit of a pool: the label operators see, the URL they never do.
@@ -290,6 +297,18 @@ impl OperatorConfig {
                     i + 1
                 ));
             }
+            if let Some(every) = &p.canary_every {
+                health::canary_interval(Some(every))
+                    .map_err(|e| format!("[platforms.{name}] {e}"))?;
+            }
+            if let Some(i) = p.canaries.iter().flatten().position(|c| {
+                !url::Url::parse(&c.url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+            }) {
+                return Err(format!(
+                    "[platforms.{name}] canaries entry {} url is not an http or https URL",
+                    i + 1
+                ));
+            }
             if p.price.is_some_and(|price| price < 0) {
                 return Err(format!("[platforms.{name}] price is negative"));
             }
@@ -357,6 +376,28 @@ impl OperatorConfig {
     pub fn health_policy(&self, platform: &str) -> HealthPolicy {
         self.health
             .policy(self.platforms.get(platform).and_then(|p| p.breaker))
+    }
+
+    /// `platform`'s canaries: the operator's list when set, else the
+    /// platform's own (`declared`, from its `platform.toml`).
+    pub fn canaries(
+        &self,
+        platform: &str,
+        declared: &[mediaparse_catalogue::Canary],
+    ) -> Vec<mediaparse_catalogue::Canary> {
+        self.platforms
+            .get(platform)
+            .and_then(|p| p.canaries.clone())
+            .unwrap_or_else(|| declared.to_vec())
+    }
+
+    /// How often `platform`'s canaries run.
+    pub fn canary_every(&self, platform: &str) -> Duration {
+        self.platforms
+            .get(platform)
+            .and_then(|p| p.canary_every.as_deref())
+            .and_then(|e| health::canary_interval(Some(e)).ok())
+            .unwrap_or_else(|| self.health.canary_every())
     }
 
     pub fn enabled(&self, platform: &str) -> bool {
