@@ -172,10 +172,13 @@ fn keep_failure(
     capture: &Capture,
 ) {
     use crate::authoring::failures::{FailedParse, FailureKeeper, Kept};
-    let (ParseError::Failure(_), Some(code)) = (error, health::verdict::platform_side(error))
+    // The case expects the extractor's own code (`upstream_changed` is
+    // reported as `upstream_error`), which replay compares.
+    let (ParseError::Failure(failure), Some(_)) = (error, health::verdict::platform_side(error))
     else {
         return;
     };
+    let code = failure.code();
     let (Some(dir), Some(captured)) = (&services.failures_dir, capture.take()) else {
         return;
     };

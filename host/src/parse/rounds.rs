@@ -95,20 +95,22 @@ pub async fn extract(
     rounds: &Rounds<'_>,
     session: Session,
     target: sdk::Target,
-    ctx: sdk::Context,
+    mut ctx: sdk::Context,
 ) -> Result<(sdk::Media, PlatformData), ParseError> {
+    ctx.remembered = rounds
+        .memos
+        .remembered(rounds.ext.platform(), ctx.now_unix_ms / 1000);
+    let ctx = Arc::new(ctx);
     let mut done: Arc<Vec<sdk::Exchange>> = Arc::new(Vec::new());
-    let seen = rounds
-        .capture
-        .map(|_| (ctx.now_unix_ms, ctx.config.clone()));
-    let result = run_rounds(rounds, session, target, ctx, &mut done).await;
+    let result = run_rounds(rounds, session, target, ctx.clone(), &mut done).await;
     if result.is_err()
-        && let (Some(capture), Some((now_unix_ms, config))) = (rounds.capture, seen)
+        && let Some(capture) = rounds.capture
     {
+        // Only a failed parse copies anything: its context's settings.
         capture.put(Captured {
             exchanges: done,
-            now_unix_ms,
-            config,
+            now_unix_ms: ctx.now_unix_ms,
+            config: ctx.config.clone(),
         });
     }
     result
@@ -119,7 +121,7 @@ async fn run_rounds(
     rounds: &Rounds<'_>,
     mut session: Session,
     target: sdk::Target,
-    mut ctx: sdk::Context,
+    ctx: Arc<sdk::Context>,
     done: &mut Arc<Vec<sdk::Exchange>>,
 ) -> Result<(sdk::Media, PlatformData), ParseError> {
     let Rounds {
@@ -132,9 +134,7 @@ async fn run_rounds(
     } = *rounds;
     let platform = ext.platform();
     let now_s = ctx.now_unix_ms / 1000;
-    ctx.remembered = memos.remembered(platform, now_s);
     let target = Arc::new(target);
-    let ctx = Arc::new(ctx);
     for _round in 0..limits.max_rounds {
         let (t, c, d) = (target.clone(), ctx.clone(), done.clone());
         let (s, stepped) = call(session, move |s| s.step(&t, &c, &d)).await?;
