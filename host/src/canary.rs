@@ -15,9 +15,13 @@
 //! start.
 //!
 //! On: `--canaries on`, or `[health] canaries = "on"`; off by default.
-//! One host runs them: the canaries are this service's own, and with
-//! several hosts sharing a PostgreSQL database only the host started with
-//! `--canaries on` should run them (the results stay in that host's health).
+//! Several hosts on one PostgreSQL database: the hosts with canaries on
+//! take turns through a lease in the database (`store/canaries.rs`), so one
+//! runs them at a time and another takes over within [`LEASE_TTL`] when it
+//! stops. Every result is written to the database, and every PostgreSQL
+//! host ([`follow`], canaries on or off) counts the results other hosts
+//! wrote in its own platform health, so all hosts judge with the canaries
+//! and open their breakers together. On SQLite the one host is the holder.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -28,11 +32,48 @@ use mediaparse_catalogue::Canary;
 use crate::core::clock::unix_now_s;
 use crate::parse::health::{CanaryNote, Verdict};
 use crate::parse::{self, CacheUse, ParseError, ParseRequest, Purpose, Services};
-use crate::store::KeyRecord;
+use crate::store::{CanaryRow, KeyRecord};
 
 /// How long the scheduler sleeps at most: it notices reloaded extractors
 /// and configuration at least this often.
 const RESCAN: Duration = Duration::from_secs(1);
+
+/// How long a host holds the canaries' lease without renewing it (it
+/// renews every [`RESCAN`]).
+pub const LEASE_TTL: Duration = Duration::from_secs(10);
+
+/// This process's name in the lease and the results.
+pub fn host_id() -> String {
+    use rand::RngCore;
+    let mut b = [0u8; 6];
+    rand::rng().fill_bytes(&mut b);
+    format!(
+        "host-{}",
+        b.iter().map(|x| format!("{x:02x}")).collect::<String>()
+    )
+}
+
+fn shared(services: &Services) -> bool {
+    services.store.backend_name() == "postgres"
+}
+
+/// Does `host` hold the canaries' lease now (taking or renewing it)?
+async fn hold_lease(services: &Services, host: &str) -> bool {
+    if !shared(services) {
+        return true;
+    }
+    let (store, host) = (services.store.clone(), host.to_string());
+    let now_ms = chrono::Utc::now().timestamp_millis();
+    let until = now_ms + LEASE_TTL.as_millis() as i64;
+    match tokio::task::spawn_blocking(move || store.take_canary_lease(&host, now_ms, until)).await {
+        Ok(Ok(held)) => held,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "canary lease unreadable: not running canaries now");
+            false
+        }
+        Err(_) => false,
+    }
+}
 
 /// The key a canary parses under: no account is charged, every platform allowed.
 fn canary_key() -> KeyRecord {
@@ -79,13 +120,29 @@ pub fn stagger(i: usize, n: usize, every: Duration) -> Duration {
     every.mul_f64(i as f64 / n as f64)
 }
 
-/// Run the canaries until the process ends.
-pub async fn run(services: Arc<Services>) {
-    let started = Instant::now();
+/// Run the canaries (while this host holds the lease) until the process ends.
+pub async fn run(services: Arc<Services>, host: String) {
+    let mut started = Instant::now();
     let mut next_due: HashMap<String, Instant> = HashMap::new();
     let running: Arc<Mutex<HashSet<String>>> = Arc::default();
-    tracing::info!("canaries on");
+    let mut held = false;
+    tracing::info!(host, "canaries on");
     loop {
+        if !hold_lease(&services, &host).await {
+            if held {
+                tracing::info!(host, "canary lease lost: another host runs them");
+            }
+            held = false;
+            tokio::time::sleep(RESCAN).await;
+            continue;
+        }
+        if !held {
+            tracing::info!(host, "this host runs the canaries");
+            // A fresh schedule from the moment it took over.
+            held = true;
+            started = Instant::now();
+            next_due.clear();
+        }
         let platforms = platforms_with_canaries(&services);
         let n = platforms.len();
         next_due.retain(|p, _| platforms.iter().any(|(q, _, _)| q == p));
@@ -106,10 +163,10 @@ pub async fn run(services: Arc<Services>) {
                 tracing::debug!(platform, "canaries still running: this round skipped");
                 continue;
             }
-            let (services, running) = (services.clone(), running.clone());
+            let (services, running, host) = (services.clone(), running.clone(), host.clone());
             tokio::spawn(async move {
                 for canary in &canaries {
-                    run_one(&services, &platform, canary).await;
+                    run_one(&services, &platform, canary, &host).await;
                 }
                 running
                     .lock()
@@ -127,8 +184,9 @@ pub async fn run(services: Arc<Services>) {
     }
 }
 
-/// One canary parse, counted in the platform's health and the metrics.
-pub async fn run_one(services: &Services, platform: &str, canary: &Canary) {
+/// One canary parse, counted in the platform's health and the metrics, and
+/// written to the database for the other hosts.
+pub async fn run_one(services: &Services, platform: &str, canary: &Canary, host: &str) {
     let key = canary_key();
     let request = ParseRequest {
         key: &key,
@@ -148,6 +206,19 @@ pub async fn run_one(services: &Services, platform: &str, canary: &Canary) {
     };
     metrics.canary_run(platform, &outcome);
     tracing::info!(platform, outcome, detail = %detail, "canary ran");
+    let row = CanaryRow {
+        id: 0,
+        platform: platform.to_string(),
+        url: canary.url.clone(),
+        outcome: outcome.clone(),
+        detail: detail.clone(),
+        failure_code: match &verdict {
+            Verdict::Failure { code, .. } => Some(code.to_string()),
+            _ => None,
+        },
+        at_unix_s: unix_now_s(),
+        host: host.to_string(),
+    };
     let config = services.config.load();
     services.health.record_canary(
         platform,
@@ -157,10 +228,87 @@ pub async fn run_one(services: &Services, platform: &str, canary: &Canary) {
             url: canary.url.clone(),
             outcome,
             detail,
-            at_unix_s: unix_now_s(),
+            at_unix_s: row.at_unix_s,
         },
         Instant::now(),
     );
+    let store = services.store.clone();
+    match tokio::task::spawn_blocking(move || store.add_canary_result(&row)).await {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => tracing::warn!(platform, error = %e, "canary result not stored"),
+        Err(_) => {}
+    }
+}
+
+/// The platform-side codes a stored result may name (a code this binary
+/// does not know counts as `upstream_changed`).
+const CODES: &[&str] = &[
+    "upstream_changed",
+    "upstream_error",
+    "extractor_failed",
+    "login_required",
+    "upstream_rate_limited",
+    "upstream_timeout",
+];
+
+/// A stored result as the verdict it was counted as.
+pub fn stored_verdict(row: &CanaryRow) -> Verdict {
+    match &row.failure_code {
+        None => Verdict::Success,
+        Some(code) => Verdict::Failure {
+            code: CODES
+                .iter()
+                .find(|c| **c == code.as_str())
+                .copied()
+                .unwrap_or("upstream_changed"),
+            message: format!("canary {}: {}", row.outcome, row.detail),
+        },
+    }
+}
+
+/// On PostgreSQL: count the canary results other hosts write in this
+/// host's health, as they arrive (polled every [`RESCAN`]), until the
+/// process ends. Results written before this host started are not counted.
+pub async fn follow(services: Arc<Services>, host: String) {
+    let mut last_id = None;
+    loop {
+        let store = services.store.clone();
+        let after = last_id.unwrap_or(0);
+        let read = tokio::task::spawn_blocking(move || {
+            store.canary_results_after(after, crate::store::CANARY_RESULTS_KEPT)
+        })
+        .await;
+        match read {
+            Ok(Ok(rows)) => {
+                let first_read = last_id.is_none();
+                if let Some(last) = rows.last() {
+                    last_id = Some(last.id);
+                } else if first_read {
+                    last_id = Some(0);
+                }
+                if !first_read {
+                    let config = services.config.load();
+                    for row in rows.iter().filter(|r| r.host != host) {
+                        services.health.record_canary(
+                            &row.platform,
+                            &config.health_policy(&row.platform),
+                            stored_verdict(row),
+                            CanaryNote {
+                                url: row.url.clone(),
+                                outcome: row.outcome.clone(),
+                                detail: row.detail.clone(),
+                                at_unix_s: row.at_unix_s,
+                            },
+                            Instant::now(),
+                        );
+                    }
+                }
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "canary results unreadable"),
+            Err(_) => {}
+        }
+        tokio::time::sleep(RESCAN).await;
+    }
 }
 
 /// What one canary's answer says: the verdict to count (`None`: the parse

@@ -219,11 +219,16 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
         // Failing parses kept as fixture cases, beside the database.
         failures_dir: Some(crate::authoring::failures::dir_for(&options.db)),
     });
+    let canary_host = crate::canary::host_id();
     if options
         .canaries
         .unwrap_or_else(|| services.config.load().health.canaries_on())
     {
-        tokio::spawn(crate::canary::run(services.clone()));
+        tokio::spawn(crate::canary::run(services.clone(), canary_host.clone()));
+    }
+    // Several hosts share one PostgreSQL: each counts the canaries another ran.
+    if services.store.backend_name() == "postgres" {
+        tokio::spawn(crate::canary::follow(services.clone(), canary_host));
     }
     let state = Arc::new(AppState {
         services: services.clone(),
