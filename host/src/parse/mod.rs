@@ -203,9 +203,10 @@ fn keep_failure(
         at_unix_s: crate::core::clock::unix_now_s(),
     };
     tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
         let outcome = match keeper.keep(&failed) {
             Ok(Kept::Kept(id)) => {
-                tracing::info!(platform = %failed.platform, code = failed.code, id, "failing parse kept as a fixture case");
+                tracing::info!(platform = %failed.platform, code = failed.code, id, exchanges = failed.exchanges.len(), elapsed_us = started.elapsed().as_micros() as u64, "failing parse kept as a fixture case");
                 "kept"
             }
             Ok(Kept::TooLarge(bytes)) => {
