@@ -249,3 +249,100 @@ async fn a_canary_catches_a_changed_platform_and_its_failure_replays_as_a_fixtur
         recovery.as_secs_f64()
     );
 }
+
+/// `tiktok`'s canary runs with `outcome` on one host, from its `/metrics`.
+async fn canary_runs(service: &Service, outcome: &str) -> u64 {
+    let text = admin_get(service, "/metrics")
+        .await
+        .text()
+        .await
+        .expect("metrics");
+    let prefix =
+        format!(r#"mediaparse_canary_runs_total{{platform="tiktok",outcome="{outcome}"}} "#);
+    text.lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .map_or(0, |n| n.trim().parse().expect("a count"))
+}
+
+#[tokio::test]
+async fn hosts_on_one_postgres_take_turns_running_canaries_and_share_what_they_find() {
+    let url = tokio::task::spawn_blocking(mediaparse::store::test_pg::fresh_database)
+        .await
+        .unwrap();
+    let post = Case::load(&paths::workspace_root().join("extractors/tiktok/fixtures/video_post"))
+        .expect("fixture case");
+    let upstream = FakeUpstream::start(std::slice::from_ref(&post))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let config = dir.path().join("config.toml");
+    // A long cool-down: once broken, the platform stays broken for the test.
+    std::fs::write(
+        &config,
+        format!(
+            "[health]\nbreaker = \"on\"\ncanaries = \"on\"\ncanary_every = \"1h\"\ncooldown_ms = 600000\n\
+             [platforms.tiktok]\ncanary_every = \"500ms\"\ncanaries = [{{ url = \"{}\" }}]\n",
+            post.input
+        ),
+    )
+    .expect("config");
+    let data: Vec<_> = (0..2).map(|_| tempfile::tempdir().unwrap()).collect();
+    let mut hosts = Vec::new();
+    for d in &data {
+        hosts.push(
+            Service::start(ServiceOptions {
+                upstream: Some(upstream.base_url()),
+                db: Some(std::path::PathBuf::from(&url)),
+                config: Some(config.clone()),
+                admin_token: Some(ADMIN.into()),
+                extra_env: vec![("MEDIAPARSE_DATA_DIR".into(), d.path().display().to_string())],
+                ..Default::default()
+            })
+            .await
+            .expect("host"),
+        );
+    }
+    for host in &hosts {
+        until_state(host, "ok", Duration::from_secs(60)).await;
+    }
+    // One host holds the lease and runs them; the other runs none.
+    let mut runs = Vec::new();
+    for host in &hosts {
+        runs.push(canary_runs(host, "ok").await);
+    }
+    assert_eq!(
+        runs.iter().filter(|n| **n > 0).count(),
+        1,
+        "exactly one host ran canaries: {runs:?}"
+    );
+    let runner = runs.iter().position(|n| *n > 0).expect("a runner");
+    let other = 1 - runner;
+
+    // The runner's canary finds the change; the other host, which ran no
+    // canary, turns broken from the stored result and refuses at once.
+    upstream.reshape_with(r#"{"status_code":0,"renamed":{"item":null}}"#);
+    until_state(&hosts[other], "broken", Duration::from_secs(60)).await;
+    let health = tiktok_health(&hosts[other]).await;
+    assert_eq!(health["breaker"]["state"], "open", "{health}");
+    assert!(health["lastCanary"]["outcome"].is_string(), "{health}");
+    let token = hosts[other].create_key(&[]).expect("key");
+    hosts[other].add_credits("default", 10).expect("credits");
+    let requests = upstream.requests();
+    let refused = parse(&hosts[other], &token, &post.input).await;
+    assert_eq!(
+        (refused.status, refused.code.as_str()),
+        (503, "platform_unavailable")
+    );
+    // The runner keeps probing nothing while open; no request left from the refusal.
+    assert_eq!(upstream.requests(), requests);
+    assert_eq!(canary_runs(&hosts[other], "ok").await, 0);
+
+    // The runner stops: the other host takes the lease over and runs them.
+    hosts[runner].kill().await;
+    upstream.restore();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while canary_runs(&hosts[other], "skipped").await == 0 {
+        assert!(Instant::now() < deadline, "the lease was never taken over");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
