@@ -1,10 +1,11 @@
 //! The last failing parses of each platform, kept as fixture cases: when a
-//! parse fails on the platform's side with a code its extractor reported
-//! (`upstream_changed`, `upstream_error`, `login_required`,
-//! `upstream_rate_limited`), the exchanges the parse already held for its
-//! guest are written, secrets scrubbed (see [`super::scrub`]), as a case
-//! whose expectation is that error, so `mediaparse replay` on it reproduces
-//! the failure and an author keeps it as a regression fixture.
+//! parse fails on the platform's side with a failure its extractor reported
+//! (a changed upstream, an upstream error, a login wall, a rate limit), the
+//! exchanges the parse already held for its guest are written, secrets
+//! scrubbed (see [`super::scrub`]), as a case expecting that failure's code,
+//! so `mediaparse replay` on it reproduces the failure and an author keeps
+//! it as a regression fixture. Failures outside the extractor (a timeout, a
+//! refused connection) have nothing a fixture can replay and are not kept.
 //!
 //! Where: a folder beside the database file (`failures/`, like the session
 //! jar and the remembered values), one sub-folder per failure named by its
