@@ -879,4 +879,44 @@ mod tests {
                      [[platforms.tiktok.exits]]\nlabel = \"a\"\nurl = \"http://i\"\n";
         assert!(OperatorConfig::parse(twice).is_err());
     }
+
+    #[test]
+    fn canaries_are_the_operators_over_the_platforms_and_checked() {
+        let declared = [mediaparse_catalogue::Canary {
+            url: "https://www.tiktok.com/@a/video/1".into(),
+            expect: Default::default(),
+        }];
+        let c = OperatorConfig::parse(
+            "[health]\ncanaries = \"on\"\ncanary_every = \"30m\"\n\
+             [platforms.twitter]\ncanary_every = \"90s\"\n\
+             canaries = [{ url = \"https://x.com/a/status/2\", expect = { min_images = 1 } }]\n\
+             [platforms.youtube]\ncanaries = []\n",
+        )
+        .expect("config");
+        assert!(c.health.canaries_on());
+        assert_eq!(
+            c.canaries("tiktok", &declared),
+            declared,
+            "the platform's own"
+        );
+        let twitter = c.canaries("twitter", &declared);
+        assert_eq!(twitter[0].expect.min_images, 1, "the operator's instead");
+        assert!(c.canaries("youtube", &declared).is_empty(), "[] drops them");
+        assert_eq!(c.canary_every("twitter"), Duration::from_secs(90));
+        assert_eq!(c.canary_every("tiktok"), Duration::from_secs(1800));
+        assert!(
+            !OperatorConfig::default().health.canaries_on(),
+            "off by default"
+        );
+        for bad in [
+            "[health]\ncanary_every = \"15x\"\n",
+            "[health]\ncanary_every = \"10ms\"\n",
+            "[platforms.tiktok]\ncanary_every = \"soon\"\n",
+            "[platforms.tiktok]\ncanaries = [{ url = \"ftp://h/p\" }]\n",
+            "[platforms.tiktok]\ncanaries = [{ url = \"https://h/p\", expect = { min_clips = 1 } }]\n",
+            "[health]\nfailures_per_platform = 100000\n",
+        ] {
+            assert!(OperatorConfig::parse(bad).is_err(), "{bad}");
+        }
+    }
 }
