@@ -27,6 +27,7 @@ mod members;
 pub use catalogue::Catalogue;
 #[cfg(feature = "parse")]
 pub use manifest::{
-    FETCH_PROFILES, Manifest, ManifestError, Member, OptionalMember, is_platform_id,
+    Canary, CanaryExpect, FETCH_PROFILES, Manifest, ManifestError, Member, OptionalMember,
+    is_platform_id,
 };
 pub use members::{Kind, check_members, fill_members};

@@ -19,6 +19,10 @@ use crate::Kind;
 /// members = [{ name = "aweme_id", type = "string" }]   # listed platformData members
 /// optional_members = [{ name = "x", type = "string", description = "…" }]
 /// fetch_profile = "browser"     # how upstream requests leave (absent: "rustls"); see FETCH_PROFILES
+///
+/// [[canary]]                    # a post parsed on schedule to watch the platform (see Canary)
+/// url = "https://…"
+/// expect = { min_videos = 1 }
 /// ```
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -51,6 +55,53 @@ pub struct Manifest {
     /// `[platforms.<id>] fetch_profile` overrides it.
     #[serde(default)]
     pub fetch_profile: Option<String>,
+    /// Canary posts (`[[canary]]`): parsed on schedule when the operator
+    /// runs canaries, to learn of a platform's change before callers do.
+    #[serde(default, rename = "canary")]
+    pub canaries: Vec<Canary>,
+}
+
+/// A canary post: a public URL of the platform and what a healthy answer holds.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Canary {
+    pub url: String,
+    #[serde(default)]
+    pub expect: CanaryExpect,
+}
+
+/// What a healthy answer to a canary holds: at least this many of each
+/// kind; when every minimum is 0, at least one media item of any kind.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CanaryExpect {
+    #[serde(default)]
+    pub min_videos: u32,
+    #[serde(default)]
+    pub min_images: u32,
+    #[serde(default)]
+    pub min_audios: u32,
+}
+
+impl CanaryExpect {
+    /// `None` when an answer with these counts is healthy; else what it lacks.
+    pub fn unmet(&self, videos: usize, images: usize, audios: usize) -> Option<String> {
+        let mut short = Vec::new();
+        for (kind, want, got) in [
+            ("videos", self.min_videos, videos),
+            ("images", self.min_images, images),
+            ("audios", self.min_audios, audios),
+        ] {
+            if got < want as usize {
+                short.push(format!("{got} {kind}, at least {want} expected"));
+            }
+        }
+        let none_asked = self.min_videos == 0 && self.min_images == 0 && self.min_audios == 0;
+        if none_asked && videos + images + audios == 0 {
+            short.push("no media, at least one expected".into());
+        }
+        (!short.is_empty()).then(|| short.join("; "))
+    }
 }
 
 /// Accepted `fetch_profile` values: `"browser"` impersonates the browser
@@ -165,6 +216,14 @@ impl Manifest {
                 reason,
             })
         };
+        for (i, canary) in self.canaries.iter().enumerate() {
+            if !(canary.url.starts_with("https://") || canary.url.starts_with("http://")) {
+                return invalid(
+                    "canary",
+                    format!("entry {} url is not an http or https URL", i + 1),
+                );
+            }
+        }
         if let Some(profile) = &self.fetch_profile
             && !FETCH_PROFILES.contains(&profile.as_str())
         {

@@ -11,6 +11,7 @@ use crate::registry::{Registry, Runtime, SandboxLimits};
 
 mod database;
 mod diagnose;
+mod failures;
 mod manage;
 mod tool;
 mod users;
@@ -65,6 +66,9 @@ pub enum Command {
     /// Console users: invite (one-time link to set a password), list.
     #[command(subcommand)]
     Users(UsersCommand),
+    /// Failing parses kept as fixture cases: list them, export one for `replay`.
+    #[command(subcommand)]
+    Failures(failures::FailuresCommand),
     /// Bring the database's schema up to this binary's version.
     Migrate(MigrateArgs),
     /// Take a consistent online backup of the SQLite database into a new file.
@@ -229,6 +233,10 @@ pub struct ServeArgs {
     /// Without it: the config file's `[limits] rate_limit_per_minute`, else 600.
     #[arg(long, env = "MEDIAPARSE_RATE_LIMIT")]
     pub rate_limit: Option<u32>,
+    /// Parse each platform's canary posts on schedule (`on`/`off`); without
+    /// it: the config file's `[health] canaries`, else off.
+    #[arg(long, env = "MEDIAPARSE_CANARIES", value_parser = ["on", "off"])]
+    pub canaries: Option<String>,
     /// Fix the clock key expiry is checked against: RFC 3339 or unix seconds (tests only).
     #[arg(long, env = "MEDIAPARSE_FIXED_AUTH_CLOCK", hide = true, value_parser = manage::parse_instant)]
     pub fixed_auth_clock: Option<i64>,
@@ -408,6 +416,7 @@ pub fn run_admin(db: &DbLocation, command: Command) -> anyhow::Result<i32> {
         Command::Users(c) => users::users(db, c),
         Command::Migrate(args) => database::migrate(db, args),
         Command::Diagnose(args) => diagnose::run(db, args),
+        Command::Failures(c) => failures::run(db, c),
         Command::Backup(args) => database::backup(db, args),
         Command::Detect {
             url,

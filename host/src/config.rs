@@ -142,6 +142,13 @@ pub struct PlatformSettings {
     /// (default on).
     #[serde(default)]
     pub breaker: Option<BreakerSwitch>,
+    /// Canary posts replacing the platform's own (`platform.toml`
+    /// `[[canary]]`): `[{ url = "…", expect = { min_videos = 1 } }]`; `[]`: none.
+    #[serde(default)]
+    pub canaries: Option<Vec<mediaparse_catalogue::Canary>>,
+    /// How often this platform's canaries run (over `[health] canary_every`).
+    #[serde(default)]
+    pub canary_every: Option<String>,
 }
 
 /// One exit of a pool: the label operators see, the URL they never do.
@@ -290,6 +297,18 @@ impl OperatorConfig {
                     i + 1
                 ));
             }
+            if let Some(every) = &p.canary_every {
+                health::canary_interval(Some(every))
+                    .map_err(|e| format!("[platforms.{name}] {e}"))?;
+            }
+            if let Some(i) = p.canaries.iter().flatten().position(|c| {
+                !url::Url::parse(&c.url).is_ok_and(|u| matches!(u.scheme(), "http" | "https"))
+            }) {
+                return Err(format!(
+                    "[platforms.{name}] canaries entry {} url is not an http or https URL",
+                    i + 1
+                ));
+            }
             if p.price.is_some_and(|price| price < 0) {
                 return Err(format!("[platforms.{name}] price is negative"));
             }
@@ -357,6 +376,28 @@ impl OperatorConfig {
     pub fn health_policy(&self, platform: &str) -> HealthPolicy {
         self.health
             .policy(self.platforms.get(platform).and_then(|p| p.breaker))
+    }
+
+    /// `platform`'s canaries: the operator's list when set, else the
+    /// platform's own (`declared`, from its `platform.toml`).
+    pub fn canaries(
+        &self,
+        platform: &str,
+        declared: &[mediaparse_catalogue::Canary],
+    ) -> Vec<mediaparse_catalogue::Canary> {
+        self.platforms
+            .get(platform)
+            .and_then(|p| p.canaries.clone())
+            .unwrap_or_else(|| declared.to_vec())
+    }
+
+    /// How often `platform`'s canaries run.
+    pub fn canary_every(&self, platform: &str) -> Duration {
+        self.platforms
+            .get(platform)
+            .and_then(|p| p.canary_every.as_deref())
+            .and_then(|e| health::canary_interval(Some(e)).ok())
+            .unwrap_or_else(|| self.health.canary_every())
     }
 
     pub fn enabled(&self, platform: &str) -> bool {
@@ -837,5 +878,45 @@ mod tests {
         let twice = "[[platforms.tiktok.exits]]\nlabel = \"a\"\nurl = \"http://h\"\n\
                      [[platforms.tiktok.exits]]\nlabel = \"a\"\nurl = \"http://i\"\n";
         assert!(OperatorConfig::parse(twice).is_err());
+    }
+
+    #[test]
+    fn canaries_are_the_operators_over_the_platforms_and_checked() {
+        let declared = [mediaparse_catalogue::Canary {
+            url: "https://www.tiktok.com/@a/video/1".into(),
+            expect: Default::default(),
+        }];
+        let c = OperatorConfig::parse(
+            "[health]\ncanaries = \"on\"\ncanary_every = \"30m\"\n\
+             [platforms.twitter]\ncanary_every = \"90s\"\n\
+             canaries = [{ url = \"https://x.com/a/status/2\", expect = { min_images = 1 } }]\n\
+             [platforms.youtube]\ncanaries = []\n",
+        )
+        .expect("config");
+        assert!(c.health.canaries_on());
+        assert_eq!(
+            c.canaries("tiktok", &declared),
+            declared,
+            "the platform's own"
+        );
+        let twitter = c.canaries("twitter", &declared);
+        assert_eq!(twitter[0].expect.min_images, 1, "the operator's instead");
+        assert!(c.canaries("youtube", &declared).is_empty(), "[] drops them");
+        assert_eq!(c.canary_every("twitter"), Duration::from_secs(90));
+        assert_eq!(c.canary_every("tiktok"), Duration::from_secs(1800));
+        assert!(
+            !OperatorConfig::default().health.canaries_on(),
+            "off by default"
+        );
+        for bad in [
+            "[health]\ncanary_every = \"15x\"\n",
+            "[health]\ncanary_every = \"10ms\"\n",
+            "[platforms.tiktok]\ncanary_every = \"soon\"\n",
+            "[platforms.tiktok]\ncanaries = [{ url = \"ftp://h/p\" }]\n",
+            "[platforms.tiktok]\ncanaries = [{ url = \"https://h/p\", expect = { min_clips = 1 } }]\n",
+            "[health]\nfailures_per_platform = 100000\n",
+        ] {
+            assert!(OperatorConfig::parse(bad).is_err(), "{bad}");
+        }
     }
 }

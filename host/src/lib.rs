@@ -13,6 +13,7 @@ pub mod auth;
 pub mod authoring;
 pub mod billing;
 pub mod call;
+pub mod canary;
 pub mod cli;
 pub mod config;
 /// The leaf layer, its own crate (`host/core`, `mediaparse-core`): it can

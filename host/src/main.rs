@@ -46,6 +46,7 @@ fn main() {
                 metrics_listen: args.metrics_listen,
                 password_hashes: args.password_hashes,
                 rate_limit: args.rate_limit,
+                canaries: args.canaries.as_deref().map(|c| c == "on"),
                 fixed_auth_clock: args.fixed_auth_clock,
                 mcp_allowed_hosts: args.mcp_allowed_hosts,
                 mcp_sessions: mediaparse::http::mcp::sessions::SessionLimits {

@@ -38,7 +38,9 @@ struct Inner {
     delayed_arrivals: Vec<String>,
     /// While set, every request is answered with this status instead of
     /// its recorded exchange (a platform that broke).
-    outage: Option<u16>,
+    /// Every request answered with this instead of the recorded answers:
+    /// (status, content type, body).
+    outage: Option<(u16, &'static str, &'static str)>,
 }
 
 /// A running fake upstream; stops when dropped.
@@ -155,7 +157,15 @@ impl FakeUpstream {
     /// body, whatever was recorded: the platform broke. Still counted.
     pub fn break_with(&self, status: u16) {
         if let Ok(mut i) = self.inner.lock() {
-            i.outage = Some(status);
+            i.outage = Some((status, "text/plain", "fake upstream: outage"));
+        }
+    }
+
+    /// From now on answer every request `200` with `body` as JSON, whatever
+    /// was recorded: the platform changed its answers' shape. Still counted.
+    pub fn reshape_with(&self, body: &'static str) {
+        if let Ok(mut i) = self.inner.lock() {
+            i.outage = Some((200, "application/json", body));
         }
     }
 
@@ -229,12 +239,12 @@ fn answer(
             .unwrap_or_default();
     };
     let line = format!("{method} {logical}");
-    if let Some(status) = inner.outage {
+    if let Some((status, content_type, body)) = inner.outage {
         inner.hits.push(line);
         return Response::builder()
             .status(status)
-            .header("content-type", "text/plain")
-            .body(Body::from("fake upstream: outage"))
+            .header("content-type", content_type)
+            .body(Body::from(body))
             .unwrap_or_default();
     }
     // The most specific route wins: the one with the most header constraints.

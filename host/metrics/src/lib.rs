@@ -26,6 +26,8 @@
 //! | `mediaparse_platform_health` | `platform`, `state` (`ok`, `degraded`, `broken`, `unknown`): 1 for the state its last counted parse left it in, 0 for the others |
 //! | `mediaparse_breaker_opens_total` | `platform`: times its circuit breaker opened |
 //! | `mediaparse_health_alerts_total` | `outcome` (`sent`, `failed`): health alert POSTs, one per URL |
+//! | `mediaparse_canary_runs_total` | `platform`, `outcome` (`ok`, `unmet` (answered without what its expectation asks), `skipped` (refused by the open breaker or paced), or the error code) |
+//! | `mediaparse_failures_kept_total` | `platform`, `outcome` (`kept`, `too_large`, `failed`): failing parses written as fixture cases |
 
 use std::sync::LazyLock;
 
@@ -105,6 +107,8 @@ pub struct Metrics {
     platform_health: Family<PlatformState, Gauge>,
     breaker_opens: Family<PlatformLabel, Counter>,
     health_alerts: Family<OutcomeLabel, Counter>,
+    canary_runs: Family<PlatformOutcome, Counter>,
+    failures_kept: Family<PlatformOutcome, Counter>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -260,7 +264,21 @@ impl Metrics {
             "Health alert POSTs by outcome (sent, failed), one per alert URL",
             health_alerts.clone(),
         );
+        let canary_runs = Family::<PlatformOutcome, Counter>::default();
+        registry.register(
+            "canary_runs",
+            "Canary parses by platform and outcome (ok, unmet, skipped, or the error code)",
+            canary_runs.clone(),
+        );
+        let failures_kept = Family::<PlatformOutcome, Counter>::default();
+        registry.register(
+            "failures_kept",
+            "Failing parses written as fixture cases, by platform and outcome (kept, too_large, failed)",
+            failures_kept.clone(),
+        );
         Metrics {
+            canary_runs,
+            failures_kept,
             health_alerts,
             platform_health,
             breaker_opens,
@@ -330,6 +348,26 @@ impl Metrics {
     pub fn health_alert(&self, outcome: &str) {
         self.health_alerts
             .get_or_create(&OutcomeLabel {
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// One canary parse of `platform` ended with `outcome`.
+    pub fn canary_run(&self, platform: &str, outcome: &str) {
+        self.canary_runs
+            .get_or_create(&PlatformOutcome {
+                platform: platform.into(),
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// A failing parse of `platform` was kept as a fixture case (or not: `outcome`).
+    pub fn failure_kept(&self, platform: &str, outcome: &str) {
+        self.failures_kept
+            .get_or_create(&PlatformOutcome {
+                platform: platform.into(),
                 outcome: outcome.into(),
             })
             .inc();

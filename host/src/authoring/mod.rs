@@ -4,6 +4,7 @@
 //! host's own parts: the registry and runtime, the fetcher, the pipeline's
 //! plan/fetch loop, and the SDK's replay harness.
 
+pub mod failures;
 pub mod record;
 pub mod replay;
 pub mod scrub;

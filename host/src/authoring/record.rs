@@ -136,6 +136,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
                         // A recording starts with nothing remembered (a
                         // case's `remembered` is written by hand).
                         memos: &crate::registry::Memos::in_memory(),
+                        capture: None,
                     },
                     session,
                     target.clone(),
@@ -289,7 +290,7 @@ fn write_facts(
     Ok(())
 }
 
-fn write_case(path: &Path, case: &Case, scrub: &Scrubber) -> anyhow::Result<()> {
+pub(super) fn write_case(path: &Path, case: &Case, scrub: &Scrubber) -> anyhow::Result<()> {
     let text = serde_json::to_string_pretty(case)? + "\n";
     anyhow::ensure!(
         !scrub.leaks(&text),
@@ -300,7 +301,7 @@ fn write_case(path: &Path, case: &Case, scrub: &Scrubber) -> anyhow::Result<()> 
 }
 
 /// The hops as recorded exchanges, bodies written beside `case.json`.
-fn write_exchanges(
+pub(super) fn write_exchanges(
     dir: &Path,
     hops: &[Hop],
     scrub: &Scrubber,

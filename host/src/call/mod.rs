@@ -97,6 +97,7 @@ async fn run(callee: Callee<'_>, call: &ParseCall<'_>, request_id: &str) -> Pars
         platform: call.platform,
         request_id,
         cache: call.cache,
+        purpose: parse::Purpose::Customer,
     };
     let delivery = call.delivery.or(call.key.delivery).unwrap_or_default();
     let (result, handoffs) =

@@ -18,6 +18,10 @@
 //! alert_urls = ["https://ops.internal/hooks/mediaparse"]  # POSTed on a change (crate::alerts)
 //! alert_secret = "whsec_…"  # signs them (Standard Webhooks); required with alert_urls
 //! alert_min_interval_secs = 60  # at most one alert per platform this often
+//! canaries = "on"           # parse the canary posts on schedule (default "off"; `--canaries`)
+//! canary_every = "15m"      # each platform's canaries once per this (`ms`, `s`, `m`, `h`)
+//! failures_per_platform = 20    # failing parses kept as fixture cases per platform
+//! failure_max_bytes = 4194304   # a failure with more body bytes is not kept
 //! ```
 //!
 //! The alert URLs and the secret are secrets: never logged or echoed.
@@ -49,6 +53,55 @@ pub struct HealthSettings {
     pub alert_secret: Option<String>,
     /// Alerts of one platform at most this often (default 60; 0: every change).
     pub alert_min_interval_secs: Option<u64>,
+    /// Run the canaries (`crate::canary`); `--canaries` wins.
+    pub canaries: Option<BreakerSwitch>,
+    /// How often each platform's canaries run (default 15m).
+    pub canary_every: Option<String>,
+    /// Failing parses kept per platform (`authoring/failures.rs`; default 20).
+    pub failures_per_platform: Option<usize>,
+    /// Largest failure kept, its bodies together (default 4 MiB).
+    pub failure_max_bytes: Option<usize>,
+}
+
+/// Canaries of one platform run once per this unless configured.
+pub const DEFAULT_CANARY_EVERY: Duration = Duration::from_secs(15 * 60);
+
+/// The shortest canary interval (a canary is a real request to the platform).
+pub const MIN_CANARY_EVERY: Duration = Duration::from_millis(100);
+
+/// Most failures kept per platform.
+pub const MAX_FAILURES_PER_PLATFORM: usize = 1000;
+
+/// `"15m"`, `"30s"`, `"1h"`, `"500ms"`: a whole number and its unit.
+pub fn parse_interval(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let split = text
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("{text:?}: a number and a unit (ms, s, m, h)"))?;
+    let (n, unit) = text.split_at(split);
+    let n: u64 = n
+        .parse()
+        .map_err(|_| format!("{text:?}: a number and a unit (ms, s, m, h)"))?;
+    let d = match unit {
+        "ms" => Duration::from_millis(n),
+        "s" => Duration::from_secs(n),
+        "m" => Duration::from_secs(n.saturating_mul(60)),
+        "h" => Duration::from_secs(n.saturating_mul(3600)),
+        _ => return Err(format!("{text:?}: the unit is one of ms, s, m, h")),
+    };
+    Ok(d)
+}
+
+/// An interval as configured, checked.
+pub fn canary_interval(text: Option<&str>) -> Result<Duration, String> {
+    let Some(text) = text else {
+        return Ok(DEFAULT_CANARY_EVERY);
+    };
+    let d = parse_interval(text)?;
+    if d < MIN_CANARY_EVERY {
+        return Err(format!("canary_every {text:?} is shorter than 100ms"));
+    }
+    Ok(d)
 }
 
 /// `[platforms.<id>] breaker`: whether a broken platform's parses are refused.
@@ -93,6 +146,28 @@ pub fn alert_key(secret: &str) -> Result<Vec<u8>, String> {
 }
 
 impl HealthSettings {
+    /// Failing parses kept per platform.
+    pub fn failures_per_platform(&self) -> usize {
+        self.failures_per_platform
+            .unwrap_or(crate::authoring::failures::DEFAULT_PER_PLATFORM)
+    }
+
+    /// Largest failure kept, in body bytes.
+    pub fn failure_max_bytes(&self) -> usize {
+        self.failure_max_bytes
+            .unwrap_or(crate::authoring::failures::DEFAULT_MAX_BYTES)
+    }
+
+    /// Whether the configuration runs the canaries.
+    pub fn canaries_on(&self) -> bool {
+        self.canaries == Some(BreakerSwitch::On)
+    }
+
+    /// Every platform's canary interval unless its own section says otherwise.
+    pub fn canary_every(&self) -> Duration {
+        canary_interval(self.canary_every.as_deref()).unwrap_or(DEFAULT_CANARY_EVERY)
+    }
+
     /// The policy in force, defaults filled in; `platform_breaker` (the
     /// platform's own switch) wins over `[health] breaker`.
     pub fn policy(&self, platform_breaker: Option<BreakerSwitch>) -> HealthPolicy {
@@ -158,6 +233,12 @@ impl HealthSettings {
                 return Err("[health] alert_urls needs alert_secret (whsec_ and base64)".into());
             }
             None => {}
+        }
+        canary_interval(self.canary_every.as_deref()).map_err(|e| format!("[health] {e}"))?;
+        if self.failures_per_platform() > MAX_FAILURES_PER_PLATFORM {
+            return Err(format!(
+                "[health] failures_per_platform must be 0 to {MAX_FAILURES_PER_PLATFORM}"
+            ));
         }
         let p = self.policy(None);
         if p.window_parses == 0 || p.window_parses > MAX_WINDOW_PARSES {

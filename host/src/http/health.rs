@@ -5,7 +5,10 @@
 //!   a few seconds.
 //! - `GET /api/v1/admin/health` — operator token: per platform the state,
 //!   its reason, the window's counts, the breaker and until when it
-//!   refuses, and the last platform-side failures.
+//!   refuses, the last platform-side failures and the last canary.
+//! - `GET /api/v1/admin/failures[?platform=P]` — operator token: the failing
+//!   parses kept as fixture cases (`authoring/failures.rs`), newest first,
+//!   each with the command that exports it.
 //!
 //! Both describe themselves for the OpenAPI documents ([`public_openapi`],
 //! [`admin_openapi`]).
@@ -32,6 +35,60 @@ pub fn router() -> Router<Arc<AppState>> {
     Router::new()
         .route("/api/v1/status", get(status))
         .route("/api/v1/admin/health", get(admin_health))
+        .route("/api/v1/admin/failures", get(admin_failures))
+}
+
+#[derive(serde::Deserialize)]
+struct FailuresQuery {
+    platform: Option<String>,
+}
+
+/// The command line that writes failure `id` as a fixture case.
+pub fn export_command(id: &str) -> String {
+    format!("mediaparse failures export {id} --to extractors/<platform>/fixtures/{id}")
+}
+
+async fn admin_failures(
+    _: OperatorToken,
+    State(state): State<Arc<AppState>>,
+    axum::extract::Query(query): axum::extract::Query<FailuresQuery>,
+) -> Response {
+    let dir = state.services.failures_dir.clone();
+    let platform = query.platform;
+    let listed = tokio::task::spawn_blocking(move || match dir {
+        Some(dir) => crate::authoring::failures::list(&dir, platform.as_deref()),
+        None => Ok(Vec::new()),
+    })
+    .await;
+    let kept = match listed {
+        Ok(Ok(kept)) => kept,
+        Ok(Err(e)) => {
+            return crate::core::api_error::internal(format!("kept failures unreadable: {e}"))
+                .into_response();
+        }
+        Err(e) => {
+            return crate::core::api_error::internal(format!("kept failures unreadable: {e}"))
+                .into_response();
+        }
+    };
+    let failures: Vec<Value> = kept
+        .iter()
+        .map(|f| {
+            json!({
+                "id": f.id,
+                "platform": f.platform,
+                "code": f.code,
+                "message": f.message,
+                "input": f.input,
+                "at": rfc3339(f.at_unix_s),
+                "exchanges": f.exchanges,
+                "bytes": f.bytes,
+                "export": export_command(&f.id),
+            })
+        })
+        .collect();
+    axum::Json(json!({"status": 200, "data": {"failures": failures}, "msg": "success"}))
+        .into_response()
 }
 
 async fn status(State(state): State<Arc<AppState>>) -> Response {
@@ -98,6 +155,12 @@ async fn admin_health(_: OperatorToken, State(state): State<Arc<AppState>>) -> R
                     "message": f.message,
                     "at": rfc3339(f.at_unix_s),
                 })).collect::<Vec<_>>(),
+                "lastCanary": v.last_canary.as_ref().map(|c| json!({
+                    "url": c.url,
+                    "outcome": c.outcome,
+                    "detail": c.detail,
+                    "at": rfc3339(c.at_unix_s),
+                })),
             })
         })
         .collect();
@@ -201,11 +264,67 @@ pub fn admin_openapi() -> (Map<String, Value>, Map<String, Value>) {
                     "at": {"type": "string", "format": "date-time"},
                 },
             }},
+            "lastCanary": {
+                "type": ["object", "null"],
+                "description": "The platform's last canary parse (null: none ran since the service started).",
+                "required": ["url", "outcome", "detail", "at"],
+                "properties": {
+                    "url": {"type": "string"},
+                    "outcome": {"type": "string", "description": "`ok`, `unmet` (answered without what the canary expects), or the error code."},
+                    "detail": {"type": "string"},
+                    "at": {"type": "string", "format": "date-time"},
+                },
+            },
+        },
+    });
+    let failure = json!({
+        "type": "object",
+        "required": ["id", "platform", "code", "message", "input", "at", "exchanges", "bytes", "export"],
+        "properties": {
+            "id": {"type": "string"},
+            "platform": {"type": "string"},
+            "code": {"type": "string", "description": "The platform-side error code the extractor reported."},
+            "message": {"type": "string", "description": "Secrets scrubbed."},
+            "input": {"type": "string"},
+            "at": {"type": "string", "format": "date-time"},
+            "exchanges": {"type": "integer", "minimum": 0},
+            "bytes": {"type": "integer", "minimum": 0, "description": "Request and response bodies together."},
+            "export": {"type": "string", "description": "The command that writes it as a fixture case (`mediaparse replay` reproduces the failure)."},
         },
     });
     let mut schemas = Map::new();
-    schemas.insert("PlatformHealth".into(), platform);
     let mut paths = Map::new();
+    schemas.insert("PlatformHealth".into(), platform);
+    schemas.insert("KeptFailure".into(), failure);
+    paths.insert(
+        "/api/v1/admin/failures".into(),
+        json!({"get": {
+            "tags": ["admin"],
+            "operationId": "adminFailures",
+            "summary": "Failing parses kept as fixture cases",
+            "description": "The last failing parses of each platform (bounded by `[health] failures_per_platform` and `failure_max_bytes`), kept with their upstream exchanges, secrets scrubbed, newest first.",
+            "security": [{"operatorToken": []}],
+            "parameters": [{"name": "platform", "in": "query", "required": false, "schema": {"type": "string"}, "description": "Only this platform's."}],
+            "responses": {
+                "200": {
+                    "description": "The kept failures.",
+                    "content": {"application/json": {"schema": {
+                        "type": "object",
+                        "required": ["status", "data", "msg"],
+                        "properties": {
+                            "status": {"type": "integer", "enum": [200]},
+                            "data": {"type": "object", "required": ["failures"], "properties": {
+                                "failures": {"type": "array", "items": {"$ref": "#/components/schemas/KeptFailure"}},
+                            }},
+                            "msg": {"type": "string", "enum": ["success"]},
+                        },
+                    }}},
+                },
+                "401": error("`invalid_token`: the operator token is missing or wrong."),
+                "404": error("`not_found`: the admin API is off (no operator token configured)."),
+            },
+        }}),
+    );
     paths.insert(
         "/api/v1/admin/health".into(),
         json!({"get": {

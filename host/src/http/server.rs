@@ -43,6 +43,8 @@ pub struct ServeOptions {
     pub compiled_cache: Option<PathBuf>,
     /// Default requests per minute per key (`--rate-limit`; 0 = unlimited).
     pub rate_limit: Option<u32>,
+    /// `--canaries`: run the canaries (`None`: as `[health] canaries` says).
+    pub canaries: Option<bool>,
     /// Fixed clock for key expiry, unix seconds (tests only).
     pub fixed_auth_clock: Option<i64>,
     /// Extra `Host` values `/mcp` answers besides loopback (`*`: any).
@@ -214,7 +216,20 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
                 health
             }
         },
+        // Failing parses kept as fixture cases, beside the database.
+        failures_dir: Some(crate::authoring::failures::dir_for(&options.db)),
     });
+    let canary_host = crate::canary::host_id();
+    if options
+        .canaries
+        .unwrap_or_else(|| services.config.load().health.canaries_on())
+    {
+        tokio::spawn(crate::canary::run(services.clone(), canary_host.clone()));
+    }
+    // Several hosts share one PostgreSQL: each counts the canaries another ran.
+    if services.store.backend_name() == "postgres" {
+        tokio::spawn(crate::canary::follow(services.clone(), canary_host));
+    }
     let state = Arc::new(AppState {
         services: services.clone(),
         config_source: Arc::new(config_source),

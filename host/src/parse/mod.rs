@@ -39,7 +39,7 @@ use egress::Egress;
 pub use error::ParseError;
 pub use plan::PlatformPlan;
 use redact::redact_media;
-pub use rounds::{Outbound, Rounds, extract};
+pub use rounds::{Capture, Captured, Outbound, Rounds, extract};
 pub use route::route;
 
 /// What a parse needs, named: the layers below it, never the HTTP state.
@@ -64,6 +64,9 @@ pub struct Services {
     pub cache: Arc<ParseCache>,
     /// Every platform's health and circuit breaker (`health/`).
     pub health: health::PlatformHealth,
+    /// Where failing parses are kept as fixture cases
+    /// (`authoring/failures.rs`); `None`: not kept.
+    pub failures_dir: Option<std::path::PathBuf>,
 }
 
 /// A successful parse (possibly without media: SPEC code 304).
@@ -88,6 +91,18 @@ pub enum CacheUse {
     Bypass,
 }
 
+/// Who a parse is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Purpose {
+    /// A caller's parse: pre-checked, charged, counted in the health window.
+    #[default]
+    Customer,
+    /// The service's own canary (`canary/`): never charged (no balance
+    /// check, no ledger row); its runner counts it in the health itself,
+    /// against the canary's expectation.
+    Canary,
+}
+
 /// One parse to run for the holder of `key`.
 #[derive(Clone, Copy)]
 pub struct ParseRequest<'a> {
@@ -100,6 +115,7 @@ pub struct ParseRequest<'a> {
     /// The server-minted ledger id the parse is charged under.
     pub request_id: &'a str,
     pub cache: CacheUse,
+    pub purpose: Purpose,
 }
 
 /// Parse `request.input` for the holder of `request.key`: counted in the
@@ -111,15 +127,21 @@ pub async fn parse(services: &Services, request: &ParseRequest<'_>) -> Result<Pa
             let platform = ext.platform().to_string();
             // One snapshot of the operator configuration for the whole parse.
             let config = services.config.load_full();
-            let result = planned(services, &config, request, &ext, started).await;
-            let policy = config.health_policy(&platform);
-            services.health.record(
-                &platform,
-                &policy,
-                health::Verdict::of(&result),
-                Instant::now(),
-                crate::core::clock::unix_now_s(),
-            );
+            let capture = services.failures_dir.as_ref().map(|_| Capture::default());
+            let result = planned(services, &config, request, &ext, started, capture.as_ref()).await;
+            if request.purpose == Purpose::Customer {
+                let policy = config.health_policy(&platform);
+                services.health.record(
+                    &platform,
+                    &policy,
+                    health::Verdict::of(&result),
+                    Instant::now(),
+                    crate::core::clock::unix_now_s(),
+                );
+            }
+            if let (Some(capture), Err(e)) = (&capture, &result) {
+                keep_failure(services, &config, request, &platform, e, capture);
+            }
             (platform, result)
         }
         Err(e) => {
@@ -137,6 +159,67 @@ pub async fn parse(services: &Services, request: &ParseRequest<'_>) -> Result<Pa
     };
     crate::metrics::global().parse(&platform, outcome, started.elapsed().as_secs_f64(), charged);
     result
+}
+
+/// Keep a parse that failed on the platform's side with a code its
+/// extractor reported, as a fixture case, off the request path.
+fn keep_failure(
+    services: &Services,
+    config: &OperatorConfig,
+    request: &ParseRequest<'_>,
+    platform: &str,
+    error: &ParseError,
+    capture: &Capture,
+) {
+    use crate::authoring::failures::{FailedParse, FailureKeeper, Kept};
+    // The case expects the extractor's own code (`upstream_changed` is
+    // reported as `upstream_error`), which replay compares.
+    let (ParseError::Failure(failure), Some(_)) = (error, health::verdict::platform_side(error))
+    else {
+        return;
+    };
+    let code = failure.code();
+    let (Some(dir), Some(captured)) = (&services.failures_dir, capture.take()) else {
+        return;
+    };
+    if config.health.failures_per_platform() == 0 {
+        return;
+    }
+    let keeper = FailureKeeper {
+        dir: dir.clone(),
+        per_platform: config.health.failures_per_platform(),
+        max_bytes: config.health.failure_max_bytes(),
+    };
+    let failed = FailedParse {
+        platform: platform.to_string(),
+        code,
+        message: error.to_string(),
+        input: request.input.to_string(),
+        now_unix_ms: captured.now_unix_ms,
+        config: captured.config,
+        secrets: config.secret_settings(platform),
+        helper_hosts: config.limits_for(platform).fetch.helper_hosts,
+        exchanges: captured.exchanges,
+        at_unix_s: crate::core::clock::unix_now_s(),
+    };
+    tokio::task::spawn_blocking(move || {
+        let started = Instant::now();
+        let outcome = match keeper.keep(&failed) {
+            Ok(Kept::Kept(id)) => {
+                tracing::info!(platform = %failed.platform, code = failed.code, id, exchanges = failed.exchanges.len(), elapsed_us = started.elapsed().as_micros() as u64, "failing parse kept as a fixture case");
+                "kept"
+            }
+            Ok(Kept::TooLarge(bytes)) => {
+                tracing::info!(platform = %failed.platform, bytes, "failing parse not kept: larger than failure_max_bytes");
+                "too_large"
+            }
+            Err(e) => {
+                tracing::warn!(platform = %failed.platform, error = %e, "failing parse not kept");
+                "failed"
+            }
+        };
+        crate::metrics::global().failure_kept(&failed.platform, outcome);
+    });
 }
 
 /// The input's extractor: bounded input, a platform that claims its URL.
@@ -166,6 +249,7 @@ async fn planned(
     request: &ParseRequest<'_>,
     ext: &Arc<LoadedExtractor>,
     started: Instant,
+    capture: Option<&Capture>,
 ) -> Result<Parsed, ParseError> {
     let plan = PlatformPlan::of(services, config, ext, request.key)?;
     let deadline = tokio::time::Instant::from_std(started) + services.limits.deadline;
@@ -173,6 +257,7 @@ async fn planned(
         services,
         ext,
         plan: &plan,
+        capture,
     };
     let extracted = extract_admitted(routed, request, deadline).await;
     // Cookies rotated during this parse are secrets too.
@@ -188,7 +273,7 @@ async fn planned(
     }
     redact_media(&secrets, &mut media);
     let platform_data = platform_data.redacted(&secrets);
-    let charged = if media.is_empty() {
+    let charged = if media.is_empty() || request.purpose == Purpose::Canary {
         0
     } else {
         charge(services, request, &plan).await?
@@ -256,6 +341,8 @@ struct Routed<'a> {
     services: &'a Services,
     ext: &'a Arc<LoadedExtractor>,
     plan: &'a PlatformPlan,
+    /// Where the rounds leave their exchanges if the parse fails.
+    capture: Option<&'a Capture>,
 }
 
 /// How long a parse result is kept when the operator declared no TTL.
@@ -302,6 +389,7 @@ async fn detect(
         services,
         ext,
         plan,
+        ..
     } = routed;
     let precheck = {
         let (store, account, price) = (
@@ -309,7 +397,13 @@ async fn detect(
             request.key.account_id.clone(),
             plan.price,
         );
-        move || billing::precheck(&store, &account, price).map_err(ParseError::from)
+        let canary = request.purpose == Purpose::Canary;
+        move || {
+            if canary {
+                return Ok(Funds::Covered);
+            }
+            billing::precheck(&store, &account, price).map_err(ParseError::from)
+        }
     };
     let (funds, session, detected) =
         guest::instantiate_and_detect(&services.registry, ext, plan, request.input, precheck)
@@ -337,6 +431,7 @@ async fn cached_or_extracted(
         services,
         ext,
         plan,
+        ..
     } = routed;
     // The component's hash too: a swapped extractor never serves what its
     // predecessor extracted.
@@ -383,6 +478,7 @@ async fn extract_through(
         services,
         ext,
         plan,
+        ..
     } = routed;
     let ctx = sdk::Context {
         now_unix_ms: services.clock.parse_now_ms(),
@@ -405,6 +501,7 @@ async fn extract_through(
         ext,
         outbound: &outbound,
         memos: services.registry.memos(),
+        capture: routed.capture,
     };
     let extracted = extract(&rounds, session, target, ctx).await;
     egress.settle(services, plan, &extracted);

@@ -57,6 +57,34 @@ pub struct Rounds<'a> {
     pub outbound: &'a Outbound<'a>,
     /// The platforms' remembered values.
     pub memos: &'a Memos,
+    /// Where a failed parse leaves its exchanges (`None`: nobody keeps them).
+    pub capture: Option<&'a Capture>,
+}
+
+/// The exchanges of a parse that failed, for keeping it as a fixture case
+/// (`authoring/failures.rs`). The rounds hold every exchange for the guest
+/// anyway: a failure hands that list over, nothing is copied, and a parse
+/// that succeeds leaves nothing here.
+#[derive(Default)]
+pub struct Capture(std::sync::Mutex<Option<Captured>>);
+
+/// What a failed parse's extractor saw.
+pub struct Captured {
+    pub exchanges: Arc<Vec<sdk::Exchange>>,
+    pub now_unix_ms: u64,
+    /// `context.config`.
+    pub config: Vec<sdk::Header>,
+}
+
+impl Capture {
+    fn put(&self, captured: Captured) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(captured);
+    }
+
+    /// The failed parse's exchanges, if it failed after its rounds began.
+    pub fn take(&self) -> Option<Captured> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
 }
 
 /// The rounds of one parse: each round one guest `step` (a 1.0 component:
@@ -65,9 +93,36 @@ pub struct Rounds<'a> {
 /// asks to remember is kept, whether the parse succeeds or not.
 pub async fn extract(
     rounds: &Rounds<'_>,
-    mut session: Session,
+    session: Session,
     target: sdk::Target,
     mut ctx: sdk::Context,
+) -> Result<(sdk::Media, PlatformData), ParseError> {
+    ctx.remembered = rounds
+        .memos
+        .remembered(rounds.ext.platform(), ctx.now_unix_ms / 1000);
+    let ctx = Arc::new(ctx);
+    let mut done: Arc<Vec<sdk::Exchange>> = Arc::new(Vec::new());
+    let result = run_rounds(rounds, session, target, ctx.clone(), &mut done).await;
+    if result.is_err()
+        && let Some(capture) = rounds.capture
+    {
+        // Only a failed parse copies anything: its context's settings.
+        capture.put(Captured {
+            exchanges: done,
+            now_unix_ms: ctx.now_unix_ms,
+            config: ctx.config.clone(),
+        });
+    }
+    result
+}
+
+/// [`extract`]'s rounds; every exchange is appended to `done`.
+async fn run_rounds(
+    rounds: &Rounds<'_>,
+    mut session: Session,
+    target: sdk::Target,
+    ctx: Arc<sdk::Context>,
+    done: &mut Arc<Vec<sdk::Exchange>>,
 ) -> Result<(sdk::Media, PlatformData), ParseError> {
     let Rounds {
         fetcher,
@@ -75,13 +130,11 @@ pub async fn extract(
         ext,
         outbound,
         memos,
+        capture: _,
     } = *rounds;
     let platform = ext.platform();
     let now_s = ctx.now_unix_ms / 1000;
-    ctx.remembered = memos.remembered(platform, now_s);
     let target = Arc::new(target);
-    let ctx = Arc::new(ctx);
-    let mut done: Arc<Vec<sdk::Exchange>> = Arc::new(Vec::new());
     for _round in 0..limits.max_rounds {
         let (t, c, d) = (target.clone(), ctx.clone(), done.clone());
         let (s, stepped) = call(session, move |s| s.step(&t, &c, &d)).await?;
@@ -141,7 +194,7 @@ pub async fn extract(
                 }
                 // The guest call's clone of `done` ended with the call: the
                 // answers are appended in place, earlier exchanges never copied.
-                let exchanges = Arc::make_mut(&mut done);
+                let exchanges = Arc::make_mut(done);
                 for (request, answer) in requests.into_iter().zip(answers) {
                     let response = answer.map_err(fetch_error)?;
                     exchanges.push(sdk::Exchange { request, response });

@@ -121,6 +121,7 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
         admission: crate::parse::admission::Admission::new(Default::default()),
         cache: crate::parse::cache::ParseCache::new(),
         health: Default::default(),
+        failures_dir: None,
     };
     World {
         _dir: dir,
@@ -166,6 +167,7 @@ impl World {
             platform: None,
             request_id: "req_test",
             cache: super::CacheUse::Allowed,
+            purpose: super::Purpose::Customer,
         };
         crate::core::handoffs::counted(parse(&self.services, &request)).await
     }

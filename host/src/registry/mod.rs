@@ -596,6 +596,7 @@ fn bare_manifest(info: &sdk::Info) -> Manifest {
         members: Vec::new(),
         optional_members: Vec::new(),
         fetch_profile: None,
+        canaries: Vec::new(),
     }
 }
 

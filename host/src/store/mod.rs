@@ -21,6 +21,7 @@ pub(crate) mod backend_tests;
 mod backup;
 #[cfg(test)]
 mod both;
+mod canaries;
 mod copy;
 mod daily;
 mod delivery;
@@ -53,6 +54,7 @@ mod usage_daily;
 mod users;
 
 pub use backup::{BackupSummary, backup_sqlite};
+pub use canaries::{CANARY_RESULTS_KEPT, CanaryRow};
 pub use copy::{CopySummary, copy_sqlite_to_postgres};
 pub use location::{DbLocation, DbLocationError};
 pub use pg::{CHARGE_SETTLE_BUDGET, POOL_RESERVE, parses_for_pool, pool_size_for};

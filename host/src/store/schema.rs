@@ -133,6 +133,23 @@ const MIGRATIONS: &[&str] = &[
     // 9: an open sign-up waiting for its e-mail address to be verified: the
     // credits it gets when the link is used (NULL: none waiting).
     "ALTER TABLE users ADD COLUMN signup_credits BIGINT;",
+    // 10: the canaries' lease (one host runs them) and their results, read
+    // by every host into its platform health.
+    "CREATE TABLE canary_lease (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        until_ms BIGINT NOT NULL
+     );
+     CREATE TABLE canary_results (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        platform TEXT NOT NULL,
+        url TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        failure_code TEXT,
+        at BIGINT NOT NULL,
+        host TEXT NOT NULL
+     );",
 ];
 
 /// The schema version this binary writes and understands.

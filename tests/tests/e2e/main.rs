@@ -11,6 +11,7 @@ mod accounts;
 mod admission;
 mod api;
 mod authoring;
+mod canaries;
 mod chaos;
 mod cli;
 mod cluster;

@@ -18,22 +18,22 @@ use mediaparse_tests::paths;
 use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
 
-const ADMIN: &str = "operator-token-of-the-platform-health-rig";
+pub(super) const ADMIN: &str = "operator-token-of-the-platform-health-rig";
 
 /// The Standard Webhooks example secret.
-const ALERT_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
+pub(super) const ALERT_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
 /// One alert POST as received: its webhook headers and body.
 #[derive(Clone, Debug)]
-struct Alert {
-    id: String,
-    timestamp: i64,
-    signature: String,
-    body: Vec<u8>,
+pub(super) struct Alert {
+    pub(super) id: String,
+    pub(super) timestamp: i64,
+    pub(super) signature: String,
+    pub(super) body: Vec<u8>,
 }
 
 /// A receiver of alert POSTs on loopback: its URL and what it got.
-async fn alert_receiver() -> (String, Arc<Mutex<Vec<Alert>>>) {
+pub(super) async fn alert_receiver() -> (String, Arc<Mutex<Vec<Alert>>>) {
     let got = Arc::new(Mutex::new(Vec::new()));
     let sink = got.clone();
     let app = axum::Router::new().route(
@@ -74,14 +74,14 @@ const PLATFORM_SIDE: &[&str] = &[
     "upstream_timeout",
 ];
 
-struct Answer {
-    status: u16,
-    code: String,
-    charged: String,
-    retry_after: Option<u64>,
+pub(super) struct Answer {
+    pub(super) status: u16,
+    pub(super) code: String,
+    pub(super) charged: String,
+    pub(super) retry_after: Option<u64>,
 }
 
-async fn parse(service: &Service, token: &str, input: &str) -> Answer {
+pub(super) async fn parse(service: &Service, token: &str, input: &str) -> Answer {
     // `no-cache`: every parse asks the platform (a cached result says nothing about it).
     let resp = reqwest::Client::new()
         .post(service.url("/api/v1/parse"))
@@ -110,7 +110,7 @@ async fn parse(service: &Service, token: &str, input: &str) -> Answer {
 }
 
 /// `tiktok`'s state in the public status answer.
-async fn public_state(service: &Service) -> String {
+pub(super) async fn public_state(service: &Service) -> String {
     let resp = reqwest::get(service.url("/api/v1/status"))
         .await
         .expect("status");
@@ -135,7 +135,7 @@ async fn public_state(service: &Service) -> String {
     tiktok["state"].as_str().unwrap_or_default().to_string()
 }
 
-async fn admin_get(service: &Service, path: &str) -> reqwest::Response {
+pub(super) async fn admin_get(service: &Service, path: &str) -> reqwest::Response {
     reqwest::Client::new()
         .get(service.url(path))
         .bearer_auth(ADMIN)

@@ -448,9 +448,35 @@ fn failure_counts(metrics: &str) -> BTreeMap<(String, String), u64> {
     out
 }
 
-async fn failures(State(_state): State<Arc<AppState>>, o: Operator) -> Response {
+async fn failures(State(state): State<Arc<AppState>>, o: Operator) -> Response {
     let counts = failure_counts(&crate::metrics::global().encode());
+    let dir = state.services.failures_dir.clone();
+    let kept = tokio::task::spawn_blocking(move || {
+        dir.map(|d| crate::authoring::failures::list(&d, None))
+            .transpose()
+    })
+    .await
+    .ok()
+    .and_then(Result::ok)
+    .flatten()
+    .unwrap_or_default();
     let body = html! {
+        h2 { "Kept as fixture cases" }
+        p.muted { "The last failing parses of each platform whose extractor reported a platform-side code, kept with their upstream exchanges (secrets scrubbed). Export one as a fixture case with the command shown; " code { "mediaparse replay <folder>" } " then reproduces the failure. Also " code { "GET /api/v1/admin/failures" } "." }
+        div.scroll { table {
+            thead { tr { th { "When" } th { "Platform" } th { "Code" } th { "Input" } th { "Export" } } }
+            tbody {
+                @for f in &kept { tr {
+                    td { (crate::core::clock::rfc3339(f.at_unix_s)) }
+                    td { (f.platform) }
+                    td { code { (f.code) } }
+                    td { (f.input) }
+                    td { code { (super::super::health::export_command(&f.id)) } }
+                } }
+                @if kept.is_empty() { tr { td colspan="5" { "No failing parse kept." } } }
+            }
+        } }
+        h2 { "Counts since start" }
         p.muted { "Parses that did not succeed, by platform and code, since this process started (from " code { "/metrics" } "). Failures are never charged." }
         div.scroll { table {
             thead { tr { th { "Platform" } th { "Code" } th { "Count" } } }

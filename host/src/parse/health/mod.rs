@@ -18,6 +18,16 @@
 //! once. A success closes it (and the window starts afresh), a
 //! platform-side failure opens it again for twice as long.
 //!
+//! Canaries (`crate::canary`) weigh more than a live parse: a canary is a
+//! post known to parse, so its failure (or an answer without what it
+//! expects) is counted in the window as `upstream_changed` and, until a live
+//! parse or a later canary of the platform succeeds, makes the platform
+//! `broken` on its own (the breaker opens). A live success after a failed
+//! canary leaves the platform at worst `degraded`: the canary's post may be
+//! what changed. A canary's success counts as one success. While the
+//! breaker is open, canaries are admitted like any parse: after the
+//! cool-down they are the half-open probes.
+//!
 //! A change of state is sent (never awaited) to whoever listens — the
 //! alerts (`crate::alerts`) in the service.
 //!
@@ -48,6 +58,23 @@ pub struct FailureNote {
 /// Recent failures kept per platform.
 pub const LAST_FAILURES: usize = 5;
 
+/// A platform's last canary parse, for the operator.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CanaryNote {
+    pub url: String,
+    /// `ok`, `unmet`, or the error code.
+    pub outcome: String,
+    pub detail: String,
+    pub at_unix_s: i64,
+}
+
+/// Where a counted parse comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    Live,
+    Canary,
+}
+
 #[derive(Debug, Default)]
 struct Tracker {
     window: Window,
@@ -57,6 +84,11 @@ struct Tracker {
     opened_because: String,
     /// The state after the last counted parse.
     last_state: HealthState,
+    /// The last canary failed and no parse of the platform succeeded since: why.
+    canary_failed: Option<String>,
+    /// Only a live success came after the failed canary.
+    live_ok_since_canary: bool,
+    last_canary: Option<CanaryNote>,
 }
 
 impl Tracker {
@@ -64,7 +96,17 @@ impl Tracker {
         let tally = self.window.tally(now, policy);
         if self.breaker.is_closed() {
             let (state, reason) = tally.judge(policy);
-            (state, reason, tally)
+            match &self.canary_failed {
+                Some(why) if !self.live_ok_since_canary => {
+                    (HealthState::Broken, why.clone(), tally)
+                }
+                Some(why) if matches!(state, HealthState::Ok | HealthState::Unknown) => (
+                    HealthState::Degraded,
+                    format!("{why}; a live parse succeeded since"),
+                    tally,
+                ),
+                _ => (state, reason, tally),
+            }
         } else {
             let reason = format!("breaker {}: {}", self.breaker.name(), self.opened_because);
             (HealthState::Broken, reason, tally)
@@ -137,6 +179,7 @@ pub struct PlatformView {
     pub breaker: BreakerView,
     /// Newest first.
     pub last_failures: Vec<FailureNote>,
+    pub last_canary: Option<CanaryNote>,
 }
 
 impl PlatformHealth {
@@ -191,6 +234,18 @@ impl PlatformHealth {
         now: Instant,
         unix_s: i64,
     ) -> HealthState {
+        self.count(platform, policy, verdict, Source::Live, now, unix_s)
+    }
+
+    fn count(
+        &self,
+        platform: &str,
+        policy: &HealthPolicy,
+        verdict: Verdict,
+        source: Source,
+        now: Instant,
+        unix_s: i64,
+    ) -> HealthState {
         let policy = &self.resolved(policy);
         let failure = match verdict {
             Verdict::Ignored => return self.state(platform, policy, now),
@@ -209,6 +264,15 @@ impl PlatformHealth {
         }
         let code = failure.as_ref().map(|(c, _)| *c);
         t.window.push(now, code, policy);
+        match (source, &failure) {
+            (Source::Canary, Some((code, message))) => {
+                t.canary_failed = Some(format!("canary failed ({code}): {message}"));
+                t.live_ok_since_canary = false;
+            }
+            (Source::Canary, None) => t.canary_failed = None,
+            (Source::Live, None) => t.live_ok_since_canary = true,
+            (Source::Live, Some(_)) => {}
+        }
         let opens = t.breaker.opens;
         match t.breaker.phase {
             Phase::HalfOpen { .. } if code.is_none() => {
@@ -216,6 +280,7 @@ impl PlatformHealth {
                 t.breaker.close();
                 t.window.clear();
                 t.window.push(now, None, policy);
+                t.canary_failed = None;
             }
             Phase::HalfOpen { .. } => {
                 t.breaker.reopen(now, policy);
@@ -274,6 +339,31 @@ impl PlatformHealth {
         }
     }
 
+    /// Count one canary parse of `platform` (its verdict judged against the
+    /// canary's expectation by the runner), and note it for the operator.
+    pub fn record_canary(
+        &self,
+        platform: &str,
+        policy: &HealthPolicy,
+        verdict: Verdict,
+        note: CanaryNote,
+        now: Instant,
+    ) -> HealthState {
+        {
+            let mut trackers = lock(&self.trackers);
+            let t = trackers.entry(platform.to_string()).or_default();
+            t.last_canary = Some(note.clone());
+        }
+        self.count(
+            platform,
+            policy,
+            verdict,
+            Source::Canary,
+            now,
+            note.at_unix_s,
+        )
+    }
+
     /// Everything about `platform` at `now`.
     pub fn view(&self, platform: &str, policy: &HealthPolicy, now: Instant) -> PlatformView {
         let policy = &self.resolved(policy);
@@ -292,6 +382,7 @@ impl PlatformHealth {
                     opens: 0,
                 },
                 last_failures: Vec::new(),
+                last_canary: None,
             };
         };
         let (state, reason, tally) = t.judge(now, policy);
@@ -311,6 +402,7 @@ impl PlatformHealth {
                 opens: t.breaker.opens,
             },
             last_failures: t.last_failures.iter().cloned().collect(),
+            last_canary: t.last_canary.clone(),
         }
     }
 }

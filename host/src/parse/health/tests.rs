@@ -311,3 +311,56 @@ fn an_unconfigured_breaker_is_off_under_the_upstream_override() {
     broken(&service, &unset);
     assert!(service.admit(P, &unset, t0).is_err(), "on by default");
 }
+
+fn note(outcome: &str) -> CanaryNote {
+    CanaryNote {
+        url: "https://www.tiktok.com/@a/video/1".into(),
+        outcome: outcome.into(),
+        detail: String::new(),
+        at_unix_s: 1_000,
+    }
+}
+
+#[test]
+fn one_failed_canary_breaks_a_platform_and_a_canary_probe_closes_it() {
+    let (h, p, t0) = (PlatformHealth::default(), policy(), Instant::now());
+    record_n(&h, &p, 12, &Verdict::Success, t0);
+    assert_eq!(h.state(P, &p, t0), HealthState::Ok);
+    let state = h.record_canary(P, &p, fail("upstream_changed"), note("unmet"), t0);
+    assert_eq!(
+        state,
+        HealthState::Broken,
+        "1 of 13 failed, but it was the canary"
+    );
+    let view = h.view(P, &p, t0);
+    assert_eq!(view.breaker.phase, "open");
+    assert_eq!(view.last_canary.map(|c| c.outcome), Some("unmet".into()));
+    assert!(h.admit(P, &p, t0).is_err(), "refused while open");
+    // After the cool-down the canary is the half-open probe: it succeeds.
+    let later = t0 + p.cooldown;
+    let probe = h.admit(P, &p, later).expect("admitted").expect("a probe");
+    let state = h.record_canary(P, &p, Verdict::Success, note("ok"), later);
+    drop(probe);
+    assert_eq!(state, HealthState::Ok);
+    assert_eq!(h.view(P, &p, later).breaker.phase, "closed");
+}
+
+#[test]
+fn a_live_success_after_a_failed_canary_leaves_the_platform_degraded() {
+    let p = HealthPolicy {
+        breaker: Some(false),
+        ..policy()
+    };
+    let (h, t0) = (PlatformHealth::default(), Instant::now());
+    record_n(&h, &p, 12, &Verdict::Success, t0);
+    h.record_canary(P, &p, fail("upstream_changed"), note("unmet"), t0);
+    assert_eq!(h.state(P, &p, t0), HealthState::Broken);
+    h.record(P, &p, Verdict::Success, t0, 1_000);
+    assert_eq!(
+        h.state(P, &p, t0),
+        HealthState::Degraded,
+        "the canary's post may be what changed"
+    );
+    h.record_canary(P, &p, Verdict::Success, note("ok"), t0);
+    assert_eq!(h.state(P, &p, t0), HealthState::Ok);
+}

@@ -130,6 +130,22 @@ pub const PG_MIGRATIONS: &[&str] = &[
      CREATE INDEX credit_grants_by_account ON credit_grants (account_id, id);",
     // 9: credits an open sign-up gets once its address is verified.
     "ALTER TABLE users ADD COLUMN signup_credits BIGINT;",
+    // 10: the canaries' lease and their results.
+    "CREATE TABLE canary_lease (
+        name TEXT PRIMARY KEY,
+        holder TEXT NOT NULL,
+        until_ms BIGINT NOT NULL
+     );
+     CREATE TABLE canary_results (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        platform TEXT NOT NULL,
+        url TEXT NOT NULL,
+        outcome TEXT NOT NULL,
+        detail TEXT NOT NULL,
+        failure_code TEXT,
+        at BIGINT NOT NULL,
+        host TEXT NOT NULL
+     );",
 ];
 
 /// Any fixed number; every host takes the same lock while migrating.
