@@ -54,6 +54,21 @@ const TEST_PROGRAMS: &[(Present, &str, &str)] = &[
         "PostgreSQL server for the store and cluster tests",
     ),
     (
+        Present::Program("podman"),
+        "podman",
+        "builds the container image from the release tarball and runs it",
+    ),
+    (
+        Present::Program("runc"),
+        "runc",
+        "podman's runtime on machines whose cgroup layout crun refuses",
+    ),
+    (
+        Present::Program("debootstrap"),
+        "debootstrap",
+        "makes the image's Debian base where no image registry is reachable",
+    ),
+    (
         Present::Works(&["python3", "--version"]),
         "python3",
         "runs the official MCP client and schemathesis",

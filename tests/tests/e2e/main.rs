@@ -16,6 +16,7 @@ mod cli;
 mod cluster;
 mod console;
 mod database;
+mod dist;
 mod doors;
 mod dropin;
 mod egress;
