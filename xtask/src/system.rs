@@ -69,9 +69,19 @@ const TEST_PROGRAMS: &[(Present, &str, &str)] = &[
         "makes the image's Debian base where no image registry is reachable",
     ),
     (
+        Present::Works(&["node", "--version"]),
+        "nodejs",
+        "runs the TypeScript client's suite",
+    ),
+    (
+        Present::Works(&["npm", "--version"]),
+        "npm",
+        "installs the TypeScript client's build tools (typescript, openapi-typescript)",
+    ),
+    (
         Present::Works(&["python3", "--version"]),
         "python3",
-        "runs the official MCP client and schemathesis",
+        "runs the official MCP client, schemathesis and the Python client's suite",
     ),
     (
         Present::Works(&["python3", "-m", "pip", "--version"]),

@@ -93,6 +93,13 @@ interface Call {
   headers?: Record<string, string>;
 }
 
+/** A fresh UUID for an Idempotency-Key (Web Crypto, or node:crypto where it is not global: Node 18). */
+async function newIdempotencyKey(): Promise<string> {
+  if (globalThis.crypto?.randomUUID) return globalThis.crypto.randomUUID();
+  const nodeCrypto = await import("node:crypto");
+  return nodeCrypto.randomUUID();
+}
+
 function item(value: ItemInput): { url: string; platform?: string } {
   return typeof value === "string" ? { url: value } : { ...value };
 }
@@ -155,13 +162,13 @@ export class Client {
   }
 
   /** A POST carrying one Idempotency-Key across its retries. */
-  private post(path: string, body: unknown, idempotencyKey?: string, query?: Record<string, string>): Call {
+  private async post(path: string, body: unknown, idempotencyKey?: string, query?: Record<string, string>): Promise<Call> {
     return {
       method: "POST",
       path,
       body,
       query,
-      headers: { "Idempotency-Key": idempotencyKey ?? globalThis.crypto.randomUUID() },
+      headers: { "Idempotency-Key": idempotencyKey ?? (await newIdempotencyKey()) },
     };
   }
 
@@ -197,7 +204,7 @@ export class Client {
   ): Promise<Parsed> {
     const path = options.platform ? `/api/v1/platforms/${encodeURIComponent(options.platform)}/parse` : "/api/v1/parse";
     const query = options.delivery ? { delivery: options.delivery } : undefined;
-    const response = await this.send(this.post(path, { url }, options.idempotencyKey, query));
+    const response = await this.send(await this.post(path, { url }, options.idempotencyKey, query));
     const body = await Client.envelope(response);
     const platform: PlatformResult | null = options.platform && body.data ? body.data : null;
     return {
@@ -212,7 +219,7 @@ export class Client {
 
   /** Parse up to 50 posts in one request; each item answers on its own. */
   async batch(items: ItemInput[], options: { idempotencyKey?: string } = {}): Promise<Batch> {
-    const response = await this.send(this.post("/api/v1/batch", { items: items.map(item) }, options.idempotencyKey));
+    const response = await this.send(await this.post("/api/v1/batch", { items: items.map(item) }, options.idempotencyKey));
     const body = await Client.envelope(response);
     return {
       items: body.data?.items ?? [],
@@ -224,7 +231,7 @@ export class Client {
   async createJob(items: ItemInput[], options: { callbackUrl?: string; idempotencyKey?: string } = {}): Promise<Job> {
     const body: Record<string, unknown> = { items: items.map(item) };
     if (options.callbackUrl) body.callback_url = options.callbackUrl;
-    const response = await this.send(this.post("/api/v1/jobs", body, options.idempotencyKey));
+    const response = await this.send(await this.post("/api/v1/jobs", body, options.idempotencyKey));
     const envelope = await Client.envelope(response);
     return { ...envelope.data, location: response.headers.get("location") };
   }

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { test } from "node:test";
 
 import { Client, MediaparseError } from "../src/index.js";
@@ -40,7 +41,7 @@ test("a bad token is 401", async () => {
 
 test("a named Idempotency-Key replays the first answer", async () => {
   const mp = new Client({ baseUrl, token });
-  const key = `ts-${crypto.randomUUID()}`;
+  const key = `ts-${randomUUID()}`;
   const first = await mp.parse(postUrl, { idempotencyKey: key });
   const second = await mp.parse(postUrl, { idempotencyKey: key });
   assert.equal(first.replayed, false);

@@ -13,6 +13,7 @@ mod api;
 mod authoring;
 mod chaos;
 mod cli;
+mod clients;
 mod cluster;
 mod console;
 mod database;
