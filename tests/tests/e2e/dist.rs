@@ -258,17 +258,16 @@ fn ensure_base_image() {
         std::fs::remove_dir_all(&path).unwrap();
         std::fs::create_dir_all(&path).unwrap();
     }
-    let tar = Command::new("tar")
-        .arg("-C")
+    let archive = dir.path().join("rootfs.tar");
+    let mut tar = Command::new("tar");
+    tar.arg("-C")
         .arg(&rootfs)
-        .args(["-c", "."])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("tar of the rootfs");
+        .args(["-cf"])
+        .arg(&archive)
+        .arg(".");
+    must(tar, "tar of the rootfs");
     let mut import = podman();
-    import
-        .args(["import", "-q", "-", BASE_IMAGE])
-        .stdin(tar.stdout.expect("tar's stdout"));
+    import.args(["import", "-q"]).arg(&archive).arg(BASE_IMAGE);
     must(import, "podman import");
 }
 
