@@ -9,7 +9,9 @@
 //! - `fake-upstream [ARGS…]` the tests' fake upstream as a server (see tests/src/bin/mediaparse-fake-upstream.rs)
 //! - `bench [--quick]`   release host + components, then the benchmark table (and `target/bench/bench.json`)
 //! - `layers`            the host's module graph; fails on an import cycle or `AppState` below the HTTP layer
+//! - `dist`              release host + components → `target/dist/mediaparse-<version>-<target>.tar.gz`
 
+mod dist;
 mod layers;
 mod native;
 mod system;
@@ -38,9 +40,10 @@ fn main() -> ExitCode {
         "fake-upstream" => fake_upstream(&rest),
         "bench" => bench(&rest),
         "layers" => layers::run(&root()),
+        "dist" => dist::dist(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | new-extractor NAME | fake-upstream [ARGS] | bench [--quick] [--json PATH] | layers>"
+                "usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | new-extractor NAME | fake-upstream [ARGS] | bench [--quick] [--json PATH] | layers | dist>"
             );
             return if cmd == "help" {
                 ExitCode::SUCCESS
@@ -290,6 +293,9 @@ fn test(args: &[String]) -> Result {
     let guests = build_test_guests()?;
     let bin = build_host_and_tests()?;
     check_template(&bin)?;
+    // The release layout around the debug binary just built: the end-to-end
+    // test unpacks it into an empty folder and starts the service from there.
+    let dist_check = dist::pack(&bin, &target_dir().join("dist-check"), "-debug")?;
     // The tests install the tools themselves when missing; never both at once.
     let python_tools = python_tools
         .join()
@@ -312,7 +318,8 @@ fn test(args: &[String]) -> Result {
         .env("MEDIAPARSE_EXTRACTORS", extractors_out())
         .env("MEDIAPARSE_TEST_GUESTS", guests)
         .env("MEDIAPARSE_TEMPLATE_WASM", template_wasm())
-        .env("MEDIAPARSE_TEMPLATE_TOML", template_toml());
+        .env("MEDIAPARSE_TEMPLATE_TOML", template_toml())
+        .env("MEDIAPARSE_DIST_TARBALL", dist_check);
     let ran = run(c);
     report_skips(&skips);
     ran
@@ -622,29 +629,38 @@ fn check_template(host_bin: &Path) -> Result {
     Ok(())
 }
 
+/// The release host, built together with the bench binary: one package
+/// selection resolves one set of dependency features, so `cargo xtask dist`
+/// after `cargo xtask bench` (or the other way round) compiles nothing again.
+const RELEASE_SELECTION: &[&str] = &[
+    "-p",
+    "mediaparse",
+    "--bin",
+    "mediaparse",
+    "-p",
+    "mediaparse-bench",
+    "--bin",
+    "mediaparse-bench",
+];
+
+/// `target/release/mediaparse` (and `mediaparse-bench`), built.
+fn build_release_host() -> Result<PathBuf> {
+    native::ensure_native_build_tools()?;
+    let mut c = cargo();
+    c.args(["build", "--release"]).args(RELEASE_SELECTION);
+    run(c)?;
+    Ok(target_dir().join("release").join("mediaparse"))
+}
+
 /// Benchmarks are only meaningful on a release host: build it, the
 /// components, and run the bench binary (also in release) against them.
 fn bench(args: &[String]) -> Result {
-    native::ensure_native_build_tools()?;
     build_extractors()?;
-    let mut c = cargo();
-    c.args([
-        "build",
-        "--release",
-        "-p",
-        "mediaparse",
-        "--bin",
-        "mediaparse",
-        "-p",
-        "mediaparse-bench",
-        "--bin",
-        "mediaparse-bench",
-    ]);
-    run(c)?;
-    let release = root().join("target").join("release");
+    let host = build_release_host()?;
+    let release = target_dir().join("release");
     let mut c = Command::new(release.join("mediaparse-bench"));
     c.current_dir(root()).args(args);
-    c.env("MEDIAPARSE_BIN", release.join("mediaparse"))
+    c.env("MEDIAPARSE_BIN", host)
         .env("MEDIAPARSE_EXTRACTORS", extractors_out());
     run(c)
 }

@@ -54,9 +54,34 @@ const TEST_PROGRAMS: &[(Present, &str, &str)] = &[
         "PostgreSQL server for the store and cluster tests",
     ),
     (
+        Present::Program("podman"),
+        "podman",
+        "builds the container image from the release tarball and runs it",
+    ),
+    (
+        Present::Program("runc"),
+        "runc",
+        "podman's runtime on machines whose cgroup layout crun refuses",
+    ),
+    (
+        Present::Program("debootstrap"),
+        "debootstrap",
+        "makes the image's Debian base where no image registry is reachable",
+    ),
+    (
+        Present::Works(&["node", "--version"]),
+        "nodejs",
+        "runs the TypeScript client's suite",
+    ),
+    (
+        Present::Works(&["npm", "--version"]),
+        "npm",
+        "installs the TypeScript client's build tools (typescript, openapi-typescript)",
+    ),
+    (
         Present::Works(&["python3", "--version"]),
         "python3",
-        "runs the official MCP client and schemathesis",
+        "runs the official MCP client, schemathesis and the Python client's suite",
     ),
     (
         Present::Works(&["python3", "-m", "pip", "--version"]),
