@@ -56,6 +56,8 @@ pub enum ErrorCode {
     KeyLimitReached,
     /// The platform is broken and its circuit breaker is open.
     PlatformUnavailable,
+    /// A batch with no items, or more than a batch may hold.
+    InvalidBatchSize,
 }
 
 /// Which operations answer a code; the OpenAPI document lists the first two.
@@ -67,6 +69,8 @@ pub enum Scope {
     PlatformPath,
     /// Routing, the admin API and the account view, not the parse operations.
     Service,
+    /// Only the batch operation (`POST /api/v1/batch`) as a whole.
+    Batch,
 }
 
 /// When a client may retry.
@@ -423,6 +427,15 @@ pub const ERRORS: &[ErrorSpec] = &[
         "Creating a key in an account that already has the most keys one account may have (`--max-keys-per-account`, default 20); delete a key first.",
         Scope::Service,
     ),
+    row(
+        ErrorCode::InvalidBatchSize,
+        "invalid_batch_size",
+        400,
+        "a batch holds 1 to 50 items",
+        Retry::No,
+        "A batch (`POST /api/v1/batch`, the MCP tool `parse_batch`) with no items or more than 50; nothing ran.",
+        Scope::Batch,
+    ),
 ];
 
 const fn row(
@@ -489,7 +502,8 @@ const INTERNAL_ROW: usize = 16;
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 36] = [
+    const ALL: [ErrorCode; 37] = [
+        ErrorCode::InvalidBatchSize,
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,

@@ -351,8 +351,8 @@ fn show_accounts(store: &Store, account: Option<&str>, json: bool) -> anyhow::Re
             } else {
                 let a = &view.account;
                 println!(
-                    "account {}: balance {} (granted {}, spent {}), {} keys",
-                    a.id, a.balance, a.granted, a.spent, a.keys
+                    "account {}: balance {} (granted {}, spent {}, held {}), {} keys",
+                    a.id, a.balance, a.granted, a.spent, a.held, a.keys
                 );
                 for k in &view.key_list {
                     println!("  {}", key_line(k));
@@ -366,8 +366,8 @@ fn show_accounts(store: &Store, account: Option<&str>, json: bool) -> anyhow::Re
             } else {
                 for a in &all {
                     println!(
-                        "{}  balance={}  granted={}  spent={}  keys={}",
-                        a.id, a.balance, a.granted, a.spent, a.keys
+                        "{}  balance={}  granted={}  spent={}  held={}  keys={}",
+                        a.id, a.balance, a.granted, a.spent, a.held, a.keys
                     );
                 }
             }

@@ -6,6 +6,7 @@
 mod account;
 mod admin_extractors;
 mod admin_keys;
+mod batch;
 pub mod body;
 mod cache_status;
 mod capabilities;
@@ -41,6 +42,7 @@ use envelope::ApiError;
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(parse::router())
+        .merge(batch::router())
         .merge(capabilities::router())
         .merge(account::router())
         .merge(admin_keys::router(state.clone()))

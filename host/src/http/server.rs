@@ -215,6 +215,7 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
             }
         },
     });
+    tokio::spawn(crate::billing::sweep_expired_holds(services.store.clone()));
     let state = Arc::new(AppState {
         services: services.clone(),
         config_source: Arc::new(config_source),

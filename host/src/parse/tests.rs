@@ -166,6 +166,7 @@ impl World {
             platform: None,
             request_id: "req_test",
             cache: super::CacheUse::Allowed,
+            hold: None,
         };
         crate::core::handoffs::counted(parse(&self.services, &request)).await
     }

@@ -26,6 +26,7 @@ mod daily;
 mod delivery;
 #[cfg(test)]
 mod group_commit_tests;
+pub mod holds;
 mod idempotency;
 #[cfg(test)]
 mod integrated_tests;
@@ -62,6 +63,7 @@ pub use sqlite_writer::{CommitStats, MAX_GROUP};
 
 pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_REASON_CHARS};
 pub use daily::DailyCredits;
+pub use holds::{HoldRequest, Reserved};
 pub use idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
 pub use keys::KeyEdit;
 pub use sessions::SessionRecord;

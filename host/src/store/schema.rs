@@ -133,6 +133,17 @@ const MIGRATIONS: &[&str] = &[
     // 9: an open sign-up waiting for its e-mail address to be verified: the
     // credits it gets when the link is used (NULL: none waiting).
     "ALTER TABLE users ADD COLUMN signup_credits BIGINT;",
+    // 10: credits set aside for parses about to run (store/holds.rs): out
+    // of the balance until each is charged, released or expires.
+    "CREATE TABLE credit_holds (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id),
+        credits INTEGER NOT NULL CHECK (credits > 0),
+        expires_at BIGINT NOT NULL,
+        created_at BIGINT NOT NULL
+     );
+     CREATE INDEX credit_holds_by_expiry ON credit_holds (expires_at);
+     CREATE INDEX credit_holds_by_account ON credit_holds (account_id);",
 ];
 
 /// The schema version this binary writes and understands.

@@ -11,6 +11,7 @@ mod accounts;
 mod admission;
 mod api;
 mod authoring;
+mod batch;
 mod chaos;
 mod cli;
 mod cluster;

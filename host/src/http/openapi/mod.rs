@@ -11,6 +11,7 @@
 //! The committed copies in `docs/openapi.json` and `docs/openapi-admin.json`
 //! are compared with these by a test; `MEDIAPARSE_BLESS=1` rewrites them.
 
+mod batch;
 mod errors;
 mod platforms;
 mod schemas;
@@ -136,6 +137,9 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             },
         }),
     );
+    for (name, schema) in batch::schemas(&catalogue.ids()) {
+        extra.insert(name, schema);
+    }
     let (status_path, status_schema) = super::health::public_openapi();
     extra.insert("Status".into(), status_schema);
     let components = doc.components.get_or_insert_with(Default::default);
@@ -177,6 +181,27 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             json!({"post": parse_operation(Route::Fixed(m, price), &m.example_url, &ids)}),
         );
     }
+    let delivery = json!({
+        "name": "delivery",
+        "in": "query",
+        "required": false,
+        "description": "How every item's media is delivered, as on the single parse (`direct` or `tunnel`; default: the key's setting, else `direct`).",
+        "schema": {"type": "string", "enum": ["direct", "tunnel"]},
+    });
+    let batch_headers = batch::Headers {
+        json_response,
+        replayed: replayed_header,
+        policy: rate_limit_policy_header,
+        status: rate_limit_header,
+    };
+    paths.insert(
+        "/api/v1/batch".into(),
+        json!({"post": batch::operation(
+            &example,
+            vec![delivery, idempotency_key_parameter(), cache_control_parameter()],
+            &batch_headers,
+        )}),
+    );
     paths.insert(
         "/api/v1/capabilities".into(),
         json!({"get": {

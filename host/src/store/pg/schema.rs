@@ -130,6 +130,16 @@ pub const PG_MIGRATIONS: &[&str] = &[
      CREATE INDEX credit_grants_by_account ON credit_grants (account_id, id);",
     // 9: credits an open sign-up gets once its address is verified.
     "ALTER TABLE users ADD COLUMN signup_credits BIGINT;",
+    // 10: credits set aside for parses about to run.
+    "CREATE TABLE credit_holds (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id),
+        credits BIGINT NOT NULL CHECK (credits > 0),
+        expires_at BIGINT NOT NULL,
+        created_at BIGINT NOT NULL
+     );
+     CREATE INDEX credit_holds_by_expiry ON credit_holds (expires_at);
+     CREATE INDEX credit_holds_by_account ON credit_holds (account_id);",
 ];
 
 /// Any fixed number; every host takes the same lock while migrating.
