@@ -394,3 +394,56 @@ async fn the_mcp_tool_parse_batch_answers_and_charges_as_rest_does() {
         "invalid_batch_size"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn credits_set_aside_by_a_process_that_died_come_back_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("mediaparse.db");
+    // What a service killed mid-batch leaves: credits out of the balance,
+    // held for items that will never settle them, long past their expiry.
+    {
+        let store = mediaparse::store::Store::open(&db).unwrap();
+        store.add_credits("default", 10, 0).unwrap();
+        let now = mediaparse::core::clock::unix_now_s();
+        let holds = [
+            mediaparse::store::HoldRequest {
+                id: "hold_dead_0".into(),
+                credits: 3,
+            },
+            mediaparse::store::HoldRequest {
+                id: "hold_dead_1".into(),
+                credits: 1,
+            },
+        ];
+        let reserved = store
+            .reserve_credits_async("default", &holds, now - 1, now - 600)
+            .await
+            .unwrap();
+        assert!(
+            reserved
+                .iter()
+                .all(|r| *r == mediaparse::store::Reserved::Held)
+        );
+        assert_eq!(store.balance("default").unwrap(), 6);
+        assert_books_balance(&db);
+    }
+    let service = Service::start(ServiceOptions {
+        db: Some(db.clone()),
+        ..Default::default()
+    })
+    .await
+    .unwrap();
+    // The sweeper gives them back at start.
+    let store = mediaparse::store::Store::open(&db).unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while store.held_credits(Some("default")).unwrap() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "expired holds were not given back"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(store.balance("default").unwrap(), 10);
+    let accounts = assert_books_balance(&service.db);
+    assert_eq!(accounts.iter().find(|a| a.id == "default").unwrap().held, 0);
+}
