@@ -447,3 +447,67 @@ async fn credits_set_aside_by_a_process_that_died_come_back_after_a_restart() {
     let accounts = assert_books_balance(&service.db);
     assert_eq!(accounts.iter().find(|a| a.id == "default").unwrap().held, 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn batches_on_two_hosts_of_one_postgres_never_overdraw_and_answer_in_item_order() {
+    let url = tokio::task::spawn_blocking(mediaparse::store::test_pg::fresh_database)
+        .await
+        .unwrap();
+    let photo = Case::load(&paths::workspace_root().join("extractors/tiktok/fixtures/photo_post"))
+        .expect("fixture case");
+    let upstream = FakeUpstream::start(std::slice::from_ref(&photo))
+        .await
+        .unwrap();
+    let cache = tempfile::tempdir().unwrap();
+    let mut hosts = Vec::new();
+    for _ in 0..2 {
+        hosts.push(
+            Service::start(ServiceOptions {
+                upstream: Some(upstream.base_url()),
+                db: Some(std::path::PathBuf::from(&url)),
+                extra_args: vec![
+                    "--compiled-cache".into(),
+                    cache.path().display().to_string(),
+                ],
+                ..Default::default()
+            })
+            .await
+            .unwrap(),
+        );
+    }
+    hosts[0].add_credits("default", 10).unwrap();
+    let token = hosts[0].create_key(&["--rate-limit", "off"]).unwrap();
+    // Four batches of five at once, two per host: 20 items, 10 credits.
+    let items: Vec<Value> = (0..5).map(|_| json!({"url": photo.input})).collect();
+    let sent = (0..4).map(|i| {
+        let (host, token, body) = (&hosts[i % 2], token.clone(), json!({ "items": items }));
+        async move { batch(host, &token, body, &[("cache-control", "no-cache")]).await }
+    });
+    let answers = futures::future::join_all(sent).await;
+    let mut charged = 0;
+    let mut media = 0;
+    for answer in &answers {
+        assert_eq!(answer.status, 200, "{}", answer.body);
+        let statuses: Vec<i64> = answer.items().iter().map(|i| item_code(i).0).collect();
+        // Set aside in item order: the items that fit come first.
+        let fit = statuses.iter().take_while(|s| **s == 200).count();
+        assert!(statuses[fit..].iter().all(|s| *s == 402), "{statuses:?}");
+        media += fit as i64;
+        charged += answer.charged();
+    }
+    assert_eq!((media, charged), (10, 10));
+    let books = tokio::task::spawn_blocking(move || {
+        let store =
+            mediaparse::store::Store::connect(&mediaparse::store::DbLocation::Postgres(url))
+                .unwrap();
+        (
+            store.ledger_sum(Some("default")).unwrap(),
+            store.account("default").unwrap(),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(books.0, 10);
+    assert!(books.1.consistent(), "{:?}", books.1);
+    assert_eq!((books.1.balance, books.1.held), (0, 0), "{:?}", books.1);
+}
