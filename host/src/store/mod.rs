@@ -51,6 +51,7 @@ mod tunnel_usage;
 mod usage;
 mod usage_daily;
 mod users;
+mod webhooks;
 
 pub use backup::{BackupSummary, backup_sqlite};
 pub use copy::{CopySummary, copy_sqlite_to_postgres};
@@ -68,6 +69,9 @@ pub use sessions::SessionRecord;
 pub use tunnel_usage::{TunnelTraffic, TunnelUsage, TunnelUsageGroup};
 pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
 pub use users::{SIGN_UP_GRANT_REASON, SignInRecord, SignUpOutcome, UserRecord, normalize_email};
+pub use webhooks::{
+    AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryFilter, DeliveryRecord,
+};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
