@@ -16,9 +16,8 @@
 //! | `GET /api/v1/admin/accounts/{id}` | one account with its keys |
 //! | `POST /api/v1/admin/accounts/{id}/credits` | `{add: N}` or `{set: N}` |
 //! | `GET /api/v1/admin/usage?account=&key=&platform=&from=&to=&entries=` | usage |
-//! | `POST /api/v1/admin/keys/{id}/webhook-secret` | new webhook secret, shown once (replaces the old one) |
-//! | `POST /api/v1/admin/keys/{id}/webhook-test` | `{url}`: queue a `webhook.test` event for the key → 202 with the delivery id |
-//! | `GET /api/v1/admin/webhooks?key=&account=&limit=` | webhook deliveries, newest first, with every attempt |
+//!
+//! The key's webhook secret and deliveries: `admin_webhooks`.
 
 use std::sync::Arc;
 
@@ -55,23 +54,17 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .route("/api/v1/admin/accounts/{id}", get(get_account))
         .route("/api/v1/admin/accounts/{id}/credits", post(credits))
         .route("/api/v1/admin/usage", get(usage))
-        .route(
-            "/api/v1/admin/keys/{id}/webhook-secret",
-            post(rotate_webhook_secret),
-        )
-        .route("/api/v1/admin/keys/{id}/webhook-test", post(webhook_test))
-        .route("/api/v1/admin/webhooks", get(webhook_deliveries))
         .route_layer(axum::middleware::from_fn_with_state(state, guard))
 }
 
 /// The operator token before anything else of the request is read.
-async fn guard(_: OperatorToken, request: Request, next: Next) -> Response {
+pub(super) async fn guard(_: OperatorToken, request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
-type Answer = Result<Response, ApiError>;
+pub(super) type Answer = Result<Response, ApiError>;
 
-fn ok(status: StatusCode, data: impl serde::Serialize) -> Answer {
+pub(super) fn ok(status: StatusCode, data: impl serde::Serialize) -> Answer {
     let data = serde_json::to_value(data).map_err(internal)?;
     Ok((
         status,
@@ -81,7 +74,7 @@ fn ok(status: StatusCode, data: impl serde::Serialize) -> Answer {
 }
 
 /// Run an operator call on a blocking thread.
-async fn op<T: Send + 'static>(
+pub(super) async fn op<T: Send + 'static>(
     state: &AppState,
     f: impl FnOnce(&Store, i64) -> Result<T, OperatorError> + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -93,7 +86,7 @@ async fn op<T: Send + 'static>(
         .map_err(internal)??)
 }
 
-fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+pub(super) fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     q.map(|Query(t)| t)
         .map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))
 }
@@ -332,7 +325,7 @@ async fn credits(
     ok(StatusCode::OK, change)
 }
 
-serde_body!(CreateKey, EditKey, CreateAccount, Credits, WebhookTest);
+serde_body!(CreateKey, EditKey, CreateAccount, Credits);
 
 /// Query of `GET /api/v1/admin/usage` (and, without account and key, of the customer view).
 #[derive(Deserialize, Default)]
@@ -374,72 +367,5 @@ async fn usage(
     ok(
         StatusCode::OK,
         op(&state, move |s, _| operator::usage(s, &filter, &known)).await?,
-    )
-}
-
-async fn rotate_webhook_secret(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-) -> Answer {
-    ok(
-        StatusCode::OK,
-        op(&state, move |s, now| {
-            operator::rotate_webhook_secret(s, &id, now)
-        })
-        .await?,
-    )
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct WebhookTest {
-    url: String,
-}
-
-/// Queue a `webhook.test` event for key `id` to `url`: what an integrator
-/// uses to check a receiver (and its signature check) before relying on it.
-async fn webhook_test(
-    State(state): State<Arc<AppState>>,
-    Path(id): Path<String>,
-    JsonBody(b): JsonBody<WebhookTest>,
-) -> Answer {
-    let data = json!({"keyId": id, "message": "a test event sent by the operator"});
-    let delivery = state
-        .webhooks
-        .enqueue(&id, &b.url, "webhook.test", &data)
-        .await
-        .map_err(webhook_error)?;
-    ok(StatusCode::ACCEPTED, json!({"id": delivery}))
-}
-
-/// A webhook error as the API answers it.
-pub fn webhook_error(e: crate::webhooks::WebhookError) -> ApiError {
-    match e {
-        crate::webhooks::WebhookError::Store(e) => OperatorError::from(e).into(),
-        e => ApiError::invalid_request(e.to_string()),
-    }
-}
-
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DeliveriesQuery {
-    key: Option<String>,
-    account: Option<String>,
-    limit: Option<usize>,
-}
-
-async fn webhook_deliveries(
-    State(state): State<Arc<AppState>>,
-    q: Result<Query<DeliveriesQuery>, QueryRejection>,
-) -> Answer {
-    let q = query(q)?;
-    let filter = crate::store::DeliveryFilter {
-        key: q.key,
-        account: q.account,
-        limit: q.limit.unwrap_or(50),
-    };
-    ok(
-        StatusCode::OK,
-        op(&state, move |s, _| operator::webhook_deliveries(s, &filter)).await?,
     )
 }

@@ -71,6 +71,7 @@ pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
 pub use users::{SIGN_UP_GRANT_REASON, SignInRecord, SignUpOutcome, UserRecord, normalize_email};
 pub use webhooks::{
     AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryFilter, DeliveryRecord,
+    MAX_LISTED as MAX_LISTED_DELIVERIES,
 };
 
 use std::path::Path;
