@@ -362,3 +362,84 @@ async fn a_pending_delivery_survives_a_restart_and_is_delivered_after_it() {
     let listed = wait_listed(&service, &key, &id, "delivered", 2).await;
     assert_eq!(listed["attempts"][1]["status"], 200, "{listed}");
 }
+
+/// The console: a customer creates the key's webhook secret (shown once,
+/// after a confirmation) and sees that key's deliveries; the operator sees
+/// every account's.
+#[tokio::test]
+async fn the_console_creates_the_secret_and_lists_deliveries_for_customer_and_operator() {
+    use crate::console::support::{Browser, between};
+    use reqwest::StatusCode as Status;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let service = start(dir.path(), &dir.path().join("mediaparse.db"), 300).await;
+    let (status, invited) = admin(
+        &service,
+        "POST",
+        "/api/v1/admin/users",
+        Some(json!({"account": "acme", "email": "ann@example.com"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{invited}");
+    let mut ann = Browser::new(&service);
+    ann.set_password(
+        invited["data"]["link"].as_str().expect("link"),
+        "a long enough password",
+    )
+    .await;
+    let created = ann
+        .post(
+            "/console/keys",
+            &[("name", "app"), ("expires", ""), ("scope", "all")],
+        )
+        .await;
+    assert_eq!(created.0, Status::CREATED, "{}", created.1);
+    let key = between(&created.1, "href=\"/console/keys/", "\"");
+    let page = ann.get(&format!("/console/keys/{key}")).await.1;
+    assert!(page.contains("New webhook secret"), "{page}");
+
+    let path = format!("/console/keys/{key}/webhook-secret");
+    let unconfirmed = ann.post(&path, &[]).await;
+    assert_eq!(unconfirmed.0, Status::BAD_REQUEST, "{}", unconfirmed.1);
+    let (status, page) = ann.post(&path, &[("confirm", "yes")]).await;
+    assert_eq!(status, Status::OK, "{page}");
+    let secret = between(&page, "id=\"webhook-secret\">", "<");
+    assert!(secret.starts_with("whsec_"), "{secret}");
+
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let receiver = receiver_on(listener, &[503]).await;
+    let id = send_test_event(&service, &key, &receiver.url).await;
+    let got = receiver.wait_for(2).await;
+    assert!(got.iter().all(|p| p.verifies_with(&secret)), "{got:?}");
+    wait_listed(&service, &key, &id, "delivered", 2).await;
+
+    let (status, page) = ann.get(&format!("/console/keys/{key}/webhooks")).await;
+    assert_eq!(status, Status::OK, "{page}");
+    for text in [
+        "webhook.test",
+        "delivered",
+        "HTTP 503",
+        "HTTP 200",
+        &receiver.url,
+    ] {
+        assert!(page.contains(text), "{text} in {page}");
+    }
+    // Another account's key page is not found for ann.
+    let other = ann.get("/console/keys/key_000000000000/webhooks").await;
+    assert_eq!(other.0, Status::NOT_FOUND);
+
+    let mut operator = Browser::new(&service);
+    operator.set_cookie("mp_form", "self-made");
+    let signed_in = operator
+        .post_raw(
+            "/console/admin/sign-in",
+            &[("csrf", "self-made"), ("token", ADMIN)],
+        )
+        .await;
+    assert_eq!(signed_in.0, Status::SEE_OTHER, "{}", signed_in.1);
+    let (status, page) = operator.get("/console/admin/webhooks").await;
+    assert_eq!(status, Status::OK, "{page}");
+    for text in [key.as_str(), "acme", "delivered", "HTTP 200"] {
+        assert!(page.contains(text), "{text} in {page}");
+    }
+}
