@@ -342,6 +342,43 @@ impl Store {
         )
     }
 
+    /// Remove deliveries that ended (delivered or given up) before
+    /// `finished_before_ms`, with their attempts; returns how many.
+    pub fn prune_webhooks(&self, finished_before_ms: i64) -> StoreResult<usize> {
+        dispatch!(
+            self,
+            |c| {
+                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+                tx.execute(
+                    "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries
+                        WHERE state <> 'pending' AND finished_ms < ?1)",
+                    [finished_before_ms],
+                )?;
+                let removed = tx.execute(
+                    "DELETE FROM webhook_deliveries WHERE state <> 'pending' AND finished_ms < ?1",
+                    [finished_before_ms],
+                )?;
+                tx.commit()?;
+                Ok(removed)
+            },
+            |p| {
+                let mut client = p.client()?;
+                let mut tx = client.transaction()?;
+                tx.execute(
+                    "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries
+                        WHERE state <> 'pending' AND finished_ms < $1)",
+                    &[&finished_before_ms],
+                )?;
+                let removed = tx.execute(
+                    "DELETE FROM webhook_deliveries WHERE state <> 'pending' AND finished_ms < $1",
+                    &[&finished_before_ms],
+                )?;
+                tx.commit()?;
+                Ok(removed as usize)
+            }
+        )
+    }
+
     /// Deliveries, newest first, with their attempts.
     pub fn webhook_deliveries(&self, filter: &DeliveryFilter) -> StoreResult<Vec<DeliveryRecord>> {
         let limit = filter.limit.clamp(1, MAX_LISTED) as i64;
@@ -565,6 +602,47 @@ mod tests {
                 })
                 .unwrap();
             assert!(other.is_empty());
+        });
+    }
+
+    #[test]
+    fn ended_deliveries_are_pruned_after_the_retention_and_pending_ones_never() {
+        each_backend(|t| {
+            let s = &t.store;
+            key(s, "key_1");
+            for id in ["msg_done", "msg_waiting"] {
+                s.enqueue_webhook(id, "key_1", "https://h.example/", "t", "{}", 0, 10)
+                    .unwrap();
+            }
+            let claimed = s.claim_webhooks(0, 1000, 10, "a").unwrap();
+            let done = claimed.iter().find(|d| d.id == "msg_done").unwrap();
+            let waiting = claimed.iter().find(|d| d.id == "msg_waiting").unwrap();
+            s.finish_webhook_attempt(
+                done,
+                &attempt(1, Some(200)),
+                AttemptOutcome::Delivered,
+                1000,
+            )
+            .unwrap();
+            s.finish_webhook_attempt(
+                waiting,
+                &attempt(1, Some(500)),
+                AttemptOutcome::RetryAt(5000),
+                1000,
+            )
+            .unwrap();
+            assert_eq!(s.prune_webhooks(1000).unwrap(), 0, "not yet");
+            assert_eq!(s.prune_webhooks(i64::MAX).unwrap(), 1);
+            let left = s
+                .webhook_deliveries(&DeliveryFilter {
+                    limit: 10,
+                    ..Default::default()
+                })
+                .unwrap();
+            assert_eq!(
+                left.iter().map(|d| d.id.as_str()).collect::<Vec<_>>(),
+                ["msg_waiting"]
+            );
         });
     }
 

@@ -4,6 +4,8 @@
 //! (at most [`BATCH`]), records each attempt and schedules the next; then it
 //! waits for a new event queued on this host or [`Schedule::poll`].
 //!
+//! Ended deliveries are kept [`RETENTION`] (7 days), then removed.
+//!
 //! An attempt succeeds on a 2xx answer. A refused destination, a timeout, a
 //! connection error or any other status is retried on the schedule until
 //! it gives up. A key without a webhook secret (or deleted) is not retried:
@@ -26,9 +28,20 @@ pub const LEASE: Duration = Duration::from_secs(60);
 /// Deliveries claimed and sent at once by one host.
 pub const BATCH: u32 = 16;
 
+/// How long ended deliveries (delivered or given up) stay listed.
+pub const RETENTION: Duration = Duration::from_secs(7 * 24 * 3600);
+
+/// How often the ended deliveries past [`RETENTION`] are removed.
+const PRUNE_EVERY: Duration = Duration::from_secs(3600);
+
 /// Claim, send and record until the runtime ends.
 pub async fn run(webhooks: Webhooks) {
+    let mut pruned_at: Option<Instant> = None;
     loop {
+        if pruned_at.is_none_or(|at| at.elapsed() >= PRUNE_EVERY) {
+            pruned_at = Some(Instant::now());
+            prune(&webhooks).await;
+        }
         let schedule = webhooks.schedule();
         let claimed = {
             let store = webhooks.store.clone();
@@ -58,6 +71,18 @@ pub async fn run(webhooks: Webhooks) {
                 () = tokio::time::sleep(schedule.poll) => {}
             }
         }
+    }
+}
+
+/// Remove the deliveries that ended more than [`RETENTION`] ago.
+async fn prune(webhooks: &Webhooks) {
+    let store = webhooks.store.clone();
+    let before = now_ms() - RETENTION.as_millis() as i64;
+    match tokio::task::spawn_blocking(move || store.prune_webhooks(before)).await {
+        Ok(Ok(0)) => {}
+        Ok(Ok(removed)) => tracing::info!(removed, "webhooks: old deliveries removed"),
+        Ok(Err(e)) => tracing::warn!(error = %e, "webhooks: cannot remove old deliveries"),
+        Err(e) => tracing::error!(error = %e, "webhooks: the prune task failed"),
     }
 }
 
