@@ -65,6 +65,9 @@ pub struct OperatorConfig {
     /// `[health]`: how platform health is judged and the breaker cools down.
     #[serde(default)]
     pub health: HealthSettings,
+    /// `[webhooks]`: the retry schedule and bounds of webhook deliveries.
+    #[serde(default)]
+    pub webhooks: crate::webhooks::WebhookSettings,
 }
 
 /// `[console]`: `signup = "invite"` (default: only invited users) or
@@ -275,6 +278,7 @@ impl OperatorConfig {
         })?;
         check_console(&config.console)?;
         config.health.check()?;
+        config.webhooks.check()?;
         for (name, p) in &config.platforms {
             // Platforms are data: one can be dropped in at any time, so a
             // section for a platform not loaded (yet) is accepted when its

@@ -29,3 +29,4 @@ pub mod registry;
 pub mod reload;
 pub mod store;
 pub mod tunnel;
+pub mod webhooks;

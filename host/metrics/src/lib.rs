@@ -26,6 +26,7 @@
 //! | `mediaparse_platform_health` | `platform`, `state` (`ok`, `degraded`, `broken`, `unknown`): 1 for the state its last counted parse left it in, 0 for the others |
 //! | `mediaparse_breaker_opens_total` | `platform`: times its circuit breaker opened |
 //! | `mediaparse_health_alerts_total` | `outcome` (`sent`, `failed`): health alert POSTs, one per URL |
+//! | `mediaparse_webhook_deliveries_total` | `outcome` (`delivered`, `retrying`, `failed`): webhook delivery attempts by what they led to (`failed`: given up) |
 
 use std::sync::LazyLock;
 
@@ -105,6 +106,7 @@ pub struct Metrics {
     platform_health: Family<PlatformState, Gauge>,
     breaker_opens: Family<PlatformLabel, Counter>,
     health_alerts: Family<OutcomeLabel, Counter>,
+    webhook_deliveries: Family<OutcomeLabel, Counter>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -260,8 +262,15 @@ impl Metrics {
             "Health alert POSTs by outcome (sent, failed), one per alert URL",
             health_alerts.clone(),
         );
+        let webhook_deliveries = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "webhook_deliveries",
+            "Webhook delivery attempts by what they led to (delivered, retrying, failed: given up)",
+            webhook_deliveries.clone(),
+        );
         Metrics {
             health_alerts,
+            webhook_deliveries,
             platform_health,
             breaker_opens,
             commit_groups,
@@ -329,6 +338,15 @@ impl Metrics {
     /// One health alert POST ended (`sent`, `failed`).
     pub fn health_alert(&self, outcome: &str) {
         self.health_alerts
+            .get_or_create(&OutcomeLabel {
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// One webhook delivery attempt ended (`delivered`, `retrying`, `failed`).
+    pub fn webhook_delivery(&self, outcome: &str) {
+        self.webhook_deliveries
             .get_or_create(&OutcomeLabel {
                 outcome: outcome.into(),
             })

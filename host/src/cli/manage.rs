@@ -78,6 +78,13 @@ pub enum KeysCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Create or rotate the key's webhook secret (printed once): deliveries
+    /// sent from now on are signed with it only.
+    WebhookSecret {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete a key; its token stops working at once. Its usage stays in the ledger.
     Delete {
         id: String,
@@ -307,6 +314,19 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
                 println!(
                     "new token (shown once, the old one no longer works): {}",
                     issued.token
+                );
+            }
+        }
+        KeysCommand::WebhookSecret { id, json } => {
+            let issued = operator::rotate_webhook_secret(&store, &id, now())?;
+            if json {
+                print_json(&issued)?;
+            } else {
+                let verb = if issued.rotated { "rotated" } else { "created" };
+                println!("{verb} the webhook secret of {}", issued.key_id);
+                println!(
+                    "webhook secret (shown once, store it now): {}",
+                    issued.secret
                 );
             }
         }

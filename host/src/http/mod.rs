@@ -6,6 +6,7 @@
 mod account;
 mod admin_extractors;
 mod admin_keys;
+mod admin_webhooks;
 mod batch;
 pub mod body;
 mod cache_status;
@@ -46,6 +47,7 @@ pub fn router(state: Arc<AppState>) -> Router {
         .merge(capabilities::router())
         .merge(account::router())
         .merge(admin_keys::router(state.clone()))
+        .merge(admin_webhooks::router(state.clone()))
         .merge(admin_extractors::router())
         .merge(ops::router())
         .merge(health::router())

@@ -30,6 +30,8 @@ pub struct AppState {
     pub guards: crate::auth::Guards,
     /// `/metrics` is served on its own address (`--metrics-listen`), not here.
     pub metrics_elsewhere: bool,
+    /// The webhook delivery queue.
+    pub webhooks: crate::webhooks::Webhooks,
 }
 
 impl AppState {

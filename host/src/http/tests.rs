@@ -80,7 +80,7 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         health: Default::default(),
     });
     let state = Arc::new(AppState {
-        services,
+        services: services.clone(),
         config_source: Arc::new(ConfigSource::default()),
         admin_token: admin_token.map(String::from),
         max_body_bytes: 64 * 1024,
@@ -97,6 +97,11 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         }),
         guards: Default::default(),
         metrics_elsewhere: false,
+        webhooks: crate::webhooks::Webhooks::new(
+            store.clone(),
+            services.config.clone(),
+            crate::webhooks::Mode::Production,
+        ),
     });
     Harness {
         _dir: dir,

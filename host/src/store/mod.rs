@@ -52,6 +52,7 @@ mod tunnel_usage;
 mod usage;
 mod usage_daily;
 mod users;
+mod webhooks;
 
 pub use backup::{BackupSummary, backup_sqlite};
 pub use copy::{CopySummary, copy_sqlite_to_postgres};
@@ -70,6 +71,10 @@ pub use sessions::SessionRecord;
 pub use tunnel_usage::{TunnelTraffic, TunnelUsage, TunnelUsageGroup};
 pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
 pub use users::{SIGN_UP_GRANT_REASON, SignInRecord, SignUpOutcome, UserRecord, normalize_email};
+pub use webhooks::{
+    AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryFilter, DeliveryRecord,
+    MAX_LISTED as MAX_LISTED_DELIVERIES,
+};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -144,6 +144,39 @@ const MIGRATIONS: &[&str] = &[
      );
      CREATE INDEX credit_holds_by_expiry ON credit_holds (expires_at);
      CREATE INDEX credit_holds_by_account ON credit_holds (account_id);",
+    // 11: webhooks: a key's signing secret (`whsec_…`, read at each send,
+    // so it is kept as written), the delivery queue (one row per event:
+    // due time, the claiming host's lease, the outcome) and every attempt.
+    // Times in Unix milliseconds.
+    "ALTER TABLE api_keys ADD COLUMN webhook_secret TEXT;
+     CREATE TABLE webhook_deliveries (
+        id TEXT PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        url TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created_ms BIGINT NOT NULL,
+        next_attempt_ms BIGINT,
+        lease TEXT,
+        lease_until_ms BIGINT,
+        finished_ms BIGINT,
+        last_error TEXT
+     );
+     CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_attempt_ms);
+     CREATE INDEX webhook_deliveries_by_key ON webhook_deliveries (key_id, created_ms);
+     CREATE INDEX webhook_deliveries_by_account ON webhook_deliveries (account_id, created_ms);
+     CREATE TABLE webhook_attempts (
+        delivery_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        at_ms BIGINT NOT NULL,
+        status INTEGER,
+        error TEXT,
+        duration_ms BIGINT NOT NULL,
+        PRIMARY KEY (delivery_id, attempt)
+     );",
 ];
 
 /// The schema version this binary writes and understands.

@@ -37,4 +37,5 @@ mod slow_clients;
 mod test_mode;
 mod tiktok_slice;
 mod tunnel;
+mod webhooks;
 mod youtube;

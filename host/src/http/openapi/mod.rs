@@ -72,7 +72,7 @@ struct PublicApi;
         description = "The operator's API under `/api/v1/admin/`, guarded by the operator token (`MEDIAPARSE_ADMIN_TOKEN`; the admin API answers 404 when none is configured). A customer token never opens it. Errors use the same envelope `{status, data: null, msg, code}` as the public API."
     ),
     paths(),
-    tags((name = "admin", description = "Keys, accounts and credits; platform health."))
+    tags((name = "admin", description = "Keys, accounts and credits; platform health; webhooks."))
 )]
 struct AdminApi;
 
@@ -253,7 +253,13 @@ pub fn admin_document() -> OpenApi {
     let (mut admin_paths, users_schemas) = super::console::invite_api::openapi();
     let (health_paths, health_schemas) = super::health::admin_openapi();
     admin_paths.extend(health_paths);
-    for (name, schema) in users_schemas.into_iter().chain(health_schemas) {
+    let (webhook_paths, webhook_schemas) = super::admin_webhooks::admin_openapi();
+    admin_paths.extend(webhook_paths);
+    for (name, schema) in users_schemas
+        .into_iter()
+        .chain(health_schemas)
+        .chain(webhook_schemas)
+    {
         components.schemas.insert(name, schema_from(schema));
     }
     components.schemas.insert(
