@@ -31,6 +31,7 @@ mod idempotency;
 #[cfg(test)]
 mod integrated_tests;
 mod key_cache;
+mod jobs;
 mod keys;
 mod location;
 mod pg;
@@ -66,6 +67,7 @@ pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_R
 pub use daily::DailyCredits;
 pub use holds::{HoldRequest, Reserved};
 pub use idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
+pub use jobs::JobRecord;
 pub use keys::KeyEdit;
 pub use sessions::SessionRecord;
 pub use tunnel_usage::{TunnelTraffic, TunnelUsage, TunnelUsageGroup};

@@ -177,6 +177,30 @@ const MIGRATIONS: &[&str] = &[
         duration_ms BIGINT NOT NULL,
         PRIMARY KEY (delivery_id, attempt)
      );",
+    // 12: jobs: a batch run in the background (`POST /api/v1/jobs`), its
+    // request as JSON, its state, the claiming host's lease (Unix
+    // milliseconds) and, per item, the stored answer once it finished.
+    "CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        request TEXT NOT NULL,
+        callback_url TEXT,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done')),
+        item_count INTEGER NOT NULL,
+        created_ms BIGINT NOT NULL,
+        finished_ms BIGINT,
+        lease TEXT,
+        lease_until_ms BIGINT
+     );
+     CREATE INDEX jobs_due ON jobs (state, created_ms);
+     CREATE INDEX jobs_by_finish ON jobs (finished_ms);
+     CREATE TABLE job_items (
+        job_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        answer TEXT NOT NULL,
+        PRIMARY KEY (job_id, idx)
+     );",
 ];
 
 /// The schema version this binary writes and understands.
