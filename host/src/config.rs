@@ -68,6 +68,9 @@ pub struct OperatorConfig {
     /// `[webhooks]`: the retry schedule and bounds of webhook deliveries.
     #[serde(default)]
     pub webhooks: crate::webhooks::WebhookSettings,
+    /// `[jobs]`: how long finished jobs are kept, leases and polling.
+    #[serde(default)]
+    pub jobs: crate::jobs::JobSettings,
 }
 
 /// `[console]`: `signup = "invite"` (default: only invited users) or
@@ -279,6 +282,7 @@ impl OperatorConfig {
         check_console(&config.console)?;
         config.health.check()?;
         config.webhooks.check()?;
+        config.jobs.check()?;
         for (name, p) in &config.platforms {
             // Platforms are data: one can be dropped in at any time, so a
             // section for a platform not loaded (yet) is accepted when its

@@ -20,6 +20,7 @@ pub mod config;
 pub use mediaparse_core as core;
 pub mod fetch;
 pub mod http;
+pub mod jobs;
 pub mod mail;
 /// The process-wide metrics, a leaf crate of their own (`host/metrics`).
 pub use mediaparse_metrics as metrics;

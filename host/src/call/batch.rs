@@ -161,7 +161,7 @@ pub async fn answer(callee: Callee<'_>, call: &BatchCall<'_>) -> BatchAnswer {
 }
 
 /// What an item got before it runs.
-enum Funding {
+pub(crate) enum Funding {
     /// Nothing to set aside (it will be refused before any charge, or is free).
     Free,
     Held(String),
@@ -170,16 +170,20 @@ enum Funding {
     Refused(ApiError),
 }
 
-/// The batch under the ledger id `request_id`.
-async fn run(callee: Callee<'_>, call: &BatchCall<'_>, request_id: &str) -> BatchAnswer {
-    let services = callee.services;
-    let item_ids: Vec<String> = (0..call.items.len())
-        .map(|i| format!("{request_id}_{i}"))
-        .collect();
-    let mut funding: Vec<Funding> = Vec::with_capacity(call.items.len());
+/// Set aside, in item order and in one transaction, the price of each of
+/// `items` (charged under `ledger_ids`, held as `hold_<ledger id>`), until
+/// `expires_at`; what each item got, or the store's refusal of them all.
+pub(crate) async fn fund(
+    services: &parse::Services,
+    key: &KeyRecord,
+    items: &[&BatchItem],
+    ledger_ids: &[String],
+    expires_at: i64,
+) -> Result<Vec<Funding>, ApiError> {
+    let mut funding: Vec<Funding> = Vec::with_capacity(items.len());
     let mut holds = Vec::new();
     let mut quotes = Vec::new();
-    for (i, item) in call.items.iter().enumerate() {
+    for (i, item) in items.iter().enumerate() {
         if let Some(p) = item
             .platform
             .as_deref()
@@ -191,9 +195,9 @@ async fn run(callee: Callee<'_>, call: &BatchCall<'_>, request_id: &str) -> Batc
             )));
             continue;
         }
-        match parse::quote(services, call.key, &item.input, item.platform.as_deref()) {
+        match parse::quote(services, key, &item.input, item.platform.as_deref()) {
             Some(q) if q.price > 0 => {
-                let id = format!("hold_{}", item_ids[i]);
+                let id = format!("hold_{}", ledger_ids[i]);
                 holds.push(HoldRequest {
                     id: id.clone(),
                     credits: q.price,
@@ -204,43 +208,58 @@ async fn run(callee: Callee<'_>, call: &BatchCall<'_>, request_id: &str) -> Batc
             _ => funding.push(Funding::Free),
         }
     }
+    if holds.is_empty() {
+        return Ok(funding);
+    }
     let now = crate::core::clock::unix_now_s();
-    let lifetime = services.limits.deadline + CHARGE_SETTLE_BUDGET;
-    let expires_at = now + lifetime.as_secs() as i64 + HOLD_MARGIN_S as i64;
-    if !holds.is_empty() {
-        let reserved = services
-            .store
-            .reserve_credits_async(&call.key.account_id, &holds, expires_at, now)
-            .await;
-        match reserved {
-            Ok(reserved) => {
-                for ((i, quote), r) in quotes.into_iter().zip(reserved) {
-                    if let Reserved::Short { balance } = r {
-                        funding[i] = Funding::Short(ParseError::InsufficientCredits {
-                            platform: quote.platform,
-                            price: quote.price,
-                            balance,
-                        });
-                    }
-                }
-            }
-            // Nothing was set aside (one transaction): every item says why.
-            Err(e) => {
-                let e = store_refusal(e);
-                return BatchAnswer {
-                    request_id: request_id.to_string(),
-                    items: call
-                        .items
-                        .iter()
-                        .zip(&item_ids)
-                        .map(|(item, id)| ParseAnswer::refused(id, shape(item), e.clone()))
-                        .collect(),
-                    refused: None,
-                    replayed: false,
-                };
-            }
+    let reserved = services
+        .store
+        .reserve_credits_async(&key.account_id, &holds, expires_at, now)
+        .await
+        .map_err(store_refusal)?;
+    for ((i, quote), r) in quotes.into_iter().zip(reserved) {
+        if let Reserved::Short { balance } = r {
+            funding[i] = Funding::Short(ParseError::InsufficientCredits {
+                platform: quote.platform,
+                price: quote.price,
+                balance,
+            });
         }
     }
+    Ok(funding)
+}
+
+/// When the holds of items starting now expire: past the parse deadline,
+/// the charge's settling and a margin.
+pub(crate) fn hold_expiry(services: &parse::Services) -> i64 {
+    let lifetime = services.limits.deadline + CHARGE_SETTLE_BUDGET;
+    crate::core::clock::unix_now_s() + lifetime.as_secs() as i64 + HOLD_MARGIN_S as i64
+}
+
+/// The batch under the ledger id `request_id`.
+async fn run(callee: Callee<'_>, call: &BatchCall<'_>, request_id: &str) -> BatchAnswer {
+    let item_ids: Vec<String> = (0..call.items.len())
+        .map(|i| format!("{request_id}_{i}"))
+        .collect();
+    let items: Vec<&BatchItem> = call.items.iter().collect();
+    let expires_at = hold_expiry(callee.services);
+    let funding = match fund(callee.services, call.key, &items, &item_ids, expires_at).await {
+        Ok(f) => f,
+        // Nothing was set aside (one transaction): every item says why.
+        Err(e) => {
+            return BatchAnswer {
+                request_id: request_id.to_string(),
+                items: call
+                    .items
+                    .iter()
+                    .zip(&item_ids)
+                    .map(|(item, id)| ParseAnswer::refused(id, shape(item), e.clone()))
+                    .collect(),
+                refused: None,
+                replayed: false,
+            };
+        }
+    };
     let runs = call
         .items
         .iter()
@@ -256,7 +275,7 @@ async fn run(callee: Callee<'_>, call: &BatchCall<'_>, request_id: &str) -> Batc
     }
 }
 
-fn shape(item: &BatchItem) -> Shape {
+pub(crate) fn shape(item: &BatchItem) -> Shape {
     if item.platform.is_some() {
         Shape::Platform
     } else {
@@ -265,7 +284,7 @@ fn shape(item: &BatchItem) -> Shape {
 }
 
 /// One item under its ledger id, with what was set aside for it.
-async fn run_item(
+pub(crate) async fn run_item(
     callee: Callee<'_>,
     call: &BatchCall<'_>,
     item: &BatchItem,

@@ -28,6 +28,8 @@ pub enum Door {
     Playground,
     /// One item of a batch (REST `POST /api/v1/batch`, MCP `parse_batch`).
     Batch,
+    /// One item of a job (REST `POST /api/v1/jobs`, MCP `start_job`).
+    Job,
 }
 
 impl Door {
@@ -37,6 +39,7 @@ impl Door {
             Door::Mcp => "mcp",
             Door::Playground => "playground",
             Door::Batch => "batch",
+            Door::Job => "job",
         }
     }
 }

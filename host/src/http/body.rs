@@ -107,6 +107,52 @@ impl FromJson for BatchInput {
     }
 }
 
+/// A job body: a batch's `items` and an optional `callback_url`
+/// (checked by the handler against the webhook destination rules).
+#[derive(Debug)]
+pub struct JobInput {
+    pub items: Vec<BatchItem>,
+    pub callback_url: Option<String>,
+}
+
+impl FromJson for JobInput {
+    fn max_bytes(service_cap: usize) -> usize {
+        service_cap.max(MAX_BATCH_BODY_BYTES + 4096)
+    }
+
+    fn from_json(bytes: &[u8]) -> Result<Self, ApiError> {
+        let value: Value = serde_json::from_slice(bytes)
+            .map_err(|e| ApiError::invalid_request(format!("body is not valid JSON: {e}")))?;
+        let Value::Object(members) = value else {
+            return Err(ApiError::invalid_request(
+                "body must be a JSON object with `items`",
+            ));
+        };
+        if let Some(other) = members
+            .keys()
+            .find(|k| *k != "items" && *k != "callback_url")
+        {
+            return Err(ApiError::invalid_request(format!(
+                "unknown property `{other}`; only `items` and `callback_url` are accepted"
+            )));
+        }
+        let callback_url = match members.get("callback_url") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(u)) => Some(u.clone()),
+            Some(_) => {
+                return Err(ApiError::invalid_request("`callback_url` must be a string"));
+            }
+        };
+        let items = members
+            .get("items")
+            .ok_or_else(|| ApiError::invalid_request("body needs `items`"))?;
+        Ok(JobInput {
+            items: batch_items(items)?,
+            callback_url,
+        })
+    }
+}
+
 /// A batch's `items`: an array of 1 to [`MAX_ITEMS`] objects, each with
 /// `url` (or `link`) as a single parse takes it and an optional `platform`.
 pub fn batch_items(items: &Value) -> Result<Vec<BatchItem>, ApiError> {

@@ -8,6 +8,7 @@ mod admin_extractors;
 mod admin_keys;
 mod admin_webhooks;
 mod batch;
+mod jobs;
 pub mod body;
 mod cache_status;
 mod capabilities;
@@ -44,6 +45,7 @@ pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(parse::router())
         .merge(batch::router())
+        .merge(jobs::router())
         .merge(capabilities::router())
         .merge(account::router())
         .merge(admin_keys::router(state.clone()))

@@ -227,7 +227,10 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
         },
     );
     webhooks.spawn_worker();
+    let jobs = crate::jobs::Jobs::new(services.clone(), tunnel.clone(), webhooks.clone());
+    jobs.spawn_runner();
     let state = Arc::new(AppState {
+        jobs,
         services: services.clone(),
         config_source: Arc::new(config_source),
         admin_token,

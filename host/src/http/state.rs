@@ -32,6 +32,8 @@ pub struct AppState {
     pub metrics_elsewhere: bool,
     /// The webhook delivery queue.
     pub webhooks: crate::webhooks::Webhooks,
+    /// Batches run in the background, and this host's runner of them.
+    pub jobs: crate::jobs::Jobs,
 }
 
 impl AppState {

@@ -137,7 +137,8 @@ impl Store {
     }
 
     /// Queue one event for key `key_id` to `url`, due at once; refused
-    /// while the key has `max_pending` deliveries waiting.
+    /// while the key has `max_pending` deliveries waiting. An event already
+    /// queued under `id` is left as it is.
     #[allow(clippy::too_many_arguments)]
     pub fn enqueue_webhook(
         &self,
@@ -176,7 +177,8 @@ impl Store {
                 }
                 tx.execute(
                     "INSERT INTO webhook_deliveries (id, key_id, account_id, url, event_type, data, state, created_ms, next_attempt_ms)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?7)",
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?7)
+                     ON CONFLICT (id) DO NOTHING",
                     params![id, key_id, account, url, event_type, data, now_ms],
                 )?;
                 tx.commit()?;
@@ -205,7 +207,8 @@ impl Store {
                 }
                 tx.execute(
                     "INSERT INTO webhook_deliveries (id, key_id, account_id, url, event_type, data, state, created_ms, next_attempt_ms)
-                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)",
+                     VALUES ($1, $2, $3, $4, $5, $6, 'pending', $7, $7)
+                     ON CONFLICT (id) DO NOTHING",
                     &[&id, &key_id, &account, &url, &event_type, &data, &now_ms],
                 )?;
                 tx.commit()?;

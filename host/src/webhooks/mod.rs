@@ -101,6 +101,23 @@ impl Webhooks {
         event_type: &str,
         data: &serde_json::Value,
     ) -> Result<String, WebhookError> {
+        let id = crate::core::ids::new_request_id().replacen("req_", "msg_", 1);
+        self.enqueue_with_id(&id, key_id, url, event_type, data)
+            .await?;
+        Ok(id)
+    }
+
+    /// [`Webhooks::enqueue`] under the delivery id `id`, chosen by the
+    /// caller so that queueing one event again (a job finished again after
+    /// a restart) queues nothing more.
+    pub async fn enqueue_with_id(
+        &self,
+        id: &str,
+        key_id: &str,
+        url: &str,
+        event_type: &str,
+        data: &serde_json::Value,
+    ) -> Result<(), WebhookError> {
         self.check_url(url)?;
         check_event_type(event_type)?;
         let data = data.to_string();
@@ -110,14 +127,13 @@ impl Webhooks {
                 data.len()
             )));
         }
-        let id = crate::core::ids::new_request_id().replacen("req_", "msg_", 1);
         let max_pending = self.schedule().max_pending_per_key;
         let (store, key_id, url, event_type, delivery) = (
             self.store.clone(),
             key_id.to_string(),
             url.to_string(),
             event_type.to_string(),
-            id.clone(),
+            id.to_string(),
         );
         tokio::task::spawn_blocking(move || {
             store.enqueue_webhook(
@@ -133,7 +149,7 @@ impl Webhooks {
         .await
         .map_err(|e| WebhookError::Invalid(format!("the queue task failed: {e}")))??;
         self.wake.notify_one();
-        Ok(id)
+        Ok(())
     }
 
     /// Start the delivery worker on the current runtime.
