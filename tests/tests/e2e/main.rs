@@ -12,6 +12,7 @@ mod admission;
 mod api;
 mod authoring;
 mod batch;
+mod jobs;
 mod chaos;
 mod cli;
 mod cluster;
