@@ -1,4 +1,5 @@
-//! The MCP tools: `parse_media`, `parse_batch` and `get_capabilities`.
+//! The MCP tools: `parse_media`, `parse_batch` and `get_capabilities`
+//! (and the job tools of `super::jobs`).
 //!
 //! `parse_media` answers as the REST endpoints do: without `platform`, the
 //! structured content is the media object (the common endpoint's `data`);
@@ -47,7 +48,7 @@ impl MediaparseMcp {
     }
 }
 
-fn object(value: Value) -> Arc<JsonObject> {
+pub(super) fn object(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
         _ => Arc::new(JsonObject::new()),
@@ -169,7 +170,9 @@ fn tools(state: &AppState) -> Vec<Tool> {
             .idempotent(true)
             .open_world(false),
     );
-    vec![parse, batch, capabilities]
+    let mut all = vec![parse, batch, capabilities];
+    all.extend(super::jobs::tools(&platforms, &share_text));
+    all
 }
 
 impl ServerHandler for MediaparseMcp {
@@ -225,6 +228,10 @@ impl ServerHandler for MediaparseMcp {
                     .await
             }
             "parse_batch" => self.parse_batch(&key, arguments, ids, header_key).await,
+            "start_job" => {
+                super::jobs::start_job(&self.state, &key, &arguments, ids.ledger()).await
+            }
+            "get_job" => super::jobs::get_job(&self.state, &key, &arguments, ids.ledger()).await,
             "get_capabilities" => {
                 let data = crate::http::capabilities_data(&self.state);
                 let mut meta = JsonObject::new();
@@ -421,7 +428,7 @@ fn tool_result(answer: &ParseAnswer) -> CallToolResult {
 }
 
 /// A tool error carrying the REST envelope, charging nothing.
-fn tool_error(e: &ApiError, request_id: &str) -> CallToolResult {
+pub(super) fn tool_error(e: &ApiError, request_id: &str) -> CallToolResult {
     let mut envelope = e.envelope();
     if let Some(secs) = e.retry_after {
         envelope["retryAfter"] = secs.into();
