@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use axum::body::Bytes;
 use axum::http::{HeaderMap, StatusCode};
 use mediaparse_sdk::fixture::Case;
+use mediaparse_tests::contract;
 use mediaparse_tests::fake_upstream::FakeUpstream;
 use mediaparse_tests::paths;
 use mediaparse_tests::service::{Service, ServiceOptions};
@@ -41,18 +42,19 @@ async fn start(upstream: &FakeUpstream, db: Option<&Path>, config: Option<&Path>
     .expect("service starts")
 }
 
+/// Send, and check the answer against docs/openapi.json.
 async fn send(
+    method: &str,
     request: reqwest::RequestBuilder,
 ) -> (u16, reqwest::header::HeaderMap, Value) {
     let resp = request.send().await.expect("request");
-    let status = resp.status().as_u16();
-    let headers = resp.headers().clone();
-    let body = resp.json().await.unwrap_or(Value::Null);
-    (status, headers, body)
+    let (status, headers, body) = contract::read(method, resp).await;
+    (status, headers, serde_json::from_slice(&body).unwrap_or(Value::Null))
 }
 
 async fn submit(service: &Service, token: &str, body: Value) -> (u16, reqwest::header::HeaderMap, Value) {
     send(
+        "POST",
         reqwest::Client::new()
             .post(service.url("/api/v1/jobs"))
             .bearer_auth(token)
@@ -63,6 +65,7 @@ async fn submit(service: &Service, token: &str, body: Value) -> (u16, reqwest::h
 
 async fn get_job(service: &Service, token: &str, id: &str, query: &str) -> (u16, Value) {
     let (status, _, body) = send(
+        "GET",
         reqwest::Client::new()
             .get(service.url(&format!("/api/v1/jobs/{id}{query}")))
             .bearer_auth(token),

@@ -12,6 +12,7 @@
 //! are compared with these by a test; `MEDIAPARSE_BLESS=1` rewrites them.
 
 mod batch;
+mod jobs;
 mod errors;
 mod platforms;
 mod schemas;
@@ -54,6 +55,7 @@ pub const API_VERSION: &str = "1.0.0";
     )),
     tags(
         (name = "parse", description = "Parse a post URL into its media."),
+        (name = "jobs", description = "Batches run in the background: read, waited for, streamed, announced by webhook."),
         (name = "media", description = "Media delivered through the service (`?delivery=tunnel`)."),
         (name = "service", description = "What the service offers, and whether it is up.")
     )
@@ -140,6 +142,10 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
     for (name, schema) in batch::schemas(&catalogue.ids()) {
         extra.insert(name, schema);
     }
+    let batch_items = extra["BatchSuccess"]["properties"]["data"]["properties"]["items"].clone();
+    for (name, schema) in jobs::schemas(batch_items) {
+        extra.insert(name, schema);
+    }
     let (status_path, status_schema) = super::health::public_openapi();
     extra.insert("Status".into(), status_schema);
     let components = doc.components.get_or_insert_with(Default::default);
@@ -201,6 +207,25 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             vec![delivery, idempotency_key_parameter(), cache_control_parameter()],
             &batch_headers,
         )}),
+    );
+    let job_parameters = vec![json!({
+        "name": "delivery",
+        "in": "query",
+        "required": false,
+        "description": "How every item's media is delivered, as on the single parse (`direct` or `tunnel`; default: the key's setting, else `direct`).",
+        "schema": {"type": "string", "enum": ["direct", "tunnel"]},
+    }), cache_control_parameter()];
+    paths.insert(
+        "/api/v1/jobs".into(),
+        json!({"post": jobs::submit_operation(&example, job_parameters, &batch_headers)}),
+    );
+    paths.insert(
+        "/api/v1/jobs/{id}".into(),
+        json!({"get": jobs::read_operation(&batch_headers)}),
+    );
+    paths.insert(
+        "/api/v1/jobs/{id}/events".into(),
+        json!({"get": jobs::events_operation(&batch_headers)}),
     );
     paths.insert(
         "/api/v1/capabilities".into(),
