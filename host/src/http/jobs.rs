@@ -120,9 +120,10 @@ async fn read(
     Path(id): Path<String>,
     RawQuery(query): RawQuery,
 ) -> Response {
-    let query: HashMap<String, String> = url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
-        .into_owned()
-        .collect();
+    let query: HashMap<String, String> =
+        url::form_urlencoded::parse(query.unwrap_or_default().as_bytes())
+            .into_owned()
+            .collect();
     let wait = match wait_of(&query) {
         Ok(w) => w,
         Err(e) => return e.into_response(),

@@ -126,9 +126,7 @@ impl JobView {
             data["items"] = serde_json::Value::Array(
                 self.items
                     .iter()
-                    .map(|(_, body)| {
-                        serde_json::from_str(body).unwrap_or(serde_json::Value::Null)
-                    })
+                    .map(|(_, body)| serde_json::from_str(body).unwrap_or(serde_json::Value::Null))
                     .collect(),
             );
         }
@@ -140,7 +138,8 @@ impl JobView {
     /// The REST body: `{"status":200,"data":{"id","state"[,"items"]},"msg":"success"}`,
     /// each item the body its single parse would have answered.
     pub fn body(&self) -> String {
-        let head = serde_json::json!({"id": self.record.id, "state": self.record.state}).to_string();
+        let head =
+            serde_json::json!({"id": self.record.id, "state": self.record.state}).to_string();
         let head = head.trim_end_matches('}');
         if self.done() {
             let items: Vec<&str> = self.items.iter().map(|(_, b)| b.as_str()).collect();

@@ -27,8 +27,7 @@ pub async fn run(jobs: Jobs) {
     let mut last_prune: Option<Instant> = None;
     loop {
         let limits = jobs.limits();
-        if last_prune.is_none_or(|t| t.elapsed() >= limits.retention.min(Duration::from_secs(60)))
-        {
+        if last_prune.is_none_or(|t| t.elapsed() >= limits.retention.min(Duration::from_secs(60))) {
             last_prune = Some(Instant::now());
             let before = now_ms() - limits.retention.as_millis() as i64;
             match blocking(jobs.store(), move |s| s.prune_jobs(before)).await {
@@ -120,9 +119,15 @@ async fn run_items(jobs: &Jobs, job: &JobRecord) -> Result<(), StoreError> {
     };
     let pending_items: Vec<&BatchItem> = pending.iter().map(|i| &items[*i]).collect();
     let expires_at = batch::hold_expiry(&jobs.services);
-    let funding = batch::fund(&jobs.services, &key, &pending_items, &ledger_ids, expires_at)
-        .await
-        .map_err(|e| StoreError::Invalid(format!("credits not set aside: {}", e.msg)))?;
+    let funding = batch::fund(
+        &jobs.services,
+        &key,
+        &pending_items,
+        &ledger_ids,
+        expires_at,
+    )
+    .await
+    .map_err(|e| StoreError::Invalid(format!("credits not set aside: {}", e.msg)))?;
     let call = BatchCall {
         key: &key,
         door: Door::Job,
@@ -143,7 +148,12 @@ async fn run_items(jobs: &Jobs, job: &JobRecord) -> Result<(), StoreError> {
         .zip(funding)
         .map(|((i, ledger), funding): ((&usize, &String), Funding)| {
             let item = &items[*i];
-            async move { (*i, batch::run_item(callee, call, item, ledger, funding).await) }
+            async move {
+                (
+                    *i,
+                    batch::run_item(callee, call, item, ledger, funding).await,
+                )
+            }
         })
         .collect();
     let lease = jobs.limits().lease;

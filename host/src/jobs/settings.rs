@@ -46,9 +46,7 @@ impl JobSettings {
     pub fn limits(&self) -> JobLimits {
         let d = JobLimits::default();
         JobLimits {
-            retention: self
-                .retention_secs
-                .map_or(d.retention, Duration::from_secs),
+            retention: self.retention_secs.map_or(d.retention, Duration::from_secs),
             lease: self.lease_ms.map_or(d.lease, Duration::from_millis),
             poll: self.poll_ms.map_or(d.poll, Duration::from_millis),
             concurrent: self.concurrent.unwrap_or(d.concurrent),

@@ -88,7 +88,11 @@ impl Store {
         dispatch!(
             self,
             |c| Ok(c.query_row(&sql, [id], job_of_sqlite).optional()?),
-            |p| Ok(p.client()?.query_opt(&pg_sql, &[&id])?.as_ref().map(job_of_pg))
+            |p| Ok(p
+                .client()?
+                .query_opt(&pg_sql, &[&id])?
+                .as_ref()
+                .map(job_of_pg))
         )
     }
 
@@ -170,14 +174,18 @@ impl Store {
     pub fn renew_job_lease(&self, id: &str, lease: &str, until_ms: i64) -> StoreResult<bool> {
         let n = dispatch!(
             self,
-            |c| Ok(c.execute(
+            |c| {
+                Ok(c.execute(
                 "UPDATE jobs SET lease_until_ms = ?3 WHERE id = ?1 AND lease = ?2 AND state <> 'done'",
                 params![id, lease, until_ms],
-            )?),
-            |p| Ok(p.client()?.execute(
+            )?)
+            },
+            |p| {
+                Ok(p.client()?.execute(
                 "UPDATE jobs SET lease_until_ms = $3 WHERE id = $1 AND lease = $2 AND state <> 'done'",
                 &[&id, &lease, &until_ms],
             )? as usize)
+            }
         )?;
         Ok(n == 1)
     }
@@ -326,7 +334,10 @@ mod tests {
             );
             s.finish_job("job_a", 1_000).unwrap();
             let done = s.job("job_a").unwrap().unwrap();
-            assert_eq!((done.state.as_str(), done.finished_ms), ("done", Some(1_000)));
+            assert_eq!(
+                (done.state.as_str(), done.finished_ms),
+                ("done", Some(1_000))
+            );
             assert!(s.claim_jobs(10_000, 100, 5, "host3").unwrap().is_empty());
             // Kept until its retention ends, then removed with its items.
             assert_eq!(s.prune_jobs(1_000).unwrap(), 0);

@@ -30,8 +30,8 @@ pub mod holds;
 mod idempotency;
 #[cfg(test)]
 mod integrated_tests;
-mod key_cache;
 mod jobs;
+mod key_cache;
 mod keys;
 mod location;
 mod pg;

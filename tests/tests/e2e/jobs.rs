@@ -49,10 +49,18 @@ async fn send(
 ) -> (u16, reqwest::header::HeaderMap, Value) {
     let resp = request.send().await.expect("request");
     let (status, headers, body) = contract::read(method, resp).await;
-    (status, headers, serde_json::from_slice(&body).unwrap_or(Value::Null))
+    (
+        status,
+        headers,
+        serde_json::from_slice(&body).unwrap_or(Value::Null),
+    )
 }
 
-async fn submit(service: &Service, token: &str, body: Value) -> (u16, reqwest::header::HeaderMap, Value) {
+async fn submit(
+    service: &Service,
+    token: &str,
+    body: Value,
+) -> (u16, reqwest::header::HeaderMap, Value) {
     send(
         "POST",
         reqwest::Client::new()
@@ -155,7 +163,11 @@ async fn a_job_answers_as_a_batch_through_wait_and_events_and_only_to_its_accoun
         .unwrap();
     let batch_items = batch["data"]["items"].as_array().expect("batch items");
     for (job_item, batch_item) in job_items.iter().zip(batch_items) {
-        assert_eq!(code(job_item), code(batch_item), "{job_item} vs {batch_item}");
+        assert_eq!(
+            code(job_item),
+            code(batch_item),
+            "{job_item} vs {batch_item}"
+        );
         assert_eq!(job_item["data"], batch_item["data"]);
     }
     assert_eq!(job_items[0]["data"]["platform"], "tiktok");
@@ -163,7 +175,11 @@ async fn a_job_answers_as_a_batch_through_wait_and_events_and_only_to_its_accoun
     // The platform shape, as asked for.
     assert_eq!(job_items[2]["status"], 200, "{}", job_items[2]);
     assert!(job_items[2]["data"].is_object());
-    assert!(job_items[2]["data"].get("platform").is_none(), "{}", job_items[2]);
+    assert!(
+        job_items[2]["data"].get("platform").is_none(),
+        "{}",
+        job_items[2]
+    );
 
     // A late client of the event stream gets every item, then `done`.
     let got = events(&service, &token, &id).await;
@@ -183,15 +199,28 @@ async fn a_job_answers_as_a_batch_through_wait_and_events_and_only_to_its_accoun
     assert_eq!(got[3].1["id"], id.as_str());
 
     // A live client: the stream starts before the job is done and ends with it.
-    let (_, _, second) = submit(&service, &token, json!({"items": [{"url": TIKTOK_PHOTO}, {"url": UNSUPPORTED}]})).await;
+    let (_, _, second) = submit(
+        &service,
+        &token,
+        json!({"items": [{"url": TIKTOK_PHOTO}, {"url": UNSUPPORTED}]}),
+    )
+    .await;
     let second = second["data"]["id"].as_str().unwrap().to_string();
     let live = events(&service, &token, &second).await;
-    assert_eq!(live.iter().filter(|(e, _)| e == "item").count(), 2, "{live:?}");
+    assert_eq!(
+        live.iter().filter(|(e, _)| e == "item").count(),
+        2,
+        "{live:?}"
+    );
     assert_eq!(live.last().unwrap().0, "done");
 
     // Another account sees no such job.
     let (status, body) = get_job(&service, &other, &id, "").await;
-    assert_eq!((status, body["code"].as_str()), (404, Some("job_not_found")), "{body}");
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (404, Some("job_not_found")),
+        "{body}"
+    );
     let resp = reqwest::Client::new()
         .get(service.url(&format!("/api/v1/jobs/{id}/events")))
         .bearer_auth(&other)
@@ -203,14 +232,35 @@ async fn a_job_answers_as_a_batch_through_wait_and_events_and_only_to_its_accoun
     // Bad input is refused.
     for query in ["?wait=0", "?wait=31", "?wait=x", "?other=1"] {
         let (status, body) = get_job(&service, &token, &id, query).await;
-        assert_eq!((status, body["code"].as_str()), (400, Some("invalid_request")), "{query}: {body}");
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (400, Some("invalid_request")),
+            "{query}: {body}"
+        );
     }
-    for url in ["ftp://example.com/hook", "http://example.com/hook", "not a url"] {
-        let (status, _, body) = submit(&service, &token, json!({"items": [{"url": TIKTOK_PHOTO}], "callback_url": url})).await;
-        assert_eq!((status, body["code"].as_str()), (400, Some("invalid_callback_url")), "{url}: {body}");
+    for url in [
+        "ftp://example.com/hook",
+        "http://example.com/hook",
+        "not a url",
+    ] {
+        let (status, _, body) = submit(
+            &service,
+            &token,
+            json!({"items": [{"url": TIKTOK_PHOTO}], "callback_url": url}),
+        )
+        .await;
+        assert_eq!(
+            (status, body["code"].as_str()),
+            (400, Some("invalid_callback_url")),
+            "{url}: {body}"
+        );
     }
     let (status, _, body) = submit(&service, &token, json!({"items": []})).await;
-    assert_eq!((status, body["code"].as_str()), (400, Some("invalid_batch_size")), "{body}");
+    assert_eq!(
+        (status, body["code"].as_str()),
+        (400, Some("invalid_batch_size")),
+        "{body}"
+    );
     assert_books_balance(&service.db);
 }
 
@@ -248,7 +298,10 @@ async fn a_job_killed_mid_run_resumes_after_a_restart_and_charges_each_item_once
     }
     let (_, running) = get_job(&service, &token, &id, "").await;
     assert_eq!(running["data"]["state"], "running", "{running}");
-    assert!(store.held_credits(Some("default")).unwrap() > 0, "the YouTube item's credits are held");
+    assert!(
+        store.held_credits(Some("default")).unwrap() > 0,
+        "the YouTube item's credits are held"
+    );
     service.kill().await;
     upstream.set_delay(&slow, Duration::ZERO);
     upstream.release_delayed();
@@ -269,9 +322,18 @@ async fn a_job_killed_mid_run_resumes_after_a_restart_and_charges_each_item_once
             ..Default::default()
         })
         .unwrap();
-    let mut ids: Vec<&str> = usage.entries.iter().map(|e| e.request_id.as_str()).collect();
+    let mut ids: Vec<&str> = usage
+        .entries
+        .iter()
+        .map(|e| e.request_id.as_str())
+        .collect();
     ids.sort();
-    assert_eq!(ids, vec![format!("{id}_0"), format!("{id}_1")], "{:?}", usage.entries);
+    assert_eq!(
+        ids,
+        vec![format!("{id}_0"), format!("{id}_1")],
+        "{:?}",
+        usage.entries
+    );
     let spent: i64 = usage.entries.iter().map(|e| e.credits).sum();
     assert_eq!(store.held_credits(Some("default")).unwrap(), 0);
     assert_eq!(store.balance("default").unwrap(), 10 - spent);
@@ -293,7 +355,9 @@ struct Received {
 async fn receiver(script: &[u16]) -> (String, Arc<Mutex<Vec<Received>>>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let got = Arc::new(Mutex::new(Vec::new()));
-    let script = Arc::new(Mutex::new(script.iter().copied().collect::<VecDeque<u16>>()));
+    let script = Arc::new(Mutex::new(
+        script.iter().copied().collect::<VecDeque<u16>>(),
+    ));
     let sink = got.clone();
     let app = axum::Router::new().route(
         "/hooks/jobs",
@@ -344,7 +408,9 @@ async fn a_done_job_is_posted_signed_to_its_callback_retried_and_removed_after_i
         .as_str()
         .unwrap()
         .to_string();
-    let (code_, out) = service.cli(&["keys", "webhook-secret", &key_id, "--json"]).unwrap();
+    let (code_, out) = service
+        .cli(&["keys", "webhook-secret", &key_id, "--json"])
+        .unwrap();
     assert_eq!(code_, 0, "{out}");
     let secret = serde_json::from_str::<Value>(out.trim()).unwrap()["secret"]
         .as_str()
@@ -363,7 +429,11 @@ async fn a_done_job_is_posted_signed_to_its_callback_retried_and_removed_after_i
     let id = body["data"]["id"].as_str().unwrap().to_string();
     let deadline = Instant::now() + Duration::from_secs(60);
     while got.lock().unwrap().len() < 3 {
-        assert!(Instant::now() < deadline, "{} POSTs", got.lock().unwrap().len());
+        assert!(
+            Instant::now() < deadline,
+            "{} POSTs",
+            got.lock().unwrap().len()
+        );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     let posts = got.lock().unwrap().clone();
@@ -374,7 +444,13 @@ async fn a_done_job_is_posted_signed_to_its_callback_retried_and_removed_after_i
     let key = mediaparse::webhooks::signature::secret_key(&secret).unwrap();
     for post in &posts {
         assert!(
-            mediaparse::webhooks::signature::verify(&key, &post.id, post.timestamp, &post.body, &post.signature),
+            mediaparse::webhooks::signature::verify(
+                &key,
+                &post.id,
+                post.timestamp,
+                &post.body,
+                &post.signature
+            ),
             "signature of {post:?}"
         );
         assert_eq!(post.id, posts[0].id, "every attempt is the one event");
@@ -474,9 +550,15 @@ async fn the_mcp_job_tools_start_and_read_a_job_as_rest_does() {
 
     let theirs = mcp_call(&service, &other, "get_job", json!({"id": id})).await;
     assert_eq!(theirs["result"]["isError"], true, "{theirs}");
-    assert_eq!(theirs["result"]["structuredContent"]["code"], "job_not_found");
+    assert_eq!(
+        theirs["result"]["structuredContent"]["code"],
+        "job_not_found"
+    );
     let bad_wait = mcp_call(&service, &token, "get_job", json!({"id": id, "wait": 0})).await;
-    assert_eq!(bad_wait["result"]["structuredContent"]["code"], "invalid_request", "{bad_wait}");
+    assert_eq!(
+        bad_wait["result"]["structuredContent"]["code"], "invalid_request",
+        "{bad_wait}"
+    );
     let bad_url = mcp_call(
         &service,
         &token,
@@ -484,5 +566,8 @@ async fn the_mcp_job_tools_start_and_read_a_job_as_rest_does() {
         json!({"items": [{"url": TIKTOK_PHOTO}], "callbackUrl": "http://example.com/x"}),
     )
     .await;
-    assert_eq!(bad_url["result"]["structuredContent"]["code"], "invalid_callback_url", "{bad_url}");
+    assert_eq!(
+        bad_url["result"]["structuredContent"]["code"], "invalid_callback_url",
+        "{bad_url}"
+    );
 }

@@ -102,7 +102,13 @@ async fn official_python_client_lists_tools_and_parses_with_charges() {
             .collect();
         assert_eq!(
             names,
-            ["parse_media", "parse_batch", "get_capabilities", "start_job", "get_job"],
+            [
+                "parse_media",
+                "parse_batch",
+                "get_capabilities",
+                "start_job",
+                "get_job"
+            ],
             "{mode}"
         );
         let parse_tool = &t["tools"][0];

@@ -101,7 +101,11 @@ pub async fn start_job(
     }
 }
 
-async fn start(state: &AppState, key: &KeyRecord, arguments: &JsonObject) -> Result<Value, ApiError> {
+async fn start(
+    state: &AppState,
+    key: &KeyRecord,
+    arguments: &JsonObject,
+) -> Result<Value, ApiError> {
     if let Some(name) = arguments
         .keys()
         .find(|n| !matches!(n.as_str(), "items" | "delivery" | "callbackUrl"))

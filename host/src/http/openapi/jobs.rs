@@ -115,7 +115,10 @@ pub fn schemas(batch_items: Value) -> Vec<(String, Value)> {
             "ErrorEnvelope400JobRead".into(),
             envelope(400, &["invalid_request"]),
         ),
-        ("ErrorEnvelope404Job".into(), envelope(404, &["job_not_found"])),
+        (
+            "ErrorEnvelope404Job".into(),
+            envelope(404, &["job_not_found"]),
+        ),
     ]
 }
 

@@ -12,8 +12,8 @@
 //! are compared with these by a test; `MEDIAPARSE_BLESS=1` rewrites them.
 
 mod batch;
-mod jobs;
 mod errors;
+mod jobs;
 mod platforms;
 mod schemas;
 
@@ -208,13 +208,16 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             &batch_headers,
         )}),
     );
-    let job_parameters = vec![json!({
-        "name": "delivery",
-        "in": "query",
-        "required": false,
-        "description": "How every item's media is delivered, as on the single parse (`direct` or `tunnel`; default: the key's setting, else `direct`).",
-        "schema": {"type": "string", "enum": ["direct", "tunnel"]},
-    }), cache_control_parameter()];
+    let job_parameters = vec![
+        json!({
+            "name": "delivery",
+            "in": "query",
+            "required": false,
+            "description": "How every item's media is delivered, as on the single parse (`direct` or `tunnel`; default: the key's setting, else `direct`).",
+            "schema": {"type": "string", "enum": ["direct", "tunnel"]},
+        }),
+        cache_control_parameter(),
+    ];
     paths.insert(
         "/api/v1/jobs".into(),
         json!({"post": jobs::submit_operation(&example, job_parameters, &batch_headers)}),
