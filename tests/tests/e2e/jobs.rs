@@ -130,6 +130,12 @@ fn code(item: &Value) -> (i64, &str) {
 async fn a_job_answers_as_a_batch_through_wait_and_events_and_only_to_its_account() {
     let cases = cases();
     let upstream = FakeUpstream::start(&cases).await.expect("fake upstream");
+    // The YouTube item takes a second at the upstream: `?wait` has to wait.
+    let youtube = cases
+        .iter()
+        .find(|c| c.input == YOUTUBE)
+        .expect("the youtube case");
+    upstream.set_delay(&youtube.exchanges[0].request.url, Duration::from_secs(1));
     let service = start(&upstream, None, None).await;
     service.add_credits("default", 10).unwrap();
     let token = service.create_key(&["--rate-limit", "off"]).unwrap();
