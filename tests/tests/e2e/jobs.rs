@@ -577,3 +577,91 @@ async fn the_mcp_job_tools_start_and_read_a_job_as_rest_does() {
         "{bad_url}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_postgres_another_host_takes_over_a_dead_hosts_job_once_its_lease_lapses() {
+    let url = tokio::task::spawn_blocking(mediaparse::store::test_pg::fresh_database)
+        .await
+        .unwrap();
+    let cases = cases();
+    let youtube = cases
+        .iter()
+        .find(|c| c.input == YOUTUBE)
+        .expect("the youtube case");
+    let upstream = FakeUpstream::start(&cases).await.expect("fake upstream");
+    let slow = youtube.exchanges[0].request.url.clone();
+    upstream.set_delay(&slow, Duration::from_secs(600));
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("config.toml");
+    std::fs::write(&config, "[jobs]\nlease_ms = 2000\npoll_ms = 100\n").unwrap();
+    let host = |cache: &Path| ServiceOptions {
+        upstream: Some(upstream.base_url()),
+        db: Some(std::path::PathBuf::from(&url)),
+        config: Some(config.clone()),
+        extra_args: vec!["--compiled-cache".into(), cache.display().to_string()],
+        ..Default::default()
+    };
+    let mut first = Service::start(host(dir.path())).await.expect("first host");
+    first.add_credits("default", 10).unwrap();
+    let token = first.create_key(&["--rate-limit", "off"]).unwrap();
+    let (status, _, body) = submit(
+        &first,
+        &token,
+        json!({"items": [{"url": TIKTOK_PHOTO}, {"url": YOUTUBE}, {"url": UNSUPPORTED}]}),
+    )
+    .await;
+    assert_eq!(status, 202, "{body}");
+    let id = body["data"]["id"].as_str().unwrap().to_string();
+    let store = {
+        let url = url.clone();
+        tokio::task::spawn_blocking(move || {
+            mediaparse::store::Store::connect(&mediaparse::store::DbLocation::Postgres(url))
+                .unwrap()
+        })
+        .await
+        .unwrap()
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let answers = |store: mediaparse::store::Store, id: String| async move {
+        tokio::task::spawn_blocking(move || store.job_answers(&id).unwrap().len())
+            .await
+            .unwrap()
+    };
+    while answers(store.clone(), id.clone()).await < 2 || upstream.delayed_arrivals().is_empty() {
+        assert!(Instant::now() < deadline, "the job did not get under way");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The second host starts while the first one holds the job's lease.
+    let second = Service::start(host(dir.path())).await.expect("second host");
+    first.kill().await;
+    upstream.set_delay(&slow, Duration::ZERO);
+    upstream.release_delayed();
+
+    let (status, done) = get_job(&second, &token, &id, "?wait=30").await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["data"]["state"], "done", "{done}");
+    let items = done["data"]["items"].as_array().unwrap();
+    assert_eq!(items[0]["data"]["platform"], "tiktok", "{}", items[0]);
+    assert_eq!(items[1]["data"]["platform"], "youtube", "{}", items[1]);
+    assert_eq!(code(&items[2]), (400, "302"));
+    let (usage, account) = tokio::task::spawn_blocking(move || {
+        let usage = store
+            .usage(&mediaparse::store::UsageFilter {
+                entries: 10_000,
+                ..Default::default()
+            })
+            .unwrap();
+        (usage, store.account("default").unwrap())
+    })
+    .await
+    .unwrap();
+    let mut ids: Vec<&str> = usage
+        .entries
+        .iter()
+        .map(|e| e.request_id.as_str())
+        .collect();
+    ids.sort();
+    assert_eq!(ids, vec![format!("{id}_0"), format!("{id}_1")]);
+    assert_eq!(account.held, 0, "{account:?}");
+    assert!(account.consistent(), "{account:?}");
+}
