@@ -78,9 +78,12 @@ pub fn input_of(members: &serde_json::Map<String, Value>) -> Result<String, ApiE
 #[derive(Debug)]
 pub struct BatchInput(pub Vec<BatchItem>);
 
+/// The longest input (URL or share text) a single parse takes, in bytes.
+pub const MAX_INPUT_BYTES: usize = 4096;
+
 /// The body cap of a batch: room for every item at the longest input a
-/// single parse takes (4096 bytes) and its JSON.
-pub const MAX_BATCH_BODY_BYTES: usize = MAX_ITEMS * (4096 + 512);
+/// single parse takes and its JSON.
+pub const MAX_BATCH_BODY_BYTES: usize = MAX_ITEMS * (MAX_INPUT_BYTES + 512);
 
 impl FromJson for BatchInput {
     fn max_bytes(service_cap: usize) -> usize {
@@ -187,6 +190,14 @@ pub fn batch_items(items: &Value) -> Result<Vec<BatchItem>, ApiError> {
                 }
             };
             let input = input_of(&members).map_err(at)?;
+            // As the single parse answers an input this long (`302`), but
+            // for the whole request: nothing is queued or run.
+            if input.len() > MAX_INPUT_BYTES {
+                return Err(ApiError::new(
+                    ErrorCode::UnsupportedUrl,
+                    format!("items[{i}]: input longer than {MAX_INPUT_BYTES} bytes"),
+                ));
+            }
             Ok(BatchItem { input, platform })
         })
         .collect()

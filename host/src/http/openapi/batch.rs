@@ -180,8 +180,11 @@ pub struct Headers {
 }
 
 /// A batch item naming its input by `name` (`url` or its alias `link`).
-fn item_with(name: &str, uri: bool, ids: &[&str]) -> Value {
-    let mut input = json!({"type": "string", "minLength": 1, "maxLength": 4096, "pattern": "\\S"});
+pub(super) fn item_with(name: &str, uri: bool, ids: &[&str]) -> Value {
+    // Not only whitespace, as the service trims it (Unicode White_Space,
+    // which counts U+0085 where ECMA-262's `\s` does not).
+    let mut input =
+        json!({"type": "string", "minLength": 1, "maxLength": 4096, "pattern": "[^\\s\\u0085]"});
     if uri {
         input["format"] = "uri".into();
     }
@@ -190,7 +193,7 @@ fn item_with(name: &str, uri: bool, ids: &[&str]) -> Value {
         "required": [name],
         "properties": {
             name: input,
-            "platform": {"type": "string", "examples": ids},
+            "platform": {"type": ["string", "null"], "examples": ids},
         },
         "additionalProperties": false,
     })

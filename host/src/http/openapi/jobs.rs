@@ -30,7 +30,7 @@ fn envelope(status: u16, codes: &[&str]) -> Value {
 }
 
 /// The schemas the operations refer to, by name.
-pub fn schemas(batch_items: Value) -> Vec<(String, Value)> {
+pub fn schemas(batch_items: Value, ids: &[&str]) -> Vec<(String, Value)> {
     let submit_400: Vec<&str> = ERRORS
         .iter()
         .filter(|c| {
@@ -55,13 +55,13 @@ pub fn schemas(batch_items: Value) -> Vec<(String, Value)> {
                         "minItems": 1,
                         "maxItems": MAX_ITEMS,
                         "description": format!("1 to {MAX_ITEMS} parses, as in a batch; another count is `400 invalid_batch_size`."),
-                        "items": {"$ref": "#/components/schemas/BatchItem"},
+                        "items": {"$ref": "#/components/schemas/JobItem"},
                     },
                     "callback_url": {
-                        "type": "string",
+                        "type": ["string", "null"],
                         "maxLength": 2048,
                         "format": "uri",
-                        "description": "Where the finished job is POSTed (event `job.done`, signed with the key's webhook secret, the Standard Webhooks way). An https URL without user name, password or fragment; its addresses must be public (checked at every attempt). Otherwise `400 invalid_callback_url`.",
+                        "description": "Where the finished job is POSTed (`null`: nowhere) (event `job.done`, signed with the key's webhook secret, the Standard Webhooks way). An https URL without user name, password or fragment; its addresses must be public (checked at every attempt). Otherwise `400 invalid_callback_url`.",
                     },
                 },
                 "additionalProperties": false,
@@ -108,6 +108,13 @@ pub fn schemas(batch_items: Value) -> Vec<(String, Value)> {
                     "msg": {"type": "string", "enum": ["success"]},
                 },
                 "additionalProperties": false,
+            }),
+        ),
+        (
+            "JobItem".into(),
+            json!({
+                "description": "One parse, as a batch item: `url` (or `link`) and optionally `platform`. At submit only its length is checked (more than 4096 bytes is `400` code `302`); whether it is a supported post is the item's own answer once it runs.",
+                "anyOf": [super::batch::item_with("url", false, ids), super::batch::item_with("link", false, ids)],
             }),
         ),
         ("ErrorEnvelope400Job".into(), envelope(400, &submit_400)),
@@ -271,7 +278,17 @@ pub fn events_operation(headers: &Headers) -> Value {
         "responses": {
             "200": {
                 "description": "The event stream.",
-                "content": {"text/event-stream": {"schema": {"type": "string"}}},
+                "content": {"text/event-stream": {"schema": {
+                    "description": "One server-sent event.",
+                    "type": "object",
+                    "required": ["event", "data"],
+                    "properties": {
+                        "event": {"type": "string", "enum": ["item", "done"]},
+                        "data": {"type": "string", "description": "JSON: `{\"index\", \"item\"}` for `item`, `{\"id\", \"state\"}` for `done`."},
+                        "id": {"type": "string"},
+                        "retry": {"type": "integer"},
+                    },
+                }}},
             },
             "401": unauthorized(headers),
             "404": error(headers, "`job_not_found`", "ErrorEnvelope404Job", false),

@@ -143,7 +143,7 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
         extra.insert(name, schema);
     }
     let batch_items = extra["BatchSuccess"]["properties"]["data"]["properties"]["items"].clone();
-    for (name, schema) in jobs::schemas(batch_items) {
+    for (name, schema) in jobs::schemas(batch_items, &catalogue.ids()) {
         extra.insert(name, schema);
     }
     let (status_path, status_schema) = super::health::public_openapi();
