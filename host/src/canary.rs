@@ -195,6 +195,7 @@ pub async fn run_one(services: &Services, platform: &str, canary: &Canary, host:
         request_id: "canary",
         cache: CacheUse::Bypass,
         purpose: Purpose::Canary,
+        hold: None,
     };
     let result = parse::parse(services, &request).await;
     let (verdict, outcome, detail) = judge(canary, &result);

@@ -65,6 +65,12 @@ pub struct OperatorConfig {
     /// `[health]`: how platform health is judged and the breaker cools down.
     #[serde(default)]
     pub health: HealthSettings,
+    /// `[webhooks]`: the retry schedule and bounds of webhook deliveries.
+    #[serde(default)]
+    pub webhooks: crate::webhooks::WebhookSettings,
+    /// `[jobs]`: how long finished jobs are kept, leases and polling.
+    #[serde(default)]
+    pub jobs: crate::jobs::JobSettings,
 }
 
 /// `[console]`: `signup = "invite"` (default: only invited users) or
@@ -282,6 +288,8 @@ impl OperatorConfig {
         })?;
         check_console(&config.console)?;
         config.health.check()?;
+        config.webhooks.check()?;
+        config.jobs.check()?;
         for (name, p) in &config.platforms {
             // Platforms are data: one can be dropped in at any time, so a
             // section for a platform not loaded (yet) is accepted when its

@@ -21,6 +21,7 @@ pub mod config;
 pub use mediaparse_core as core;
 pub mod fetch;
 pub mod http;
+pub mod jobs;
 pub mod mail;
 /// The process-wide metrics, a leaf crate of their own (`host/metrics`).
 pub use mediaparse_metrics as metrics;
@@ -30,3 +31,4 @@ pub mod registry;
 pub mod reload;
 pub mod store;
 pub mod tunnel;
+pub mod webhooks;

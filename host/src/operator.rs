@@ -439,3 +439,97 @@ mod tests {
         ));
     }
 }
+
+/// A key's new webhook secret: the answer to creating or rotating it, the
+/// only time the secret is shown.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IssuedWebhookSecret {
+    pub key_id: String,
+    /// `whsec_<base64>`: verifies the `webhook-signature` of this key's deliveries.
+    pub secret: String,
+    /// Whether a secret was replaced (deliveries sent from now on are
+    /// signed with the new one only).
+    pub rotated: bool,
+}
+
+/// Give key `id` a new webhook secret (replacing any it had).
+pub fn rotate_webhook_secret(store: &Store, id: &str, now: i64) -> Result<IssuedWebhookSecret> {
+    let had = store.webhook_secret(id)?.is_some();
+    let secret = crate::webhooks::signature::mint_secret();
+    store.set_webhook_secret(id, &secret, now)?;
+    Ok(IssuedWebhookSecret {
+        key_id: id.to_string(),
+        secret,
+        rotated: had,
+    })
+}
+
+/// Webhook deliveries as operators and customers list them: times in RFC 3339.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryView {
+    pub id: String,
+    pub key_id: String,
+    pub account: String,
+    pub url: String,
+    pub event_type: String,
+    /// `pending`, `delivered` or `failed` (given up).
+    pub state: String,
+    pub created_at: String,
+    pub next_attempt_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub last_error: Option<String>,
+    pub attempts: Vec<AttemptView>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptView {
+    pub attempt: u32,
+    pub at: String,
+    pub status: Option<u16>,
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
+/// RFC 3339 with milliseconds of a Unix-ms time.
+fn rfc3339_ms(ms: i64) -> String {
+    chrono::DateTime::from_timestamp_millis(ms)
+        .map(|t| t.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string())
+        .unwrap_or_else(|| ms.to_string())
+}
+
+/// The newest deliveries (of one key and/or account), with their attempts.
+pub fn webhook_deliveries(
+    store: &Store,
+    filter: &crate::store::DeliveryFilter,
+) -> Result<Vec<DeliveryView>> {
+    Ok(store
+        .webhook_deliveries(filter)?
+        .into_iter()
+        .map(|d| DeliveryView {
+            id: d.id,
+            key_id: d.key_id,
+            account: d.account_id,
+            url: d.url,
+            event_type: d.event_type,
+            state: d.state,
+            created_at: rfc3339_ms(d.created_ms),
+            next_attempt_at: d.next_attempt_ms.map(rfc3339_ms),
+            finished_at: d.finished_ms.map(rfc3339_ms),
+            last_error: d.last_error,
+            attempts: d
+                .attempts
+                .into_iter()
+                .map(|a| AttemptView {
+                    attempt: a.attempt,
+                    at: rfc3339_ms(a.at_ms),
+                    status: a.status,
+                    error: a.error,
+                    duration_ms: a.duration_ms,
+                })
+                .collect(),
+        })
+        .collect())
+}

@@ -1,15 +1,11 @@
 """Batch and jobs against the service's contract:
 POST /api/v1/batch → data.items in request order; POST /api/v1/jobs → 202,
 data.id job_…, Location; GET /api/v1/jobs/{id}?wait=N; GET …/events (SSE
-`item`, `done`). Each runs when the service has its endpoint (the runner selects the
-`needs_batch` and `needs_jobs` tests by the service's own OpenAPI document)."""
-
-import pytest
+`item`, `done`)."""
 
 from mediaparse import AsyncClient, Client
 from conftest import UNSUPPORTED
 
-@pytest.mark.needs_batch
 def test_a_batch_answers_each_item_in_order_and_charges_the_successes(base_url, token, post_url):
     with Client(base_url, token) as mp:
         batch = mp.batch([post_url, {"url": post_url, "platform": "tiktok"}, UNSUPPORTED])
@@ -20,7 +16,6 @@ def test_a_batch_answers_each_item_in_order_and_charges_the_successes(base_url, 
     assert batch.credits_charged == 2
 
 
-@pytest.mark.needs_jobs
 def test_a_job_is_created_waited_for_and_streamed(base_url, token, post_url):
     with Client(base_url, token) as mp:
         job = mp.create_job([post_url, UNSUPPORTED])
@@ -35,7 +30,6 @@ def test_a_job_is_created_waited_for_and_streamed(base_url, token, post_url):
     assert sum(1 for e in events if e.event == "item") == 2
 
 
-@pytest.mark.needs_jobs
 async def test_the_async_client_runs_a_job(base_url, token, post_url):
     async with AsyncClient(base_url, token) as mp:
         job = await mp.create_job([post_url])

@@ -3,9 +3,7 @@
  * the end-to-end runner (`cargo xtask test`, tests/tests/e2e/clients.rs),
  * which passes MEDIAPARSE_BASE_URL, MEDIAPARSE_TOKEN (credits, no rate
  * limit), MEDIAPARSE_LIMITED_TOKEN (20 parses a minute), MEDIAPARSE_PARSE_URL
- * (a TikTok photo post the fake upstream serves), MEDIAPARSE_HAS_BATCH and
- * MEDIAPARSE_HAS_JOBS (1 when the service's OpenAPI document lists the batch,
- * the jobs endpoints).
+ * (a TikTok photo post the fake upstream serves).
  */
 function env(name: string): string {
   const value = process.env[name];
@@ -17,8 +15,6 @@ export const baseUrl = env("MEDIAPARSE_BASE_URL");
 export const token = env("MEDIAPARSE_TOKEN");
 export const limitedToken = env("MEDIAPARSE_LIMITED_TOKEN");
 export const postUrl = env("MEDIAPARSE_PARSE_URL");
-export const hasBatch = process.env.MEDIAPARSE_HAS_BATCH === "1";
-export const hasJobs = process.env.MEDIAPARSE_HAS_JOBS === "1";
 export const UNSUPPORTED = "https://example.com/not-a-post";
 
 /** Spend the key's parse quota with unsupported links (free: 400 code 302) until a 429; that answer. */

@@ -56,6 +56,12 @@ pub enum ErrorCode {
     KeyLimitReached,
     /// The platform is broken and its circuit breaker is open.
     PlatformUnavailable,
+    /// A batch with no items, or more than a batch may hold.
+    InvalidBatchSize,
+    /// A job's `callback_url` that no webhook may be sent to.
+    InvalidCallbackUrl,
+    /// No job by that id for this account (never was, removed, or another's).
+    JobNotFound,
 }
 
 /// Which operations answer a code; the OpenAPI document lists the first two.
@@ -67,6 +73,10 @@ pub enum Scope {
     PlatformPath,
     /// Routing, the admin API and the account view, not the parse operations.
     Service,
+    /// Only the batch operation (`POST /api/v1/batch`) as a whole.
+    Batch,
+    /// Only the job operations (`/api/v1/jobs`).
+    Jobs,
 }
 
 /// When a client may retry.
@@ -423,6 +433,33 @@ pub const ERRORS: &[ErrorSpec] = &[
         "Creating a key in an account that already has the most keys one account may have (`--max-keys-per-account`, default 20); delete a key first.",
         Scope::Service,
     ),
+    row(
+        ErrorCode::InvalidBatchSize,
+        "invalid_batch_size",
+        400,
+        "a batch holds 1 to 50 items",
+        Retry::No,
+        "A batch (`POST /api/v1/batch`, the MCP tool `parse_batch`) with no items or more than 50; nothing ran.",
+        Scope::Batch,
+    ),
+    row(
+        ErrorCode::InvalidCallbackUrl,
+        "invalid_callback_url",
+        400,
+        "the callback URL is not one a webhook may be sent to",
+        Retry::No,
+        "A job's `callback_url` that is not an absolute https URL without user name, password or fragment, or longer than 2048 bytes (plain http is accepted only to a loopback address of a service in test mode); nothing was queued.",
+        Scope::Jobs,
+    ),
+    row(
+        ErrorCode::JobNotFound,
+        "job_not_found",
+        404,
+        "no such job",
+        Retry::No,
+        "No job by this id for the key's account: it never existed, its results were removed after their retention, or it is another account's.",
+        Scope::Jobs,
+    ),
 ];
 
 const fn row(
@@ -489,7 +526,10 @@ const INTERNAL_ROW: usize = 16;
 mod tests {
     use super::*;
 
-    const ALL: [ErrorCode; 36] = [
+    const ALL: [ErrorCode; 39] = [
+        ErrorCode::InvalidCallbackUrl,
+        ErrorCode::JobNotFound,
+        ErrorCode::InvalidBatchSize,
         ErrorCode::InvalidRequest,
         ErrorCode::UnsupportedUrl,
         ErrorCode::MissingToken,

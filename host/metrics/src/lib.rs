@@ -28,6 +28,7 @@
 //! | `mediaparse_health_alerts_total` | `outcome` (`sent`, `failed`): health alert POSTs, one per URL |
 //! | `mediaparse_canary_runs_total` | `platform`, `outcome` (`ok`, `unmet` (answered without what its expectation asks), `skipped` (refused by the open breaker or paced), or the error code) |
 //! | `mediaparse_failures_kept_total` | `platform`, `outcome` (`kept`, `too_large`, `failed`): failing parses written as fixture cases |
+//! | `mediaparse_webhook_deliveries_total` | `outcome` (`delivered`, `retrying`, `failed`): webhook delivery attempts by what they led to (`failed`: given up) |
 
 use std::sync::LazyLock;
 
@@ -109,6 +110,7 @@ pub struct Metrics {
     health_alerts: Family<OutcomeLabel, Counter>,
     canary_runs: Family<PlatformOutcome, Counter>,
     failures_kept: Family<PlatformOutcome, Counter>,
+    webhook_deliveries: Family<OutcomeLabel, Counter>,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -276,10 +278,17 @@ impl Metrics {
             "Failing parses written as fixture cases, by platform and outcome (kept, too_large, failed)",
             failures_kept.clone(),
         );
+        let webhook_deliveries = Family::<OutcomeLabel, Counter>::default();
+        registry.register(
+            "webhook_deliveries",
+            "Webhook delivery attempts by what they led to (delivered, retrying, failed: given up)",
+            webhook_deliveries.clone(),
+        );
         Metrics {
             canary_runs,
             failures_kept,
             health_alerts,
+            webhook_deliveries,
             platform_health,
             breaker_opens,
             commit_groups,
@@ -368,6 +377,15 @@ impl Metrics {
         self.failures_kept
             .get_or_create(&PlatformOutcome {
                 platform: platform.into(),
+                outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// One webhook delivery attempt ended (`delivered`, `retrying`, `failed`).
+    pub fn webhook_delivery(&self, outcome: &str) {
+        self.webhook_deliveries
+            .get_or_create(&OutcomeLabel {
                 outcome: outcome.into(),
             })
             .inc();

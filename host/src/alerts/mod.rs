@@ -11,8 +11,6 @@
 //! One attempt per URL (10 s at most), sent in order by one task; a
 //! failure is logged (without the URL, a secret) and counted in
 //! `mediaparse_health_alerts_total{outcome}`.
-
-pub mod signature;
 pub mod throttle;
 
 use std::sync::Arc;
@@ -111,7 +109,7 @@ async fn deliver(client: &reqwest::Client, settings: &AlertSettings, change: &St
     let mut id = [0u8; 16];
     rand::rng().fill_bytes(&mut id);
     let id = format!("msg_{}", hex::encode(id));
-    let signature = signature::sign(&settings.key, &id, now, &body);
+    let signature = crate::webhooks::signature::sign(&settings.key, &id, now, &body);
     let metrics = crate::metrics::global();
     for (i, url) in settings.urls.iter().enumerate() {
         let sent = client

@@ -3,11 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use super::signature::{sign, verify};
 use super::throttle::{Throttle, worth_alerting};
 use crate::config::health::alert_key;
 use crate::core::health::HealthState::{self, *};
 use crate::parse::health::StateChange;
+use crate::webhooks::signature::{sign, verify};
 
 /// The example of the Standard Webhooks specification.
 #[test]

@@ -125,8 +125,20 @@ impl RateLimits {
         key: &KeyRecord,
         config_default: Option<u32>,
     ) -> Result<Option<Allowance>, RateRefused> {
+        self.check_n(key, config_default, NonZeroU32::MIN).await
+    }
+
+    /// Take `n` requests at once (a batch's items) from `key`'s allowance,
+    /// or none of them: more than what is left is refused with the wait
+    /// until they fit (more than the whole limit: a whole window).
+    pub async fn check_n(
+        &self,
+        key: &KeyRecord,
+        config_default: Option<u32>,
+        n: NonZeroU32,
+    ) -> Result<Option<Allowance>, RateRefused> {
         let Some(store) = &self.shared else {
-            return Ok(self.check_local(key, config_default)?);
+            return Ok(self.check_local_n(key, config_default, n)?);
         };
         let (limit, scope) = (self.limit_for(key, config_default), self.scope);
         if limit == 0 {
@@ -139,8 +151,16 @@ impl RateLimits {
         let minute = (now / WINDOW_SECS) as i64;
         let window_left = (WINDOW_SECS - now % WINDOW_SECS).max(1);
         let (store, bucket) = (store.clone(), format!("{scope}:{}", key.id));
-        let counted =
-            tokio::task::spawn_blocking(move || store.count_request(&bucket, minute)).await;
+        let counted = tokio::task::spawn_blocking(move || {
+            if n.get() == 1 {
+                store.count_request(&bucket, minute)
+            } else {
+                // Counted only if they all fit; else over the limit.
+                let fits = store.count_requests_within(&bucket, minute, n.get(), limit)?;
+                Ok(fits.unwrap_or(i64::MAX))
+            }
+        })
+        .await;
         match counted {
             Ok(Ok(count)) if count > i64::from(limit) => Err(RateLimited {
                 policy: scope,
@@ -180,6 +200,16 @@ impl RateLimits {
         key: &KeyRecord,
         config_default: Option<u32>,
     ) -> Result<Option<Allowance>, RateLimited> {
+        self.check_local_n(key, config_default, NonZeroU32::MIN)
+    }
+
+    /// [`RateLimits::check_local`] of `n` requests at once, all or none.
+    pub fn check_local_n(
+        &self,
+        key: &KeyRecord,
+        config_default: Option<u32>,
+        n: NonZeroU32,
+    ) -> Result<Option<Allowance>, RateLimited> {
         let limit = self.limit_for(key, config_default);
         let Some(per_minute) = NonZeroU32::new(limit) else {
             return Ok(None);
@@ -198,7 +228,15 @@ impl RateLimits {
                 }
             }
         };
-        match bucket.check() {
+        let Ok(checked) = bucket.check_n(n) else {
+            // More than the whole limit: never at once.
+            return Err(RateLimited {
+                policy: self.scope,
+                limit,
+                retry_after_secs: WINDOW_SECS,
+            });
+        };
+        match checked {
             Ok(state) => {
                 let remaining = state.remaining_burst_capacity().min(limit);
                 // The bucket refills one request per replenish interval; counted

@@ -54,20 +54,60 @@ pub fn charge(store: &Store, bill: &Bill, now_unix_s: i64) -> StoreResult<Charge
 /// blocking thread per waiting charge. Tries stop after
 /// [`crate::store::CHARGE_SETTLE_BUDGET`]; then the error reaches the caller.
 pub async fn charge_settled(store: &Store, bill: Bill, now_unix_s: i64) -> StoreResult<Charge> {
+    settled(&bill, || store.charge_attempt_async(&bill, now_unix_s)).await
+}
+
+/// [`charge_settled`] for a parse with credits set aside: hold `hold`
+/// becomes the charge (`Store::charge_held_async`), settled the same way.
+pub async fn charge_held_settled(
+    store: &Store,
+    hold: &str,
+    bill: Bill,
+    now_unix_s: i64,
+) -> StoreResult<Charge> {
+    settled(&bill, || store.charge_held_async(hold, &bill, now_unix_s)).await
+}
+
+/// Try `attempt` until its outcome is known or the budget is spent.
+async fn settled<'a, F, Fut>(bill: &Bill, attempt: F) -> StoreResult<Charge>
+where
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = StoreResult<Charge>> + 'a,
+{
     use crate::store::{CHARGE_SETTLE_BUDGET, StoreError};
     let started = std::time::Instant::now();
     let mut pause = std::time::Duration::from_millis(50);
     loop {
         // A trip to the writer thread (SQLite) or a blocking thread (PostgreSQL).
         crate::core::handoffs::trip();
-        let attempt = store.charge_attempt_async(&bill, now_unix_s).await;
-        match attempt {
+        match attempt().await {
             Err(StoreError::Unavailable(why)) if started.elapsed() < CHARGE_SETTLE_BUDGET => {
                 tracing::warn!(request_id = %bill.request_id, error = %why, "charge outcome unknown; retrying to settle it");
                 tokio::time::sleep(pause).await;
                 pause = (pause * 2).min(std::time::Duration::from_secs(1));
             }
             settled => return settled,
+        }
+    }
+}
+
+/// How often expired credit holds are looked for.
+pub const HOLD_SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Give back, at start and then every [`HOLD_SWEEP_EVERY`], the credits of
+/// holds whose parse never settled them (the process running it died;
+/// `store::holds`). Runs for the life of the service.
+pub async fn sweep_expired_holds(store: Store) {
+    let mut tick = tokio::time::interval(HOLD_SWEEP_EVERY);
+    loop {
+        tick.tick().await;
+        let s = store.clone();
+        let now = crate::core::clock::unix_now_s();
+        match tokio::task::spawn_blocking(move || s.release_expired_holds(now)).await {
+            Ok(Ok(0)) => {}
+            Ok(Ok(n)) => tracing::info!(released = n, "expired credit holds given back"),
+            Ok(Err(e)) => tracing::warn!(error = %e, "expired credit holds not swept"),
+            Err(e) => tracing::warn!(error = %e, "expired credit holds not swept"),
         }
     }
 }

@@ -125,17 +125,18 @@ fn store_refusal(e: StoreError) -> ApiError {
 
 /// Run `run` (given the ledger request id to charge under) once for
 /// `guard`'s key of `key`'s holder, or give its stored answer again.
-pub async fn once<F, Fut>(
+pub async fn once<A, F, Fut>(
     store: &Store,
     key: &KeyRecord,
     guard: &Idempotency,
     ids: &RequestIds,
     shape: Shape,
     run: F,
-) -> ParseAnswer
+) -> A
 where
+    A: Completed,
     F: FnOnce(String) -> Fut,
-    Fut: Future<Output = ParseAnswer>,
+    Fut: Future<Output = A>,
 {
     let lock = key_lock(&format!("{}\u{0}{}", key.id, guard.key));
     let _held = lock.lock().await;
@@ -150,7 +151,7 @@ where
         )
         .await
         .map_err(store_refusal);
-    let refused = |e: ApiError| ParseAnswer::refused(&ids.ledger, shape, e);
+    let refused = |e: ApiError| A::refused(&ids.ledger, shape, e);
     let request_id = match claim {
         Err(e) => return refused(e),
         Ok(Claim::Conflict) => {
@@ -167,11 +168,7 @@ where
         }) => {
             // Its charge is in the ledger under `request_id`: running again
             // takes nothing. The same answer says what the first one cost.
-            let mut again = run(request_id).await;
-            again.charged = if again.status() == status { credits } else { 0 };
-            again.replayed = true;
-            again.cache = None;
-            return again;
+            return run(request_id).await.rerun_of(status, credits);
         }
         Ok(Claim::Run { request_id }) => request_id,
     };
@@ -182,7 +179,7 @@ where
     };
     let stored = StoredResponse {
         status: answer.status(),
-        credits: answer.charged,
+        credits: answer.charged(),
         body,
     };
     match keep(store, key, guard, ids, &request_id, &stored).await {
@@ -236,33 +233,81 @@ async fn keep(
 
 /// A stored answer given again: typed, or an earlier version's own bytes
 /// (a REST envelope or an MCP tool result, never a typed answer's text).
-fn replay(stored: StoredResponse, shape: Shape) -> ParseAnswer {
-    let mut answer = match serde_json::from_str::<ParseAnswer>(&stored.body) {
-        Ok(answer) => answer,
-        Err(e) if is_typed(&stored.body) => {
-            return ParseAnswer::refused(
-                "",
-                shape,
-                internal(format!("stored answer unreadable: {e}")),
-            );
-        }
-        Err(_) => ParseAnswer {
+fn replay<A: Completed>(stored: StoredResponse, shape: Shape) -> A {
+    match serde_json::from_str::<A>(&stored.body) {
+        Ok(answer) => answer.replayed(),
+        Err(e) if is_typed(&stored.body) => A::refused(
+            "",
+            shape,
+            internal(format!("stored answer unreadable: {e}")),
+        ),
+        Err(_) => A::from_earlier_bytes(stored, shape),
+    }
+}
+
+/// An answer an idempotency key stores and gives again: a parse's, or a
+/// batch's.
+pub trait Completed: Sized + serde::Serialize + serde::de::DeserializeOwned {
+    /// The status it stands for (only a final one is stored).
+    fn status(&self) -> u16;
+    /// Credits it took.
+    fn charged(&self) -> i64;
+    /// A refusal under `request_id`, nothing charged.
+    fn refused(request_id: &str, shape: Shape, error: ApiError) -> Self;
+    /// This answer, given again.
+    fn replayed(self) -> Self;
+    /// This answer of a run again under a charged ledger id: it says what the
+    /// first answer (`status`, `credits`) cost when it is that answer again.
+    fn rerun_of(self, status: u16, credits: i64) -> Self;
+    /// An answer an earlier version stored as a door's own bytes.
+    fn from_earlier_bytes(stored: StoredResponse, shape: Shape) -> Self;
+}
+
+impl Completed for ParseAnswer {
+    fn status(&self) -> u16 {
+        ParseAnswer::status(self)
+    }
+
+    fn charged(&self) -> i64 {
+        self.charged
+    }
+
+    fn refused(request_id: &str, shape: Shape, error: ApiError) -> Self {
+        ParseAnswer::refused(request_id, shape, error)
+    }
+
+    fn replayed(mut self) -> Self {
+        self.replayed = true;
+        self
+    }
+
+    fn rerun_of(mut self, status: u16, credits: i64) -> Self {
+        self.charged = if ParseAnswer::status(&self) == status {
+            credits
+        } else {
+            0
+        };
+        self.replayed = true;
+        self.cache = None;
+        self
+    }
+
+    fn from_earlier_bytes(stored: StoredResponse, shape: Shape) -> Self {
+        ParseAnswer {
             request_id: String::new(),
             charged: stored.credits,
             shape,
             outcome: Outcome::Stored(stored),
             cache: None,
             replayed: true,
-        },
-    };
-    answer.replayed = true;
-    answer
+        }
+    }
 }
 
 /// Whether a stored body is a typed answer (not an earlier version's bytes).
 fn is_typed(body: &str) -> bool {
     serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(body)
-        .is_ok_and(|m| m.contains_key("outcome") && m.contains_key("requestId"))
+        .is_ok_and(|m| m.contains_key("requestId"))
 }
 
 /// How a completed answer is kept under its key.

@@ -6,6 +6,7 @@
 //! what a replay says are all the answer's.
 
 pub mod answer;
+pub mod batch;
 pub mod idempotency;
 
 use std::time::Instant;
@@ -25,6 +26,10 @@ pub enum Door {
     Rest,
     Mcp,
     Playground,
+    /// One item of a batch (REST `POST /api/v1/batch`, MCP `parse_batch`).
+    Batch,
+    /// One item of a job (REST `POST /api/v1/jobs`, MCP `start_job`).
+    Job,
 }
 
 impl Door {
@@ -33,6 +38,8 @@ impl Door {
             Door::Rest => "rest",
             Door::Mcp => "mcp",
             Door::Playground => "playground",
+            Door::Batch => "batch",
+            Door::Job => "job",
         }
     }
 }
@@ -51,6 +58,8 @@ pub struct ParseCall<'a> {
     pub idempotency: Option<Idempotency>,
     pub cache: CacheUse,
     pub ids: RequestIds,
+    /// The credit hold set aside for this call (a batch item's).
+    pub hold: Option<&'a str>,
 }
 
 impl ParseCall<'_> {
@@ -89,7 +98,7 @@ pub async fn answer(callee: Callee<'_>, call: &ParseCall<'_>) -> ParseAnswer {
 }
 
 /// The parse under the ledger id `request_id`, delivered as asked.
-async fn run(callee: Callee<'_>, call: &ParseCall<'_>, request_id: &str) -> ParseAnswer {
+pub(crate) async fn run(callee: Callee<'_>, call: &ParseCall<'_>, request_id: &str) -> ParseAnswer {
     let started = Instant::now();
     let request = ParseRequest {
         key: call.key,
@@ -98,6 +107,7 @@ async fn run(callee: Callee<'_>, call: &ParseCall<'_>, request_id: &str) -> Pars
         request_id,
         cache: call.cache,
         purpose: parse::Purpose::Customer,
+        hold: call.hold,
     };
     let delivery = call.delivery.or(call.key.delivery).unwrap_or_default();
     let (result, handoffs) =

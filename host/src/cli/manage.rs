@@ -78,6 +78,13 @@ pub enum KeysCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Create or rotate the key's webhook secret (printed once): deliveries
+    /// sent from now on are signed with it only.
+    WebhookSecret {
+        id: String,
+        #[arg(long)]
+        json: bool,
+    },
     /// Delete a key; its token stops working at once. Its usage stays in the ledger.
     Delete {
         id: String,
@@ -310,6 +317,19 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
                 );
             }
         }
+        KeysCommand::WebhookSecret { id, json } => {
+            let issued = operator::rotate_webhook_secret(&store, &id, now())?;
+            if json {
+                print_json(&issued)?;
+            } else {
+                let verb = if issued.rotated { "rotated" } else { "created" };
+                println!("{verb} the webhook secret of {}", issued.key_id);
+                println!(
+                    "webhook secret (shown once, store it now): {}",
+                    issued.secret
+                );
+            }
+        }
         KeysCommand::Delete { id, json } => {
             let key = operator::delete_key(&store, &id, now())?;
             if json {
@@ -351,8 +371,8 @@ fn show_accounts(store: &Store, account: Option<&str>, json: bool) -> anyhow::Re
             } else {
                 let a = &view.account;
                 println!(
-                    "account {}: balance {} (granted {}, spent {}), {} keys",
-                    a.id, a.balance, a.granted, a.spent, a.keys
+                    "account {}: balance {} (granted {}, spent {}, held {}), {} keys",
+                    a.id, a.balance, a.granted, a.spent, a.held, a.keys
                 );
                 for k in &view.key_list {
                     println!("  {}", key_line(k));
@@ -366,8 +386,8 @@ fn show_accounts(store: &Store, account: Option<&str>, json: bool) -> anyhow::Re
             } else {
                 for a in &all {
                     println!(
-                        "{}  balance={}  granted={}  spent={}  keys={}",
-                        a.id, a.balance, a.granted, a.spent, a.keys
+                        "{}  balance={}  granted={}  spent={}  held={}  keys={}",
+                        a.id, a.balance, a.granted, a.spent, a.held, a.keys
                     );
                 }
             }

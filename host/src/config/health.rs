@@ -119,9 +119,6 @@ pub const MAX_WINDOW_PARSES: usize = 10_000;
 /// The most alert URLs.
 pub const MAX_ALERT_URLS: usize = 8;
 
-/// Standard Webhooks: a secret is `whsec_` and the base64 of its key.
-const SECRET_PREFIX: &str = "whsec_";
-
 /// The alerts' settings, checked: where to, the key, how often.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AlertSettings {
@@ -132,17 +129,7 @@ pub struct AlertSettings {
 
 /// The key of a `whsec_…` secret; the error never quotes it.
 pub fn alert_key(secret: &str) -> Result<Vec<u8>, String> {
-    use base64::Engine as _;
-    let encoded = secret
-        .strip_prefix(SECRET_PREFIX)
-        .ok_or("[health] alert_secret must start with whsec_")?;
-    let key = base64::engine::general_purpose::STANDARD
-        .decode(encoded)
-        .map_err(|_| "[health] alert_secret: not base64 after whsec_".to_string())?;
-    if !(16..=64).contains(&key.len()) {
-        return Err("[health] alert_secret must hold 16 to 64 bytes".into());
-    }
-    Ok(key)
+    crate::webhooks::signature::secret_key(secret).map_err(|e| format!("[health] alert_secret {e}"))
 }
 
 impl HealthSettings {

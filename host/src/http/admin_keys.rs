@@ -16,6 +16,8 @@
 //! | `GET /api/v1/admin/accounts/{id}` | one account with its keys |
 //! | `POST /api/v1/admin/accounts/{id}/credits` | `{add: N}` or `{set: N}` |
 //! | `GET /api/v1/admin/usage?account=&key=&platform=&from=&to=&entries=` | usage |
+//!
+//! The key's webhook secret and deliveries: `admin_webhooks`.
 
 use std::sync::Arc;
 
@@ -56,13 +58,13 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
 }
 
 /// The operator token before anything else of the request is read.
-async fn guard(_: OperatorToken, request: Request, next: Next) -> Response {
+pub(super) async fn guard(_: OperatorToken, request: Request, next: Next) -> Response {
     next.run(request).await
 }
 
-type Answer = Result<Response, ApiError>;
+pub(super) type Answer = Result<Response, ApiError>;
 
-fn ok(status: StatusCode, data: impl serde::Serialize) -> Answer {
+pub(super) fn ok(status: StatusCode, data: impl serde::Serialize) -> Answer {
     let data = serde_json::to_value(data).map_err(internal)?;
     Ok((
         status,
@@ -72,7 +74,7 @@ fn ok(status: StatusCode, data: impl serde::Serialize) -> Answer {
 }
 
 /// Run an operator call on a blocking thread.
-async fn op<T: Send + 'static>(
+pub(super) async fn op<T: Send + 'static>(
     state: &AppState,
     f: impl FnOnce(&Store, i64) -> Result<T, OperatorError> + Send + 'static,
 ) -> Result<T, ApiError> {
@@ -84,7 +86,7 @@ async fn op<T: Send + 'static>(
         .map_err(internal)??)
 }
 
-fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
+pub(super) fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
     q.map(|Query(t)| t)
         .map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))
 }

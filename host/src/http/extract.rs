@@ -146,6 +146,11 @@ where
 /// A request body type read from JSON; the only error is its own envelope.
 pub trait FromJson: Sized {
     fn from_json(bytes: &[u8]) -> Result<Self, ApiError>;
+
+    /// The largest body read, given the service's cap for one request.
+    fn max_bytes(service_cap: usize) -> usize {
+        service_cap
+    }
 }
 
 /// Implement [`FromJson`] with serde for plain body structs.
@@ -178,7 +183,7 @@ where
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let max_bytes = Arc::<AppState>::from_ref(state).max_body_bytes;
+        let max_bytes = T::max_bytes(Arc::<AppState>::from_ref(state).max_body_bytes);
         if let Some(ct) = request.headers().get(header::CONTENT_TYPE) {
             let ct = ct.to_str().unwrap_or_default().to_ascii_lowercase();
             let essence = ct.split(';').next().unwrap_or_default().trim();

@@ -6,6 +6,8 @@
 mod account;
 mod admin_extractors;
 mod admin_keys;
+mod admin_webhooks;
+mod batch;
 pub mod body;
 mod cache_status;
 mod capabilities;
@@ -14,6 +16,7 @@ pub mod envelope;
 pub mod extract;
 mod health;
 pub mod idempotency;
+mod jobs;
 pub mod listener;
 pub mod mcp;
 pub mod openapi;
@@ -41,9 +44,12 @@ use envelope::ApiError;
 pub fn router(state: Arc<AppState>) -> Router {
     Router::new()
         .merge(parse::router())
+        .merge(batch::router())
+        .merge(jobs::router())
         .merge(capabilities::router())
         .merge(account::router())
         .merge(admin_keys::router(state.clone()))
+        .merge(admin_webhooks::router(state.clone()))
         .merge(admin_extractors::router())
         .merge(ops::router())
         .merge(health::router())

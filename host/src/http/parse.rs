@@ -90,11 +90,11 @@ pub struct ParseQuery {
 /// refusing anything yet: a bad query or idempotency key is refused only
 /// after the body was read, as SPEC orders the checks.
 pub struct Doorstep {
-    ids: RequestIds,
-    cache: CacheUse,
-    idempotency_key: Result<Option<String>, ApiError>,
+    pub(super) ids: RequestIds,
+    pub(super) cache: CacheUse,
+    pub(super) idempotency_key: Result<Option<String>, ApiError>,
     /// The query's `delivery`, as written (fingerprinted) and as understood.
-    delivery: Result<(String, Option<Delivery>), ApiError>,
+    pub(super) delivery: Result<(String, Option<Delivery>), ApiError>,
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Doorstep {
@@ -184,6 +184,7 @@ async fn answer(
         idempotency,
         cache: step.cache,
         ids: step.ids,
+        hold: None,
     };
     render(&call::answer(state.callee(), &call).await)
 }

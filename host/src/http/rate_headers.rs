@@ -65,7 +65,19 @@ pub async fn check(
     config_default: Option<u32>,
     slot: Option<&RateSlot>,
 ) -> Result<(), ApiError> {
-    let checked = limits.check(key, config_default).await;
+    check_n(limits, key, config_default, slot, std::num::NonZeroU32::MIN).await
+}
+
+/// [`check`] of `n` requests at once (a batch's items): all counted, or a
+/// `429` before any runs.
+pub async fn check_n(
+    limits: &RateLimits,
+    key: &KeyRecord,
+    config_default: Option<u32>,
+    slot: Option<&RateSlot>,
+    n: std::num::NonZeroU32,
+) -> Result<(), ApiError> {
+    let checked = limits.check_n(key, config_default, n).await;
     let allowance = match &checked {
         Ok(allowance) => *allowance,
         Err(RateRefused::Limited(limited)) => Some(limited.allowance()),

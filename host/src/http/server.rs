@@ -230,7 +230,22 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
     if services.store.backend_name() == "postgres" {
         tokio::spawn(crate::canary::follow(services.clone(), canary_host));
     }
+    tokio::spawn(crate::billing::sweep_expired_holds(services.store.clone()));
+    // Webhooks to loopback (plain http) only in test mode, as the upstream override.
+    let webhooks = crate::webhooks::Webhooks::new(
+        services.store.clone(),
+        services.config.clone(),
+        if upstream_override_set {
+            crate::webhooks::Mode::Test
+        } else {
+            crate::webhooks::Mode::Production
+        },
+    );
+    webhooks.spawn_worker();
+    let jobs = crate::jobs::Jobs::new(services.clone(), tunnel.clone(), webhooks.clone());
+    jobs.spawn_runner();
     let state = Arc::new(AppState {
+        jobs,
         services: services.clone(),
         config_source: Arc::new(config_source),
         admin_token,
@@ -250,6 +265,7 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
                 .unwrap_or_else(crate::auth::password_pool::PasswordPool::default_size),
         ),
         metrics_elsewhere: options.metrics_listen.is_some(),
+        webhooks,
     });
     // The unknown-e-mail sign-in takes as long as a verification: measure one.
     state

@@ -30,6 +30,10 @@ pub struct AppState {
     pub guards: crate::auth::Guards,
     /// `/metrics` is served on its own address (`--metrics-listen`), not here.
     pub metrics_elsewhere: bool,
+    /// The webhook delivery queue.
+    pub webhooks: crate::webhooks::Webhooks,
+    /// Batches run in the background, and this host's runner of them.
+    pub jobs: crate::jobs::Jobs,
 }
 
 impl AppState {

@@ -80,24 +80,32 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         health: Default::default(),
         failures_dir: None,
     });
+    let tunnel = Arc::new(crate::tunnel::TunnelSettings {
+        public_base_url: "http://mp.test".into(),
+        ttl: std::time::Duration::from_secs(3600),
+        keys: crate::tunnel::Keyring::random(),
+        fetcher: Arc::new(Fetcher::new(None, FetchLimits::default()).expect("fetcher")),
+        meter: crate::tunnel::limits::Meter::new(Default::default(), store.clone()),
+        merge: crate::tunnel::merge::MergeSettings::unavailable(),
+    });
+    let webhooks = crate::webhooks::Webhooks::new(
+        store.clone(),
+        services.config.clone(),
+        crate::webhooks::Mode::Production,
+    );
     let state = Arc::new(AppState {
-        services,
+        jobs: crate::jobs::Jobs::new(services.clone(), tunnel.clone(), webhooks.clone()),
+        services: services.clone(),
         config_source: Arc::new(ConfigSource::default()),
         admin_token: admin_token.map(String::from),
         max_body_bytes: 64 * 1024,
         rate_limits: RateLimits::new(None, "parse"),
         account_rate_limits: RateLimits::new(None, "account"),
         mcp: McpSettings::default(),
-        tunnel: Arc::new(crate::tunnel::TunnelSettings {
-            public_base_url: "http://mp.test".into(),
-            ttl: std::time::Duration::from_secs(3600),
-            keys: crate::tunnel::Keyring::random(),
-            fetcher: Arc::new(Fetcher::new(None, FetchLimits::default()).expect("fetcher")),
-            meter: crate::tunnel::limits::Meter::new(Default::default(), store.clone()),
-            merge: crate::tunnel::merge::MergeSettings::unavailable(),
-        }),
+        tunnel,
         guards: Default::default(),
         metrics_elsewhere: false,
+        webhooks,
     });
     Harness {
         _dir: dir,

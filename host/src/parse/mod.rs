@@ -116,6 +116,46 @@ pub struct ParseRequest<'a> {
     pub request_id: &'a str,
     pub cache: CacheUse,
     pub purpose: Purpose,
+    /// The credit hold set aside for this parse before it ran (a batch
+    /// item's, `store::holds`): it stands in for the balance pre-check and
+    /// becomes the charge. The caller releases it when nothing was charged.
+    pub hold: Option<&'a str>,
+}
+
+/// What a parse of an input would cost, known before it runs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Quote {
+    pub platform: String,
+    pub price: i64,
+}
+
+/// The price a parse of `input` (as `platform`, if given) would cost the
+/// holder of `key`; `None` when the parse will be refused before any charge
+/// (no platform claims the input, the platform is switched off or the key
+/// may not parse it): such a parse costs nothing and needs nothing set aside.
+pub fn quote(
+    services: &Services,
+    key: &KeyRecord,
+    input: &str,
+    platform: Option<&str>,
+) -> Option<Quote> {
+    let probe = ParseRequest {
+        key,
+        input,
+        platform,
+        request_id: "",
+        cache: CacheUse::Allowed,
+        purpose: Purpose::Customer,
+        hold: None,
+    };
+    let ext = routed(services, &probe).ok()?;
+    let platform = ext.platform().to_string();
+    let config = services.config.load();
+    if !config.enabled(&platform) || crate::auth::check_platform(key, &platform).is_err() {
+        return None;
+    }
+    let price = billing::price(&ext.manifest, config.price_override(&platform));
+    Some(Quote { platform, price })
 }
 
 /// Parse `request.input` for the holder of `request.key`: counted in the
@@ -301,9 +341,12 @@ async fn charge(
         price: plan.price,
         request_id: request.request_id.to_string(),
     };
-    let charge = billing::charge_settled(&services.store, bill, crate::core::clock::unix_now_s())
-        .await
-        .map_err(ParseError::from)?;
+    let now = crate::core::clock::unix_now_s();
+    let charge = match request.hold {
+        Some(hold) => billing::charge_held_settled(&services.store, hold, bill, now).await,
+        None => billing::charge_settled(&services.store, bill, now).await,
+    }
+    .map_err(ParseError::from)?;
     match charge {
         Charge::Charged { .. } => Ok(plan.price),
         Charge::InsufficientCredits { balance } => Err(ParseError::InsufficientCredits {
@@ -398,8 +441,10 @@ async fn detect(
             plan.price,
         );
         let canary = request.purpose == Purpose::Canary;
+        let held = request.hold.is_some();
+        // A canary is charged to no one; credits set aside for this parse cover it.
         move || {
-            if canary {
+            if canary || held {
                 return Ok(Funds::Covered);
             }
             billing::precheck(&store, &account, price).map_err(ParseError::from)

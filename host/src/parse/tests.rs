@@ -168,6 +168,7 @@ impl World {
             request_id: "req_test",
             cache: super::CacheUse::Allowed,
             purpose: super::Purpose::Customer,
+            hold: None,
         };
         crate::core::handoffs::counted(parse(&self.services, &request)).await
     }

@@ -4,7 +4,7 @@
 //! with the signed amount it made (`add`: the amount; `set`: new − old), and
 //! every charge writes a ledger row, both in the transaction that moves the
 //! balance. So for every account, at every commit:
-//! `Σ credit_grants − Σ ledger = balance` ([`AccountSummary::consistent`]).
+//! `Σ credit_grants − Σ ledger − Σ credit_holds = balance` (holds: `holds.rs`) ([`AccountSummary::consistent`]).
 
 use rusqlite::{OptionalExtension, params};
 
@@ -25,12 +25,15 @@ pub struct AccountSummary {
     pub spent: i64,
     pub keys: i64,
     pub created_at: i64,
+    /// Σ of credit holds: credits set aside for parses running now.
+    pub held: i64,
 }
 
 impl AccountSummary {
-    /// The books balance: what was granted minus what was spent is what is left.
+    /// The books balance: what was granted minus what was spent and what
+    /// is held for parses running now is what is left.
     pub fn consistent(&self) -> bool {
-        self.granted - self.spent == self.balance
+        self.granted - self.spent - self.held == self.balance
     }
 }
 
@@ -49,7 +52,8 @@ const SUMMARY: &str = "SELECT a.id, a.balance,
         (SELECT COALESCE(SUM(credits), 0) FROM credit_grants g WHERE g.account_id = a.id),
         (SELECT COALESCE(SUM(credits), 0) FROM ledger l WHERE l.account_id = a.id),
         (SELECT COUNT(*) FROM api_keys k WHERE k.account_id = a.id),
-        a.created_at
+        a.created_at,
+        (SELECT COALESCE(SUM(credits), 0) FROM credit_holds h WHERE h.account_id = a.id)
      FROM accounts a";
 
 fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountSummary> {
@@ -60,6 +64,7 @@ fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountSummary> {
         spent: r.get(3)?,
         keys: r.get(4)?,
         created_at: r.get(5)?,
+        held: r.get(6)?,
     })
 }
 

@@ -104,6 +104,16 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
             Col::Text,
         ],
     )?;
+    // Open credit holds: their credits are out of the copied balances; on
+    // the copy they expire and are given back like any other.
+    copy_table(
+        &conn,
+        &mut tx,
+        "SELECT id, account_id, credits, expires_at, created_at FROM credit_holds",
+        "INSERT INTO credit_holds (id, account_id, credits, expires_at, created_at)
+         SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::BIGINT[], $4::BIGINT[], $5::BIGINT[])",
+        &[Col::Text, Col::Text, Col::Int, Col::Int, Col::Int],
+    )?;
     // The daily aggregates, the tunnel's traffic, the console's
     // users and sessions, and the live Idempotency-Key records.
     copy_table(

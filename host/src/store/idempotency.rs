@@ -353,7 +353,7 @@ fn claim_in(
 
 /// One charge (see [`Store::charge_once`]) inside the caller's transaction
 /// (the writer thread's savepoint): nothing it wrote stays when it fails.
-fn charge_in(c: &rusqlite::Connection, bill: &Bill, now: i64) -> StoreResult<Charge> {
+pub(super) fn charge_in(c: &rusqlite::Connection, bill: &Bill, now: i64) -> StoreResult<Charge> {
     let Bill {
         account,
         key_id,

@@ -27,9 +27,11 @@ mod daily;
 mod delivery;
 #[cfg(test)]
 mod group_commit_tests;
+pub mod holds;
 mod idempotency;
 #[cfg(test)]
 mod integrated_tests;
+mod jobs;
 mod key_cache;
 mod keys;
 mod location;
@@ -52,6 +54,7 @@ mod tunnel_usage;
 mod usage;
 mod usage_daily;
 mod users;
+mod webhooks;
 
 pub use backup::{BackupSummary, backup_sqlite};
 pub use canaries::{CANARY_RESULTS_KEPT, CanaryRow};
@@ -64,12 +67,18 @@ pub use sqlite_writer::{CommitStats, MAX_GROUP};
 
 pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_REASON_CHARS};
 pub use daily::DailyCredits;
+pub use holds::{HoldRequest, Reserved};
 pub use idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
+pub use jobs::JobRecord;
 pub use keys::KeyEdit;
 pub use sessions::SessionRecord;
 pub use tunnel_usage::{TunnelTraffic, TunnelUsage, TunnelUsageGroup};
 pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
 pub use users::{SIGN_UP_GRANT_REASON, SignInRecord, SignUpOutcome, UserRecord, normalize_email};
+pub use webhooks::{
+    AttemptOutcome, AttemptRecord, ClaimedDelivery, DeliveryFilter, DeliveryRecord,
+    MAX_LISTED as MAX_LISTED_DELIVERIES,
+};
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};

@@ -4,7 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::{Backend, Store, StoreResult, dispatch};
 
@@ -31,6 +31,35 @@ impl Store {
                 )?)
             },
             |p| p.count_request(bucket, minute)
+        )
+    }
+
+    /// Count `n` requests of `bucket` in `minute` if the count stays within
+    /// `limit`: the count so far, these included, or `None` (nothing
+    /// counted) when they do not fit. One round trip.
+    pub fn count_requests_within(
+        &self,
+        bucket: &str,
+        minute: i64,
+        n: u32,
+        limit: u32,
+    ) -> StoreResult<Option<i64>> {
+        let (n, limit) = (i64::from(n), i64::from(limit));
+        dispatch!(
+            self,
+            |c| {
+                Ok(c
+                    .query_row(
+                        "INSERT INTO rate_buckets (bucket, minute, count) SELECT ?1, ?2, ?3 WHERE ?3 <= ?4
+                         ON CONFLICT (bucket, minute) DO UPDATE SET count = rate_buckets.count + excluded.count
+                         WHERE rate_buckets.count + excluded.count <= ?4
+                         RETURNING count",
+                        params![bucket, minute, n, limit],
+                        |r| r.get(0),
+                    )
+                    .optional()?)
+            },
+            |p| p.count_requests_within(bucket, minute, n, limit)
         )
     }
 

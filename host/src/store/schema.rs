@@ -133,7 +133,75 @@ const MIGRATIONS: &[&str] = &[
     // 9: an open sign-up waiting for its e-mail address to be verified: the
     // credits it gets when the link is used (NULL: none waiting).
     "ALTER TABLE users ADD COLUMN signup_credits BIGINT;",
-    // 10: the canaries' lease (one host runs them) and their results, read
+    // 10: credits set aside for parses about to run (store/holds.rs): out
+    // of the balance until each is charged, released or expires.
+    "CREATE TABLE credit_holds (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(id),
+        credits INTEGER NOT NULL CHECK (credits > 0),
+        expires_at BIGINT NOT NULL,
+        created_at BIGINT NOT NULL
+     );
+     CREATE INDEX credit_holds_by_expiry ON credit_holds (expires_at);
+     CREATE INDEX credit_holds_by_account ON credit_holds (account_id);",
+    // 11: webhooks: a key's signing secret (`whsec_…`, read at each send,
+    // so it is kept as written), the delivery queue (one row per event:
+    // due time, the claiming host's lease, the outcome) and every attempt.
+    // Times in Unix milliseconds.
+    "ALTER TABLE api_keys ADD COLUMN webhook_secret TEXT;
+     CREATE TABLE webhook_deliveries (
+        id TEXT PRIMARY KEY,
+        key_id TEXT NOT NULL,
+        account_id TEXT NOT NULL,
+        url TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        data TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'delivered', 'failed')),
+        attempts INTEGER NOT NULL DEFAULT 0,
+        created_ms BIGINT NOT NULL,
+        next_attempt_ms BIGINT,
+        lease TEXT,
+        lease_until_ms BIGINT,
+        finished_ms BIGINT,
+        last_error TEXT
+     );
+     CREATE INDEX webhook_deliveries_due ON webhook_deliveries (state, next_attempt_ms);
+     CREATE INDEX webhook_deliveries_by_key ON webhook_deliveries (key_id, created_ms);
+     CREATE INDEX webhook_deliveries_by_account ON webhook_deliveries (account_id, created_ms);
+     CREATE TABLE webhook_attempts (
+        delivery_id TEXT NOT NULL,
+        attempt INTEGER NOT NULL,
+        at_ms BIGINT NOT NULL,
+        status INTEGER,
+        error TEXT,
+        duration_ms BIGINT NOT NULL,
+        PRIMARY KEY (delivery_id, attempt)
+     );",
+    // 12: jobs: a batch run in the background (`POST /api/v1/jobs`), its
+    // request as JSON, its state, the claiming host's lease (Unix
+    // milliseconds) and, per item, the stored answer once it finished.
+    "CREATE TABLE jobs (
+        id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL,
+        key_id TEXT NOT NULL,
+        request TEXT NOT NULL,
+        callback_url TEXT,
+        state TEXT NOT NULL CHECK (state IN ('queued', 'running', 'done')),
+        item_count INTEGER NOT NULL,
+        created_ms BIGINT NOT NULL,
+        finished_ms BIGINT,
+        lease TEXT,
+        lease_until_ms BIGINT
+     );
+     CREATE INDEX jobs_due ON jobs (state, created_ms);
+     CREATE INDEX jobs_by_finish ON jobs (finished_ms);
+     CREATE TABLE job_items (
+        job_id TEXT NOT NULL,
+        idx INTEGER NOT NULL,
+        answer TEXT NOT NULL,
+        PRIMARY KEY (job_id, idx)
+     );",
+    // 13: the canaries' lease (one host runs them) and their results, read
     // by every host into its platform health.
     "CREATE TABLE canary_lease (
         name TEXT PRIMARY KEY,

@@ -56,7 +56,7 @@ fn tiktok_changes(got: &[super::platform_health::Alert]) -> Vec<String> {
     got.iter()
         .filter_map(|alert| {
             assert!(
-                mediaparse::alerts::signature::verify(
+                mediaparse::webhooks::signature::verify(
                     &key,
                     &alert.id,
                     alert.timestamp,

@@ -3,10 +3,6 @@
 //! from `docs/openapi.json`, tsc, `node --test`) — each against its own real
 //! service in demo mode: the built binary, every fixture behind the fake
 //! upstream, a key with credits and a key allowed 20 parses a minute.
-//!
-//! The batch and the jobs tests of both suites run when the service's own
-//! OpenAPI document lists `/api/v1/batch`, `/api/v1/jobs`; otherwise the run
-//! says which did not run.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,8 +17,6 @@ struct Demo {
     _upstream: FakeUpstream,
     service: Service,
     env: Vec<(&'static str, String)>,
-    has_batch: bool,
-    has_jobs: bool,
 }
 
 async fn demo() -> Demo {
@@ -46,38 +40,17 @@ async fn demo() -> Demo {
     service.add_credits("default", 1000).unwrap();
     let token = service.create_key(&[]).unwrap();
     let limited = service.create_key(&["--rate-limit", "20"]).unwrap();
-    let document: serde_json::Value = reqwest::get(service.url("/openapi.json"))
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let has_batch = document["paths"].get("/api/v1/batch").is_some();
-    let has_jobs = document["paths"].get("/api/v1/jobs").is_some();
-    for (has, path) in [(has_batch, "/api/v1/batch"), (has_jobs, "/api/v1/jobs")] {
-        if !has {
-            eprintln!("clients: the service has no {path}: the suites' tests of it do not run");
-        }
-    }
     let env = vec![
         ("MEDIAPARSE_BASE_URL", service.base_url.clone()),
         ("MEDIAPARSE_TOKEN", token),
         ("MEDIAPARSE_LIMITED_TOKEN", limited),
         ("MEDIAPARSE_PARSE_URL", photo.input.clone()),
-        ("MEDIAPARSE_HAS_BATCH", flag(has_batch)),
-        ("MEDIAPARSE_HAS_JOBS", flag(has_jobs)),
     ];
     Demo {
         _upstream: upstream,
         service,
         env,
-        has_batch,
-        has_jobs,
     }
-}
-
-fn flag(on: bool) -> String {
-    if on { "1" } else { "0" }.to_string()
 }
 
 /// Run `c` to the end; its output, or a panic with it.
@@ -156,17 +129,6 @@ async fn the_python_client_suite_passes_against_the_demo_service() {
     pytest
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
         .current_dir(&dir);
-    let unavailable: Vec<&str> = [
-        (demo.has_batch, "not needs_batch"),
-        (demo.has_jobs, "not needs_jobs"),
-    ]
-    .into_iter()
-    .filter(|(has, _)| !has)
-    .map(|(_, marker)| marker)
-    .collect();
-    if !unavailable.is_empty() {
-        pytest.args(["-m", &unavailable.join(" and ")]);
-    }
     with_env(&mut pytest, &demo);
     let out = tokio::task::spawn_blocking(move || run(pytest, "pytest clients/python"))
         .await

@@ -176,7 +176,7 @@ fn sse_or_json(text: &str) -> Value {
     })
 }
 
-async fn mcp_session(service: &Service, token: &str) -> String {
+pub(crate) async fn mcp_session(service: &Service, token: &str) -> String {
     let post = |body: Value, session: Option<&str>| {
         let mut req = reqwest::Client::new()
             .post(service.url("/mcp"))

@@ -100,7 +100,17 @@ async fn official_python_client_lists_tools_and_parses_with_charges() {
             .iter()
             .filter_map(|x| x["name"].as_str())
             .collect();
-        assert_eq!(names, ["parse_media", "get_capabilities"], "{mode}");
+        assert_eq!(
+            names,
+            [
+                "parse_media",
+                "parse_batch",
+                "get_capabilities",
+                "start_job",
+                "get_job"
+            ],
+            "{mode}"
+        );
         let parse_tool = &t["tools"][0];
         assert_eq!(parse_tool["inputSchema"]["required"], json!(["url"]));
         assert!(parse_tool["outputSchema"]["$defs"]["Media"].is_object());

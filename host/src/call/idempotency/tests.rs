@@ -94,7 +94,7 @@ async fn a_repeat_is_the_typed_first_answer_uncharged() {
     let runs = AtomicUsize::new(0);
     let mut answers = Vec::new();
     for _ in 0..3 {
-        let answer = once(&store, &key, &guard("small"), &ids, Shape::Common, |id| {
+        let answer: ParseAnswer = once(&store, &key, &guard("small"), &ids, Shape::Common, |id| {
             charged_run(&store, id, 10, &runs)
         })
         .await;
@@ -120,7 +120,7 @@ async fn a_charged_answer_too_large_to_store_is_replayed_by_reference_uncharged(
     let size = MAX_STORED_BYTES * 5;
     let mut answers = Vec::new();
     for _ in 0..3 {
-        let answer = once(&store, &key, &guard("big"), &ids, Shape::Common, |id| {
+        let answer: ParseAnswer = once(&store, &key, &guard("big"), &ids, Shape::Common, |id| {
             charged_run(&store, id, size, &runs)
         })
         .await;
@@ -160,7 +160,7 @@ async fn an_answer_stored_as_bytes_by_an_earlier_version_is_given_back_as_it_was
         .unwrap();
     store.complete_idempotency_key("k1", "old", &old).unwrap();
     let ids = RequestIds::of("req_new", None);
-    let answer = once(
+    let answer: ParseAnswer = once(
         &store,
         &key,
         &guard("old"),

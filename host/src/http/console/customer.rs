@@ -56,7 +56,7 @@ pub fn known_platforms(state: &AppState) -> Vec<String> {
         .collect()
 }
 
-fn csrf_refused() -> Response {
+pub(super) fn csrf_refused() -> Response {
     refusal(
         StatusCode::FORBIDDEN,
         "Request refused",
@@ -335,7 +335,11 @@ async fn create_key(State(state): State<Arc<AppState>>, c: Customer, body: Bytes
 
 /// The key `id` if it belongs to the customer's account (else not found:
 /// another account's key ids say nothing).
-async fn own_key(state: &AppState, c: &Customer, id: String) -> Result<KeyView, Response> {
+pub(super) async fn own_key(
+    state: &AppState,
+    c: &Customer,
+    id: String,
+) -> Result<KeyView, Response> {
     let account = c.user.account_id.clone();
     match blocking(state, move |s, now| operator::get_key(s, &id, now)).await? {
         Ok(k) if k.account == account => Ok(k),
@@ -350,7 +354,7 @@ async fn own_key(state: &AppState, c: &Customer, id: String) -> Result<KeyView, 
 
 /// A form posted about one of the customer's keys: its CSRF token checked
 /// and the key theirs; else the answer that says why.
-async fn posted_on_own_key(
+pub(super) async fn posted_on_own_key(
     state: &AppState,
     c: &Customer,
     id: String,
@@ -365,7 +369,7 @@ async fn posted_on_own_key(
 
 /// A destructive change needs its confirmation box ticked: the page saying
 /// so when it is not.
-fn unconfirmed(
+pub(super) fn unconfirmed(
     state: &AppState,
     c: &Customer,
     key: &KeyView,
@@ -385,7 +389,7 @@ fn unconfirmed(
     ))
 }
 
-fn key_detail(
+pub(super) fn key_detail(
     state: &AppState,
     c: &Customer,
     key: &KeyView,
@@ -411,6 +415,14 @@ fn key_detail(
             label.check { input type="checkbox" name="confirm" value="yes" required; " I understand the current token stops working" }
             div { button type="submit" { "Reset token" } }
         }
+        h2 { "Webhooks" }
+        p { "Webhooks of this key are signed with its webhook secret (Standard Webhooks: " code { "webhook-id" } ", " code { "webhook-timestamp" } ", " code { "webhook-signature" } "). A new secret is shown once and replaces the current one at once; a key without one has its webhooks refused." }
+        form method="post" action=(format!("/console/keys/{}/webhook-secret", key.id)) {
+            (csrf_field(&c.session.csrf))
+            label.check { input type="checkbox" name="confirm" value="yes" required; " I understand webhooks are signed with the new secret only from now on" }
+            div { button type="submit" { "New webhook secret" } }
+        }
+        p { a href=(format!("/console/keys/{}/webhooks", key.id)) { "Webhook deliveries of this key" } }
         h2 { "Delete" }
         form method="post" action=(format!("/console/keys/{}/delete", key.id)) {
             (csrf_field(&c.session.csrf))

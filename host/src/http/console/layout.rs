@@ -51,6 +51,7 @@ pub fn page(title: &str, nav: Nav, csrf: &str, flash: &Flash, body: Markup) -> M
                                 a href="/console/admin" { "Accounts" }
                                 a href="/console/admin/extractors" { "Extractors" }
                                 a href="/console/admin/failures" { "Failures" }
+                                a href="/console/admin/webhooks" { "Webhooks" }
                             }
                             (sign_out_forms(csrf))
                         }

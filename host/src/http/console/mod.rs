@@ -27,6 +27,7 @@ mod session;
 mod sign_in;
 mod sign_up;
 mod usage;
+mod webhooks;
 
 use std::sync::Arc;
 
@@ -50,6 +51,7 @@ pub fn router(state: Arc<AppState>) -> Router<Arc<AppState>> {
         .merge(usage::router())
         .merge(playground::router())
         .merge(admin::router())
+        .merge(webhooks::router())
         .layer(axum::Extension(throttle))
         .layer(axum::middleware::from_fn(super::page_headers::add))
         .merge(invite_api::router(state))

@@ -234,6 +234,7 @@ async fn run(
         idempotency: None,
         cache: CacheUse::Allowed,
         ids,
+        hold: None,
     };
     let answer = call::answer(state.callee(), &call).await;
     let (status, charged) = (answer.status(), answer.charged);

@@ -14,6 +14,7 @@
 //! protection; its default is loopback only). [`McpSettings::allowed_hosts`]
 //! configures it: `--mcp-allowed-hosts` / `MEDIAPARSE_MCP_ALLOWED_HOSTS`.
 
+mod jobs;
 pub mod sessions;
 mod tools;
 

@@ -1,4 +1,5 @@
-//! The MCP tools: `parse_media` and `get_capabilities`.
+//! The MCP tools: `parse_media`, `parse_batch` and `get_capabilities`
+//! (and the job tools of `super::jobs`).
 //!
 //! `parse_media` answers as the REST endpoints do: without `platform`, the
 //! structured content is the media object (the common endpoint's `data`);
@@ -7,6 +8,11 @@
 //! `creditsCharged` and `requestId`. Every failure, and a parse without
 //! media (code `304`), is a tool error whose structured content is the REST
 //! error envelope `{status, data: null, msg, code}`.
+//!
+//! `parse_batch` is `POST /api/v1/batch` (same items, holds, prices, rate
+//! limit counting every item): its structured content is `{items: […]}`,
+//! each item the REST body its single parse answers; `_meta.creditsCharged`
+//! is the items' sum. Only a refusal of the whole batch is a tool error.
 
 use std::sync::Arc;
 
@@ -22,6 +28,7 @@ use serde_json::{Value, json};
 
 use mediaparse_catalogue::Catalogue;
 
+use crate::call::batch::{BatchCall, BatchItem};
 use crate::call::{self, Door, Idempotency, Outcome, ParseAnswer, ParseCall, RequestIds, answer};
 use crate::core::Delivery;
 use crate::http::envelope::{ApiError, internal};
@@ -41,7 +48,7 @@ impl MediaparseMcp {
     }
 }
 
-fn object(value: Value) -> Arc<JsonObject> {
+pub(super) fn object(value: Value) -> Arc<JsonObject> {
     match value {
         Value::Object(map) => Arc::new(map),
         _ => Arc::new(JsonObject::new()),
@@ -114,6 +121,42 @@ fn tools(state: &AppState) -> Vec<Tool> {
             .idempotent(false)
             .open_world(true),
     );
+    let batch = Tool::new(
+        "parse_batch",
+        format!(
+            "Parse 1 to {max} post URLs in one call, each as parse_media would (each item may name `platform`). Every item's credits are set aside in order before any runs; an item they do not cover answers `insufficient_credits` without running. Costs the sum of the items that returned media. The result's `items` are in request order, each `{{status:200,data,msg}}` or the REST error envelope of that item.",
+            max = crate::call::batch::MAX_ITEMS
+        ),
+        object(json!({
+            "type": "object",
+            "properties": {
+                "items": {
+                    "type": "array", "minItems": 1, "maxItems": crate::call::batch::MAX_ITEMS,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "url": {"type": "string", "minLength": 1, "maxLength": 4096, "description": format!("The post URL{share_text}.")},
+                            "platform": {"type": "string", "enum": platforms, "description": "Parse as this platform and include its platform data."},
+                        },
+                        "required": ["url"],
+                        "additionalProperties": false,
+                    },
+                },
+                "delivery": {"type": "string", "enum": ["direct", "tunnel"], "description": "Media delivery for every item (see parse_media)."},
+                "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": idempotency::MAX_KEY_BYTES, "description": "Retry safely: covers the whole batch (per API key, 24 hours)."},
+            },
+            "required": ["items"],
+            "additionalProperties": false,
+        })),
+    )
+    .with_title("Parse several media posts")
+    .with_annotations(
+        ToolAnnotations::new()
+            .read_only(true)
+            .destructive(false)
+            .idempotent(false)
+            .open_world(true),
+    );
     let capabilities = Tool::new(
         "get_capabilities",
         "The supported platforms, their extractor versions and accepted URL shapes, and the price of a successful parse per platform. Free.",
@@ -127,7 +170,9 @@ fn tools(state: &AppState) -> Vec<Tool> {
             .idempotent(true)
             .open_world(false),
     );
-    vec![parse, capabilities]
+    let mut all = vec![parse, batch, capabilities];
+    all.extend(super::jobs::tools(&platforms, &share_text));
+    all
 }
 
 impl ServerHandler for MediaparseMcp {
@@ -182,6 +227,11 @@ impl ServerHandler for MediaparseMcp {
                 self.parse_media_once(&key, arguments, ids, header_key)
                     .await
             }
+            "parse_batch" => self.parse_batch(&key, arguments, ids, header_key).await,
+            "start_job" => {
+                super::jobs::start_job(&self.state, &key, &arguments, ids.ledger()).await
+            }
+            "get_job" => super::jobs::get_job(&self.state, &key, &arguments, ids.ledger()).await,
             "get_capabilities" => {
                 let data = crate::http::capabilities_data(&self.state);
                 let mut meta = JsonObject::new();
@@ -254,10 +304,103 @@ impl MediaparseMcp {
             idempotency,
             cache: CacheUse::Allowed,
             ids,
+            hold: None,
         };
         let answer = call::answer(self.state.callee(), &call).await;
         tool_result(&answer)
     }
+}
+
+impl MediaparseMcp {
+    /// `parse_batch` as one batch call (`call::batch`), under its
+    /// idempotency key (the argument, else the HTTP header), if any.
+    async fn parse_batch(
+        &self,
+        key: &KeyRecord,
+        mut arguments: JsonObject,
+        ids: RequestIds,
+        header_key: Option<Result<Option<String>, ApiError>>,
+    ) -> CallToolResult {
+        let idempotency_key = match arguments.remove("idempotencyKey") {
+            Some(Value::String(k)) => idempotency::validate(&k).map(Some),
+            Some(_) => Err(ApiError::invalid_request(
+                "`idempotencyKey` must be a string",
+            )),
+            None => header_key.unwrap_or(Ok(None)),
+        };
+        let checked = idempotency_key.and_then(|k| {
+            let (items, delivery) = read_batch_arguments(&arguments)?;
+            Ok((k, items, delivery))
+        });
+        let (idempotency_key, items, delivery) = match checked {
+            Ok(c) => c,
+            Err(e) => return tool_error(&e, ids.ledger()),
+        };
+        let default = self
+            .state
+            .services
+            .config
+            .load()
+            .limits
+            .rate_limit_per_minute;
+        let n = std::num::NonZeroU32::new(items.len() as u32).unwrap_or(std::num::NonZeroU32::MIN);
+        if let Err(e) = self.state.rate_limits.check_n(key, default, n).await {
+            return tool_error(&ApiError::from(e), ids.ledger());
+        }
+        let idempotency = idempotency_key.map(|key| Idempotency {
+            fingerprint: idempotency::fingerprint(&[
+                "mcp-batch",
+                &serde_json::to_string(&arguments).unwrap_or_default(),
+            ]),
+            key,
+        });
+        let call = BatchCall {
+            key,
+            door: Door::Batch,
+            items: &items,
+            delivery,
+            idempotency,
+            cache: CacheUse::Allowed,
+            ids,
+        };
+        let answer = crate::call::batch::answer(self.state.callee(), &call).await;
+        if let Some(e) = &answer.refused {
+            return tool_error(e, &answer.request_id);
+        }
+        let items: Vec<Value> = answer
+            .items
+            .iter()
+            .map(|a| serde_json::from_str(&a.body()).unwrap_or(Value::Null))
+            .collect();
+        let mut meta = JsonObject::new();
+        meta.insert("creditsCharged".into(), answer.charged().into());
+        meta.insert("requestId".into(), answer.request_id.clone().into());
+        CallToolResult::structured(json!({ "items": items })).with_meta(Some(MetaObject(meta)))
+    }
+}
+
+/// `items` (1 to 50 objects of `url` and optional `platform`) and
+/// `delivery` (optional, `direct` or `tunnel`).
+fn read_batch_arguments(
+    arguments: &JsonObject,
+) -> Result<(Vec<BatchItem>, Option<Delivery>), ApiError> {
+    for name in arguments.keys() {
+        if !matches!(name.as_str(), "items" | "delivery") {
+            return Err(ApiError::invalid_request(format!(
+                "unknown argument `{name}`; parse_batch takes `items`, `delivery` and `idempotencyKey`"
+            )));
+        }
+    }
+    let items = arguments
+        .get("items")
+        .ok_or_else(|| ApiError::invalid_request("parse_batch needs `items`"))?;
+    let items = crate::http::body::batch_items(items)?;
+    let delivery = match arguments.get("delivery") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(d)) => Some(d.parse().map_err(ApiError::invalid_request)?),
+        Some(_) => return Err(ApiError::invalid_request("`delivery` must be a string")),
+    };
+    Ok((items, delivery))
 }
 
 /// A parse answer as a tool result: the answer's `data` as structured
@@ -285,7 +428,7 @@ fn tool_result(answer: &ParseAnswer) -> CallToolResult {
 }
 
 /// A tool error carrying the REST envelope, charging nothing.
-fn tool_error(e: &ApiError, request_id: &str) -> CallToolResult {
+pub(super) fn tool_error(e: &ApiError, request_id: &str) -> CallToolResult {
     let mut envelope = e.envelope();
     if let Some(secs) = e.retry_after {
         envelope["retryAfter"] = secs.into();

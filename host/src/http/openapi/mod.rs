@@ -11,7 +11,9 @@
 //! The committed copies in `docs/openapi.json` and `docs/openapi-admin.json`
 //! are compared with these by a test; `MEDIAPARSE_BLESS=1` rewrites them.
 
+mod batch;
 mod errors;
+mod jobs;
 mod platforms;
 mod schemas;
 
@@ -53,6 +55,7 @@ pub const API_VERSION: &str = "1.0.0";
     )),
     tags(
         (name = "parse", description = "Parse a post URL into its media."),
+        (name = "jobs", description = "Batches run in the background: read, waited for, streamed, announced by webhook."),
         (name = "media", description = "Media delivered through the service (`?delivery=tunnel`)."),
         (name = "service", description = "What the service offers, and whether it is up.")
     )
@@ -71,7 +74,7 @@ struct PublicApi;
         description = "The operator's API under `/api/v1/admin/`, guarded by the operator token (`MEDIAPARSE_ADMIN_TOKEN`; the admin API answers 404 when none is configured). A customer token never opens it. Errors use the same envelope `{status, data: null, msg, code}` as the public API."
     ),
     paths(),
-    tags((name = "admin", description = "Keys, accounts and credits; platform health."))
+    tags((name = "admin", description = "Keys, accounts and credits; platform health; webhooks."))
 )]
 struct AdminApi;
 
@@ -136,6 +139,13 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             },
         }),
     );
+    for (name, schema) in batch::schemas(&catalogue.ids()) {
+        extra.insert(name, schema);
+    }
+    let batch_items = extra["BatchSuccess"]["properties"]["data"]["properties"]["items"].clone();
+    for (name, schema) in jobs::schemas(batch_items, &catalogue.ids()) {
+        extra.insert(name, schema);
+    }
     let (status_path, status_schema) = super::health::public_openapi();
     extra.insert("Status".into(), status_schema);
     let components = doc.components.get_or_insert_with(Default::default);
@@ -177,6 +187,49 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             json!({"post": parse_operation(Route::Fixed(m, price), &m.example_url, &ids)}),
         );
     }
+    let delivery = json!({
+        "name": "delivery",
+        "in": "query",
+        "required": false,
+        "description": "How every item's media is delivered, as on the single parse (`direct` or `tunnel`; default: the key's setting, else `direct`).",
+        "schema": {"type": "string", "enum": ["direct", "tunnel"]},
+    });
+    let batch_headers = batch::Headers {
+        json_response,
+        replayed: replayed_header,
+        policy: rate_limit_policy_header,
+        status: rate_limit_header,
+    };
+    paths.insert(
+        "/api/v1/batch".into(),
+        json!({"post": batch::operation(
+            &example,
+            vec![delivery, idempotency_key_parameter(), cache_control_parameter()],
+            &batch_headers,
+        )}),
+    );
+    let job_parameters = vec![
+        json!({
+            "name": "delivery",
+            "in": "query",
+            "required": false,
+            "description": "How every item's media is delivered, as on the single parse (`direct` or `tunnel`; default: the key's setting, else `direct`).",
+            "schema": {"type": "string", "enum": ["direct", "tunnel"]},
+        }),
+        cache_control_parameter(),
+    ];
+    paths.insert(
+        "/api/v1/jobs".into(),
+        json!({"post": jobs::submit_operation(&example, job_parameters, &batch_headers)}),
+    );
+    paths.insert(
+        "/api/v1/jobs/{id}".into(),
+        json!({"get": jobs::read_operation(&batch_headers)}),
+    );
+    paths.insert(
+        "/api/v1/jobs/{id}/events".into(),
+        json!({"get": jobs::events_operation(&batch_headers)}),
+    );
     paths.insert(
         "/api/v1/capabilities".into(),
         json!({"get": {
@@ -228,7 +281,13 @@ pub fn admin_document() -> OpenApi {
     let (mut admin_paths, users_schemas) = super::console::invite_api::openapi();
     let (health_paths, health_schemas) = super::health::admin_openapi();
     admin_paths.extend(health_paths);
-    for (name, schema) in users_schemas.into_iter().chain(health_schemas) {
+    let (webhook_paths, webhook_schemas) = super::admin_webhooks::admin_openapi();
+    admin_paths.extend(webhook_paths);
+    for (name, schema) in users_schemas
+        .into_iter()
+        .chain(health_schemas)
+        .chain(webhook_schemas)
+    {
         components.schemas.insert(name, schema_from(schema));
     }
     components.schemas.insert(

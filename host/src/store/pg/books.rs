@@ -44,7 +44,8 @@ const SUMMARY: &str = "SELECT a.id, a.balance,
         (SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM credit_grants g WHERE g.account_id = a.id),
         (SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM ledger l WHERE l.account_id = a.id),
         (SELECT COUNT(*) FROM api_keys k WHERE k.account_id = a.id),
-        a.created_at
+        a.created_at,
+        (SELECT CAST(COALESCE(SUM(credits), 0) AS BIGINT) FROM credit_holds h WHERE h.account_id = a.id)
      FROM accounts a";
 
 fn summary_from_row(r: &Row) -> AccountSummary {
@@ -55,6 +56,7 @@ fn summary_from_row(r: &Row) -> AccountSummary {
         spent: r.get(3),
         keys: r.get(4),
         created_at: r.get(5),
+        held: r.get(6),
     }
 }
 
@@ -372,6 +374,30 @@ impl Pg {
                 &[(&bucket, Type::TEXT), (&minute, Type::INT8)],
             )?
             .get(0))
+    }
+
+    pub fn count_requests_within(
+        &self,
+        bucket: &str,
+        minute: i64,
+        n: i64,
+        limit: i64,
+    ) -> StoreResult<Option<i64>> {
+        Ok(self
+            .client()?
+            .query_typed_opt(
+                "INSERT INTO rate_buckets (bucket, minute, count) SELECT $1, $2, $3 WHERE $3 <= $4
+                 ON CONFLICT (bucket, minute) DO UPDATE SET count = rate_buckets.count + excluded.count
+                 WHERE rate_buckets.count + excluded.count <= $4
+                 RETURNING count",
+                &[
+                    (&bucket, Type::TEXT),
+                    (&minute, Type::INT8),
+                    (&n, Type::INT8),
+                    (&limit, Type::INT8),
+                ],
+            )?
+            .map(|r| r.get(0)))
     }
 
     pub fn prune_rate_buckets(&self, minute: i64) -> StoreResult<()> {

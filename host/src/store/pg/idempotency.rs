@@ -166,40 +166,11 @@ impl Pg {
             account,
             key_id,
             platform,
-            price: credits,
             request_id,
+            ..
         } = bill;
-        let credits = *credits;
         let mut c = self.client()?;
-        let day = now.div_euclid(DAY_S);
-        let result = c.query_typed_one(
-            "WITH debit AS (
-                 UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2
-                 RETURNING balance
-             ), entry AS (
-                 INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
-                 SELECT $1, $3, $4, $2, $5, $6 FROM debit
-                 RETURNING id
-             ), daily AS (
-                 INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
-                 SELECT $1, $7, $3, $4, 1, $2 FROM entry
-                 ON CONFLICT (account_id, day, key_id, platform)
-                 DO UPDATE SET requests = ledger_daily.requests + 1,
-                               credits = ledger_daily.credits + excluded.credits
-                 RETURNING 1
-             )
-             SELECT (SELECT balance FROM debit), (SELECT id FROM entry),
-                    (SELECT balance FROM accounts WHERE id = $1), (SELECT COUNT(*) FROM daily)",
-            &[
-                (&account, Type::TEXT),
-                (&credits, Type::INT8),
-                (&key_id, Type::TEXT),
-                (&platform, Type::TEXT),
-                (&request_id, Type::TEXT),
-                (&now, Type::INT8),
-                (&day, Type::INT8),
-            ],
-        );
+        let result = charge_statement(&mut **c, bill, now);
         let row = match result {
             Ok(row) => row,
             Err(e) if e.code() == Some(&SqlState::UNIQUE_VIOLATION) => {
@@ -219,13 +190,62 @@ impl Pg {
             }
             Err(e) => return Err(e.into()),
         };
-        let after: Option<i64> = row.get(0);
-        let entry: Option<i64> = row.get(1);
-        Ok(match (after, entry) {
-            (Some(balance_after), Some(_)) => Charge::Charged { balance_after },
-            _ => Charge::InsufficientCredits {
-                balance: row.get::<_, Option<i64>>(2).unwrap_or(0),
-            },
-        })
+        Ok(charge_of(&row))
+    }
+}
+
+/// The charge as one statement in `c` (see [`Pg::charge_attempt`]).
+pub(super) fn charge_statement(
+    c: &mut impl postgres::GenericClient,
+    bill: &Bill,
+    now: i64,
+) -> Result<postgres::Row, postgres::Error> {
+    let Bill {
+        account,
+        key_id,
+        platform,
+        price: credits,
+        request_id,
+    } = bill;
+    let day = now.div_euclid(DAY_S);
+    c.query_typed_one(
+        "WITH debit AS (
+             UPDATE accounts SET balance = balance - $2 WHERE id = $1 AND balance >= $2
+             RETURNING balance
+         ), entry AS (
+             INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
+             SELECT $1, $3, $4, $2, $5, $6 FROM debit
+             RETURNING id
+         ), daily AS (
+             INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
+             SELECT $1, $7, $3, $4, 1, $2 FROM entry
+             ON CONFLICT (account_id, day, key_id, platform)
+             DO UPDATE SET requests = ledger_daily.requests + 1,
+                           credits = ledger_daily.credits + excluded.credits
+             RETURNING 1
+         )
+         SELECT (SELECT balance FROM debit), (SELECT id FROM entry),
+                (SELECT balance FROM accounts WHERE id = $1), (SELECT COUNT(*) FROM daily)",
+        &[
+            (account, Type::TEXT),
+            (credits, Type::INT8),
+            (key_id, Type::TEXT),
+            (platform, Type::TEXT),
+            (request_id, Type::TEXT),
+            (&now, Type::INT8),
+            (&day, Type::INT8),
+        ],
+    )
+}
+
+/// What the charge statement's row says.
+pub(super) fn charge_of(row: &postgres::Row) -> Charge {
+    let after: Option<i64> = row.get(0);
+    let entry: Option<i64> = row.get(1);
+    match (after, entry) {
+        (Some(balance_after), Some(_)) => Charge::Charged { balance_after },
+        _ => Charge::InsufficientCredits {
+            balance: row.get::<_, Option<i64>>(2).unwrap_or(0),
+        },
     }
 }

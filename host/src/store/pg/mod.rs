@@ -10,6 +10,7 @@
 mod books;
 mod connect;
 mod console;
+mod holds;
 mod idempotency;
 mod pool;
 mod reports;
