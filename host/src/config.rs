@@ -31,7 +31,9 @@
 //! ```
 
 pub mod health;
+pub mod jobs;
 pub mod test_mode;
+pub mod webhooks;
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -67,10 +69,10 @@ pub struct OperatorConfig {
     pub health: HealthSettings,
     /// `[webhooks]`: the retry schedule and bounds of webhook deliveries.
     #[serde(default)]
-    pub webhooks: crate::webhooks::WebhookSettings,
+    pub webhooks: webhooks::WebhookSettings,
     /// `[jobs]`: how long finished jobs are kept, leases and polling.
     #[serde(default)]
-    pub jobs: crate::jobs::JobSettings,
+    pub jobs: jobs::JobSettings,
 }
 
 /// `[console]`: `signup = "invite"` (default: only invited users) or

@@ -29,6 +29,7 @@ pub mod operator;
 pub mod parse;
 pub mod registry;
 pub mod reload;
+pub mod signing;
 pub mod store;
 pub mod tunnel;
 pub mod webhooks;

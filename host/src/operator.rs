@@ -456,7 +456,7 @@ pub struct IssuedWebhookSecret {
 /// Give key `id` a new webhook secret (replacing any it had).
 pub fn rotate_webhook_secret(store: &Store, id: &str, now: i64) -> Result<IssuedWebhookSecret> {
     let had = store.webhook_secret(id)?.is_some();
-    let secret = crate::webhooks::signature::mint_secret();
+    let secret = crate::signing::mint_secret();
     store.set_webhook_secret(id, &secret, now)?;
     Ok(IssuedWebhookSecret {
         key_id: id.to_string(),

@@ -109,7 +109,7 @@ async fn deliver(client: &reqwest::Client, settings: &AlertSettings, change: &St
     let mut id = [0u8; 16];
     rand::rng().fill_bytes(&mut id);
     let id = format!("msg_{}", hex::encode(id));
-    let signature = crate::webhooks::signature::sign(&settings.key, &id, now, &body);
+    let signature = crate::signing::sign(&settings.key, &id, now, &body);
     let metrics = crate::metrics::global();
     for (i, url) in settings.urls.iter().enumerate() {
         let sent = client

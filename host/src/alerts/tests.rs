@@ -7,7 +7,7 @@ use super::throttle::{Throttle, worth_alerting};
 use crate::config::health::alert_key;
 use crate::core::health::HealthState::{self, *};
 use crate::parse::health::StateChange;
-use crate::webhooks::signature::{sign, verify};
+use crate::signing::{sign, verify};
 
 /// The example of the Standard Webhooks specification.
 #[test]

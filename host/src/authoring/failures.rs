@@ -16,45 +16,66 @@
 
 use std::path::{Path, PathBuf};
 
+use mediaparse_sdk::Exchange;
 use mediaparse_sdk::fixture::{Case, Expect};
-use mediaparse_sdk::{Exchange, Header};
 use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use super::scrub::Scrubber;
 use crate::fetch::Hop;
+pub use crate::parse::failures::FailedParse;
+use crate::parse::failures::{FailureBounds, FailureSink};
 
 /// The file beside `case.json` saying what failed, when, and why.
 pub const META_FILE: &str = "failure.json";
 
-/// Failures kept per platform unless configured.
-pub const DEFAULT_PER_PLATFORM: usize = 20;
+/// Failing parses kept as fixture cases in one folder, written off the
+/// request path.
+pub struct FailureDir {
+    dir: PathBuf,
+}
 
-/// Largest failure kept unless configured: request and response bodies together.
-pub const DEFAULT_MAX_BYTES: usize = 4 * 1024 * 1024;
+impl FailureDir {
+    pub fn new(dir: PathBuf) -> FailureDir {
+        FailureDir { dir }
+    }
+}
+
+impl FailureSink for FailureDir {
+    fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn keep(&self, failed: FailedParse, bounds: FailureBounds) {
+        let keeper = FailureKeeper {
+            dir: self.dir.clone(),
+            per_platform: bounds.per_platform,
+            max_bytes: bounds.max_bytes,
+        };
+        tokio::task::spawn_blocking(move || {
+            let started = std::time::Instant::now();
+            let outcome = match keeper.keep(&failed) {
+                Ok(Kept::Kept(id)) => {
+                    tracing::info!(platform = %failed.platform, code = failed.code, id, exchanges = failed.exchanges.len(), elapsed_us = started.elapsed().as_micros() as u64, "failing parse kept as a fixture case");
+                    "kept"
+                }
+                Ok(Kept::TooLarge(bytes)) => {
+                    tracing::info!(platform = %failed.platform, bytes, "failing parse not kept: larger than failure_max_bytes");
+                    "too_large"
+                }
+                Err(e) => {
+                    tracing::warn!(platform = %failed.platform, error = %e, "failing parse not kept");
+                    "failed"
+                }
+            };
+            crate::metrics::global().failure_kept(&failed.platform, outcome);
+        });
+    }
+}
 
 /// The folder failures are kept in for a data file (`mediaparse.db` → `failures/` beside it).
 pub fn dir_for(data_file: &Path) -> PathBuf {
     data_file.with_file_name("failures")
-}
-
-/// One failing parse, as the parse path hands it over.
-pub struct FailedParse {
-    pub platform: String,
-    pub code: &'static str,
-    /// The error's message (configured secrets already redacted).
-    pub message: String,
-    pub input: String,
-    /// `context.now-unix-ms` the extractor saw.
-    pub now_unix_ms: u64,
-    /// `context.config` the extractor saw.
-    pub config: Vec<Header>,
-    /// The operator's secret settings of the platform (scrubbed wherever they occur).
-    pub secrets: Vec<Header>,
-    pub helper_hosts: Vec<String>,
-    /// The requests the extractor planned and what each received.
-    pub exchanges: std::sync::Arc<Vec<Exchange>>,
-    pub at_unix_s: i64,
 }
 
 /// What [`META_FILE`] holds: one kept failure, as `failures list` shows it.
@@ -313,7 +334,7 @@ pub fn export(dir: &Path, id: &str, to: &Path, force: bool) -> Result<PathBuf, F
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mediaparse_sdk::{HttpRequest, HttpResponse};
+    use mediaparse_sdk::{Header, HttpRequest, HttpResponse};
     use std::sync::Arc;
 
     fn failed(platform: &str, at: i64, body: &str) -> FailedParse {

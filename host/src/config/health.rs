@@ -129,20 +129,25 @@ pub struct AlertSettings {
 
 /// The key of a `whsec_…` secret; the error never quotes it.
 pub fn alert_key(secret: &str) -> Result<Vec<u8>, String> {
-    crate::webhooks::signature::secret_key(secret).map_err(|e| format!("[health] alert_secret {e}"))
+    crate::signing::secret_key(secret).map_err(|e| format!("[health] alert_secret {e}"))
 }
+
+/// Failing parses kept per platform unless configured.
+pub const DEFAULT_FAILURES_PER_PLATFORM: usize = 20;
+
+/// Largest failure kept unless configured: request and response bodies together.
+pub const DEFAULT_FAILURE_MAX_BYTES: usize = 4 * 1024 * 1024;
 
 impl HealthSettings {
     /// Failing parses kept per platform.
     pub fn failures_per_platform(&self) -> usize {
         self.failures_per_platform
-            .unwrap_or(crate::authoring::failures::DEFAULT_PER_PLATFORM)
+            .unwrap_or(DEFAULT_FAILURES_PER_PLATFORM)
     }
 
     /// Largest failure kept, in body bytes.
     pub fn failure_max_bytes(&self) -> usize {
-        self.failure_max_bytes
-            .unwrap_or(crate::authoring::failures::DEFAULT_MAX_BYTES)
+        self.failure_max_bytes.unwrap_or(DEFAULT_FAILURE_MAX_BYTES)
     }
 
     /// Whether the configuration runs the canaries.

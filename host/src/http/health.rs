@@ -53,7 +53,11 @@ async fn admin_failures(
     State(state): State<Arc<AppState>>,
     axum::extract::Query(query): axum::extract::Query<FailuresQuery>,
 ) -> Response {
-    let dir = state.services.failures_dir.clone();
+    let dir = state
+        .services
+        .failures
+        .as_ref()
+        .map(|sink| sink.dir().to_path_buf());
     let platform = query.platform;
     let listed = tokio::task::spawn_blocking(move || match dir {
         Some(dir) => crate::authoring::failures::list(&dir, platform.as_deref()),

@@ -217,7 +217,11 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
             }
         },
         // Failing parses kept as fixture cases, beside the database.
-        failures_dir: Some(crate::authoring::failures::dir_for(&options.db)),
+        failures: Some(std::sync::Arc::new(
+            crate::authoring::failures::FailureDir::new(crate::authoring::failures::dir_for(
+                &options.db,
+            )),
+        )),
     });
     let canary_host = crate::canary::host_id();
     if options

@@ -78,7 +78,7 @@ fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {
         admission: crate::parse::admission::Admission::new(Default::default()),
         cache: crate::parse::cache::ParseCache::new(),
         health: Default::default(),
-        failures_dir: None,
+        failures: None,
     });
     let tunnel = Arc::new(crate::tunnel::TunnelSettings {
         public_base_url: "http://mp.test".into(),

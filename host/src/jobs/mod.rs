@@ -16,7 +16,6 @@
 //!   [`OTHER_HOST_POLL`].
 
 pub mod runner;
-pub mod settings;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -26,12 +25,12 @@ use tokio::sync::{Notify, broadcast};
 
 use crate::call::ParseAnswer;
 use crate::call::batch::BatchItem;
+pub use crate::config::jobs::{JobLimits, JobSettings};
 use crate::core::Delivery;
 use crate::parse::{CacheUse, Services};
 use crate::store::{JobRecord, KeyRecord, Store, StoreError, StoreResult};
 use crate::tunnel::TunnelSettings;
 use crate::webhooks::Webhooks;
-pub use settings::{JobLimits, JobSettings};
 
 /// The longest `?wait=` (seconds).
 pub const MAX_WAIT_S: u64 = 30;

@@ -12,6 +12,7 @@ pub mod admission;
 pub mod cache;
 mod egress;
 mod error;
+pub mod failures;
 mod guest;
 pub mod health;
 mod plan;
@@ -64,9 +65,9 @@ pub struct Services {
     pub cache: Arc<ParseCache>,
     /// Every platform's health and circuit breaker (`health/`).
     pub health: health::PlatformHealth,
-    /// Where failing parses are kept as fixture cases
-    /// (`authoring/failures.rs`); `None`: not kept.
-    pub failures_dir: Option<std::path::PathBuf>,
+    /// Where failing parses are kept as fixture cases (`failures.rs`);
+    /// `None`: not kept.
+    pub failures: Option<Arc<dyn failures::FailureSink>>,
 }
 
 /// A successful parse (possibly without media: SPEC code 304).
@@ -167,7 +168,7 @@ pub async fn parse(services: &Services, request: &ParseRequest<'_>) -> Result<Pa
             let platform = ext.platform().to_string();
             // One snapshot of the operator configuration for the whole parse.
             let config = services.config.load_full();
-            let capture = services.failures_dir.as_ref().map(|_| Capture::default());
+            let capture = services.failures.as_ref().map(|_| Capture::default());
             let result = planned(services, &config, request, &ext, started, capture.as_ref()).await;
             if request.purpose == Purpose::Customer {
                 let policy = config.health_policy(&platform);
@@ -180,7 +181,7 @@ pub async fn parse(services: &Services, request: &ParseRequest<'_>) -> Result<Pa
                 );
             }
             if let (Some(capture), Err(e)) = (&capture, &result) {
-                keep_failure(services, &config, request, &platform, e, capture);
+                failures::keep(services, &config, request, &platform, e, capture);
             }
             (platform, result)
         }
@@ -199,67 +200,6 @@ pub async fn parse(services: &Services, request: &ParseRequest<'_>) -> Result<Pa
     };
     crate::metrics::global().parse(&platform, outcome, started.elapsed().as_secs_f64(), charged);
     result
-}
-
-/// Keep a parse that failed on the platform's side with a code its
-/// extractor reported, as a fixture case, off the request path.
-fn keep_failure(
-    services: &Services,
-    config: &OperatorConfig,
-    request: &ParseRequest<'_>,
-    platform: &str,
-    error: &ParseError,
-    capture: &Capture,
-) {
-    use crate::authoring::failures::{FailedParse, FailureKeeper, Kept};
-    // The case expects the extractor's own code (`upstream_changed` is
-    // reported as `upstream_error`), which replay compares.
-    let (ParseError::Failure(failure), Some(_)) = (error, health::verdict::platform_side(error))
-    else {
-        return;
-    };
-    let code = failure.code();
-    let (Some(dir), Some(captured)) = (&services.failures_dir, capture.take()) else {
-        return;
-    };
-    if config.health.failures_per_platform() == 0 {
-        return;
-    }
-    let keeper = FailureKeeper {
-        dir: dir.clone(),
-        per_platform: config.health.failures_per_platform(),
-        max_bytes: config.health.failure_max_bytes(),
-    };
-    let failed = FailedParse {
-        platform: platform.to_string(),
-        code,
-        message: error.to_string(),
-        input: request.input.to_string(),
-        now_unix_ms: captured.now_unix_ms,
-        config: captured.config,
-        secrets: config.secret_settings(platform),
-        helper_hosts: config.limits_for(platform).fetch.helper_hosts,
-        exchanges: captured.exchanges,
-        at_unix_s: crate::core::clock::unix_now_s(),
-    };
-    tokio::task::spawn_blocking(move || {
-        let started = Instant::now();
-        let outcome = match keeper.keep(&failed) {
-            Ok(Kept::Kept(id)) => {
-                tracing::info!(platform = %failed.platform, code = failed.code, id, exchanges = failed.exchanges.len(), elapsed_us = started.elapsed().as_micros() as u64, "failing parse kept as a fixture case");
-                "kept"
-            }
-            Ok(Kept::TooLarge(bytes)) => {
-                tracing::info!(platform = %failed.platform, bytes, "failing parse not kept: larger than failure_max_bytes");
-                "too_large"
-            }
-            Err(e) => {
-                tracing::warn!(platform = %failed.platform, error = %e, "failing parse not kept");
-                "failed"
-            }
-        };
-        crate::metrics::global().failure_kept(&failed.platform, outcome);
-    });
 }
 
 /// The input's extractor: bounded input, a platform that claims its URL.

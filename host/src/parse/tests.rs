@@ -121,7 +121,7 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
         admission: crate::parse::admission::Admission::new(Default::default()),
         cache: crate::parse::cache::ParseCache::new(),
         health: Default::default(),
-        failures_dir: None,
+        failures: None,
     };
     World {
         _dir: dir,

@@ -15,8 +15,6 @@
 //! signed at send time with the key's secret of that moment.
 
 pub mod destination;
-pub mod schedule;
-pub mod signature;
 pub mod worker;
 
 use std::sync::Arc;
@@ -25,9 +23,9 @@ use arc_swap::ArcSwap;
 use tokio::sync::Notify;
 
 use crate::config::OperatorConfig;
+pub use crate::config::webhooks::{Schedule, WebhookSettings};
 use crate::store::{Store, StoreError};
 pub use destination::{Mode, Resolver, SystemResolver, check_syntax};
-pub use schedule::{Schedule, WebhookSettings};
 
 /// The largest `data` of one event, serialized.
 pub const MAX_DATA_BYTES: usize = 256 * 1024;

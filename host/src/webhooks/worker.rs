@@ -16,9 +16,9 @@ use std::time::{Duration, Instant};
 use rand::Rng;
 
 use super::destination::{self, Destination};
-use super::signature;
 use super::{Schedule, Webhooks, now_ms};
 use crate::core::clock::rfc3339;
+use crate::signing as signature;
 use crate::store::{AttemptOutcome, AttemptRecord, ClaimedDelivery, StoreError};
 
 /// How long a claim holds: longer than the resolution and the request

@@ -56,7 +56,7 @@ fn tiktok_changes(got: &[super::platform_health::Alert]) -> Vec<String> {
     got.iter()
         .filter_map(|alert| {
             assert!(
-                mediaparse::webhooks::signature::verify(
+                mediaparse::signing::verify(
                     &key,
                     &alert.id,
                     alert.timestamp,

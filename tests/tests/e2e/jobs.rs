@@ -447,10 +447,10 @@ async fn a_done_job_is_posted_signed_to_its_callback_retried_and_removed_after_i
         "job latency, POST /api/v1/jobs to the first webhook POST: {:.1} ms",
         (posts[0].at - posted).as_secs_f64() * 1000.0
     );
-    let key = mediaparse::webhooks::signature::secret_key(&secret).unwrap();
+    let key = mediaparse::signing::secret_key(&secret).unwrap();
     for post in &posts {
         assert!(
-            mediaparse::webhooks::signature::verify(
+            mediaparse::signing::verify(
                 &key,
                 &post.id,
                 post.timestamp,

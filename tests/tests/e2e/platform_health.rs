@@ -309,7 +309,7 @@ async fn a_broken_platform_is_refused_without_upstream_requests_until_it_recover
     for alert in &got {
         assert!(alert.id.starts_with("msg_"), "{alert:?}");
         assert!(
-            mediaparse::webhooks::signature::verify(
+            mediaparse::signing::verify(
                 &key,
                 &alert.id,
                 alert.timestamp,

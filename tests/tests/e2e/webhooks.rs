@@ -26,14 +26,8 @@ struct Received {
 
 impl Received {
     fn verifies_with(&self, secret: &str) -> bool {
-        let key = mediaparse::webhooks::signature::secret_key(secret).expect("a whsec_ secret");
-        mediaparse::webhooks::signature::verify(
-            &key,
-            &self.id,
-            self.timestamp,
-            &self.body,
-            &self.signature,
-        )
+        let key = mediaparse::signing::secret_key(secret).expect("a whsec_ secret");
+        mediaparse::signing::verify(&key, &self.id, self.timestamp, &self.body, &self.signature)
     }
 
     fn json(&self) -> Value {

@@ -450,7 +450,11 @@ fn failure_counts(metrics: &str) -> BTreeMap<(String, String), u64> {
 
 async fn failures(State(state): State<Arc<AppState>>, o: Operator) -> Response {
     let counts = failure_counts(&crate::metrics::global().encode());
-    let dir = state.services.failures_dir.clone();
+    let dir = state
+        .services
+        .failures
+        .as_ref()
+        .map(|sink| sink.dir().to_path_buf());
     let kept = tokio::task::spawn_blocking(move || {
         dir.map(|d| crate::authoring::failures::list(&d, None))
             .transpose()
