@@ -154,6 +154,33 @@ fn a_sqlite_deployment_moves_to_postgres_exactly() {
         s.charge("acme", "key_1", "tiktok", 3, &format!("r{i}"), 10 + i)
             .unwrap();
     }
+    // A webhook secret, a queued job with one answer kept, a pending delivery.
+    s.set_webhook_secret("key_1", "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=", 20)
+        .unwrap();
+    let job = super::JobRecord {
+        id: "job_1".into(),
+        account_id: "acme".into(),
+        key_id: "key_1".into(),
+        request: r#"{"items":[{"url":"https://example.com/a"},{"url":"https://example.com/b"}]}"#
+            .into(),
+        callback_url: Some("https://hooks.example/done".into()),
+        state: "queued".into(),
+        item_count: 2,
+        created_ms: 30,
+        finished_ms: None,
+    };
+    s.insert_job(&job).unwrap();
+    s.record_job_item("job_1", 0, r#"{"status":200}"#).unwrap();
+    s.enqueue_webhook(
+        "msg_1",
+        "key_1",
+        "https://hooks.example/x",
+        "job.done",
+        "{}",
+        40,
+        10,
+    )
+    .unwrap();
     let DbLocation::Sqlite(path) = &sqlite.location else {
         unreachable!()
     };
@@ -171,6 +198,24 @@ fn a_sqlite_deployment_moves_to_postgres_exactly() {
     assert_eq!(
         pg.key_delivery("key_1", None, 0).unwrap().as_deref(),
         Some("tunnel")
+    );
+    assert_eq!(
+        pg.webhook_secret("key_1").unwrap(),
+        s.webhook_secret("key_1").unwrap()
+    );
+    assert_eq!(pg.job("job_1").unwrap(), Some(job));
+    assert_eq!(
+        pg.job_answers("job_1").unwrap(),
+        s.job_answers("job_1").unwrap()
+    );
+    let deliveries = super::DeliveryFilter {
+        key: None,
+        account: None,
+        limit: 10,
+    };
+    assert_eq!(
+        pg.webhook_deliveries(&deliveries).unwrap(),
+        s.webhook_deliveries(&deliveries).unwrap()
     );
     let all = UsageFilter {
         entries: 100,

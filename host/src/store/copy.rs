@@ -61,13 +61,15 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
         &conn,
         &mut tx,
         "SELECT id, account_id, name, token_hash, token_prefix, expires_on, platforms,
-                created_at, rotated_at, rate_limit_per_minute, updated_at, delivery
+                created_at, rotated_at, rate_limit_per_minute, updated_at, delivery,
+                webhook_secret
          FROM api_keys ORDER BY id",
         "INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, expires_on,
-                platforms, created_at, rotated_at, rate_limit_per_minute, updated_at, delivery)
+                platforms, created_at, rotated_at, rate_limit_per_minute, updated_at, delivery,
+                webhook_secret)
          SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::BYTEA[], $5::TEXT[],
                 $6::TEXT[], $7::TEXT[], $8::BIGINT[], $9::BIGINT[], $10::BIGINT[],
-                $11::BIGINT[], $12::TEXT[])",
+                $11::BIGINT[], $12::TEXT[], $13::TEXT[])",
         &[
             Col::Text,
             Col::Text,
@@ -80,6 +82,7 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
             Col::Int,
             Col::Int,
             Col::Int,
+            Col::Text,
             Col::Text,
         ],
     )?;
@@ -113,6 +116,79 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
         "INSERT INTO credit_holds (id, account_id, credits, expires_at, created_at)
          SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::BIGINT[], $4::BIGINT[], $5::BIGINT[])",
         &[Col::Text, Col::Text, Col::Int, Col::Int, Col::Int],
+    )?;
+    // Jobs with their items' answers, and webhook deliveries with their
+    // attempts: a queued job or a pending delivery goes on from the copy
+    // (a lease taken on SQLite lapses like any other).
+    copy_table(
+        &conn,
+        &mut tx,
+        "SELECT id, account_id, key_id, request, callback_url, state, item_count, created_ms,
+                finished_ms, lease, lease_until_ms
+         FROM jobs",
+        "INSERT INTO jobs (id, account_id, key_id, request, callback_url, state, item_count,
+                created_ms, finished_ms, lease, lease_until_ms)
+         SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],
+                $6::TEXT[], $7::BIGINT[], $8::BIGINT[], $9::BIGINT[], $10::TEXT[], $11::BIGINT[])",
+        &[
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Int,
+            Col::Int,
+            Col::Int,
+            Col::Text,
+            Col::Int,
+        ],
+    )?;
+    copy_table(
+        &conn,
+        &mut tx,
+        "SELECT job_id, idx, answer FROM job_items",
+        "INSERT INTO job_items (job_id, idx, answer)
+         SELECT * FROM UNNEST($1::TEXT[], $2::BIGINT[], $3::TEXT[])",
+        &[Col::Text, Col::Int, Col::Text],
+    )?;
+    copy_table(
+        &conn,
+        &mut tx,
+        "SELECT id, key_id, account_id, url, event_type, data, state, attempts, created_ms,
+                next_attempt_ms, lease, lease_until_ms, finished_ms, last_error
+         FROM webhook_deliveries",
+        "INSERT INTO webhook_deliveries (id, key_id, account_id, url, event_type, data, state,
+                attempts, created_ms, next_attempt_ms, lease, lease_until_ms, finished_ms,
+                last_error)
+         SELECT * FROM UNNEST($1::TEXT[], $2::TEXT[], $3::TEXT[], $4::TEXT[], $5::TEXT[],
+                $6::TEXT[], $7::TEXT[], $8::BIGINT[], $9::BIGINT[], $10::BIGINT[], $11::TEXT[],
+                $12::BIGINT[], $13::BIGINT[], $14::TEXT[])",
+        &[
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Text,
+            Col::Int,
+            Col::Int,
+            Col::Int,
+            Col::Text,
+            Col::Int,
+            Col::Int,
+            Col::Text,
+        ],
+    )?;
+    copy_table(
+        &conn,
+        &mut tx,
+        "SELECT delivery_id, attempt, at_ms, status, error, duration_ms FROM webhook_attempts",
+        "INSERT INTO webhook_attempts (delivery_id, attempt, at_ms, status, error, duration_ms)
+         SELECT * FROM UNNEST($1::TEXT[], $2::BIGINT[], $3::BIGINT[], $4::BIGINT[], $5::TEXT[],
+                $6::BIGINT[])",
+        &[Col::Text, Col::Int, Col::Int, Col::Int, Col::Text, Col::Int],
     )?;
     // The daily aggregates, the tunnel's traffic, the console's
     // users and sessions, and the live Idempotency-Key records.
