@@ -127,7 +127,9 @@ async fn an_anonymous_invite_flood_does_not_stall_the_service() {
         flood.iter().all(|s| *s == StatusCode::NOT_FOUND),
         "a bogus link is not found, before any hash"
     );
-    let bound = |baseline: Duration| (baseline * 3).max(Duration::from_millis(100));
+    // A stall is seconds of waiting; the floor leaves room for the rest of
+    // the suite running beside this test on two cores (seen: 131 ms).
+    let bound = |baseline: Duration| (baseline * 3).max(Duration::from_millis(500));
     assert!(
         flood_health_p99 <= bound(health_p99),
         "healthz p99 {flood_health_p99:?} under the flood, {health_p99:?} before"
