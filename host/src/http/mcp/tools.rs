@@ -250,6 +250,22 @@ impl ServerHandler for MediaparseMcp {
     }
 }
 
+/// A tool's idempotency key: its `idempotencyKey` argument (taken out of
+/// `arguments`, so it is not part of the fingerprint), else the HTTP
+/// request's `Idempotency-Key` header.
+fn take_idempotency_key(
+    arguments: &mut JsonObject,
+    header_key: Option<Result<Option<String>, ApiError>>,
+) -> Result<Option<String>, ApiError> {
+    match arguments.remove("idempotencyKey") {
+        Some(Value::String(k)) => idempotency::validate(&k).map(Some),
+        Some(_) => Err(ApiError::invalid_request(
+            "`idempotencyKey` must be a string",
+        )),
+        None => header_key.unwrap_or(Ok(None)),
+    }
+}
+
 impl MediaparseMcp {
     /// `parse_media` as one parse call, under its idempotency key (the
     /// `idempotencyKey` argument, else the HTTP request's `Idempotency-Key`
@@ -261,13 +277,7 @@ impl MediaparseMcp {
         ids: RequestIds,
         header_key: Option<Result<Option<String>, ApiError>>,
     ) -> CallToolResult {
-        let idempotency_key = match arguments.remove("idempotencyKey") {
-            Some(Value::String(k)) => idempotency::validate(&k).map(Some),
-            Some(_) => Err(ApiError::invalid_request(
-                "`idempotencyKey` must be a string",
-            )),
-            None => header_key.unwrap_or(Ok(None)),
-        };
+        let idempotency_key = take_idempotency_key(&mut arguments, header_key);
         let checked = idempotency_key.and_then(|k| {
             let (url, platform, delivery) =
                 read_arguments(&arguments, &|p| self.state.services.registry.knows(p))?;
@@ -321,13 +331,7 @@ impl MediaparseMcp {
         ids: RequestIds,
         header_key: Option<Result<Option<String>, ApiError>>,
     ) -> CallToolResult {
-        let idempotency_key = match arguments.remove("idempotencyKey") {
-            Some(Value::String(k)) => idempotency::validate(&k).map(Some),
-            Some(_) => Err(ApiError::invalid_request(
-                "`idempotencyKey` must be a string",
-            )),
-            None => header_key.unwrap_or(Ok(None)),
-        };
+        let idempotency_key = take_idempotency_key(&mut arguments, header_key);
         let checked = idempotency_key.and_then(|k| {
             let (items, delivery) = read_batch_arguments(&arguments)?;
             Ok((k, items, delivery))
