@@ -333,7 +333,12 @@ async fn a_batch_of_no_items_or_more_than_fifty_is_refused() {
 }
 
 /// One MCP `tools/call` in a fresh session.
-async fn mcp_call(service: &Service, token: &str, name: &str, arguments: Value) -> Value {
+pub(crate) async fn mcp_call(
+    service: &Service,
+    token: &str,
+    name: &str,
+    arguments: Value,
+) -> Value {
     let session = crate::ledger_doors::mcp_session(service, token).await;
     let text = reqwest::Client::new()
         .post(service.url("/mcp"))

@@ -488,35 +488,6 @@ async fn a_done_job_is_posted_signed_to_its_callback_retried_and_removed_after_i
     assert_eq!(got.lock().unwrap().len(), 3);
 }
 
-async fn mcp_call(service: &Service, token: &str, name: &str, arguments: Value) -> Value {
-    let session = crate::ledger_doors::mcp_session(service, token).await;
-    let text = reqwest::Client::new()
-        .post(service.url("/mcp"))
-        .bearer_auth(token)
-        .header("mcp-session-id", session)
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(
-            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-                   "params": {"name": name, "arguments": arguments}})
-            .to_string(),
-        )
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
-    serde_json::from_str(&text).unwrap_or_else(|_| {
-        text.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .filter_map(|d| serde_json::from_str::<Value>(d.trim()).ok())
-            .find(|v| v.get("id").is_some())
-            .unwrap_or(Value::Null)
-    })
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_job_tools_start_and_read_a_job_as_rest_does() {
     let cases = cases();
@@ -525,7 +496,7 @@ async fn the_mcp_job_tools_start_and_read_a_job_as_rest_does() {
     service.add_credits("default", 4).unwrap();
     let token = service.create_key(&["--rate-limit", "off"]).unwrap();
     let other = service.create_key(&["--account", "other"]).unwrap();
-    let started = mcp_call(
+    let started = crate::batch::mcp_call(
         &service,
         &token,
         "start_job",
@@ -540,7 +511,8 @@ async fn the_mcp_job_tools_start_and_read_a_job_as_rest_does() {
         .to_string();
     assert!(id.starts_with("job_"));
 
-    let got = mcp_call(&service, &token, "get_job", json!({"id": id, "wait": 30})).await;
+    let got =
+        crate::batch::mcp_call(&service, &token, "get_job", json!({"id": id, "wait": 30})).await;
     let data = &got["result"]["structuredContent"];
     assert_eq!(data["state"], "done", "{got}");
     let items = data["items"].as_array().unwrap();
@@ -554,18 +526,19 @@ async fn the_mcp_job_tools_start_and_read_a_job_as_rest_does() {
     let default = accounts.iter().find(|a| a.id == "default").unwrap();
     assert_eq!((default.balance, default.spent, default.held), (0, 4, 0));
 
-    let theirs = mcp_call(&service, &other, "get_job", json!({"id": id})).await;
+    let theirs = crate::batch::mcp_call(&service, &other, "get_job", json!({"id": id})).await;
     assert_eq!(theirs["result"]["isError"], true, "{theirs}");
     assert_eq!(
         theirs["result"]["structuredContent"]["code"],
         "job_not_found"
     );
-    let bad_wait = mcp_call(&service, &token, "get_job", json!({"id": id, "wait": 0})).await;
+    let bad_wait =
+        crate::batch::mcp_call(&service, &token, "get_job", json!({"id": id, "wait": 0})).await;
     assert_eq!(
         bad_wait["result"]["structuredContent"]["code"], "invalid_request",
         "{bad_wait}"
     );
-    let bad_url = mcp_call(
+    let bad_url = crate::batch::mcp_call(
         &service,
         &token,
         "start_job",
