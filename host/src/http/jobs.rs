@@ -28,11 +28,16 @@ use axum::routing::{get, post};
 use super::body::JobInput;
 use super::envelope::{ApiError, credits_zero_unless_set, store_failure};
 use super::extract::{ApiKey, JsonBody};
+use super::idempotency;
 use super::parse::Doorstep;
 use super::rate_headers::{self, RateSlot};
 use super::state::AppState;
+use crate::call::Idempotency;
+use crate::call::batch::BatchItem;
 use crate::core::ErrorCode;
-use crate::jobs::{JobRequest, JobSignal, JobView, Jobs, MAX_WAIT_S, OTHER_HOST_POLL};
+use crate::jobs::{
+    JobRequest, JobSignal, JobView, Jobs, MAX_WAIT_S, OTHER_HOST_POLL, Submission, Submit,
+};
 
 pub fn router() -> Router<Arc<AppState>> {
     Router::new()
@@ -50,7 +55,7 @@ async fn submit(
     step: Doorstep,
     JsonBody(input): JsonBody<JobInput>,
 ) -> Response {
-    let (_, delivery) = match step.delivery {
+    let (raw_delivery, delivery) = match step.delivery {
         Ok(d) => d,
         Err(e) => return e.into_response(),
     };
@@ -59,6 +64,17 @@ async fn submit(
     {
         return ApiError::new(ErrorCode::InvalidCallbackUrl, e.to_string()).into_response();
     }
+    let idempotency = match step.idempotency_key {
+        Ok(k) => k.map(|key| Idempotency {
+            fingerprint: idempotency::fingerprint(&fingerprint_parts(
+                &raw_delivery,
+                &input.items,
+                input.callback_url.as_deref(),
+            )),
+            key,
+        }),
+        Err(e) => return e.into_response(),
+    };
     let default = state.services.config.load().limits.rate_limit_per_minute;
     let n = NonZeroU32::new(input.items.len() as u32).unwrap_or(NonZeroU32::MIN);
     let slot = slot.map(|axum::Extension(s)| s);
@@ -67,11 +83,39 @@ async fn submit(
         return e.into_response();
     }
     let request = JobRequest::new(&input.items, delivery, step.cache);
-    let job = match state.jobs.submit(&key, &request, input.callback_url).await {
+    let submission = state
+        .jobs
+        .submit(Submit {
+            key: &key,
+            request: &request,
+            callback_url: input.callback_url,
+            idempotency,
+            ids: &step.ids,
+        })
+        .await;
+    render_submission(&submission)
+}
+
+/// What makes two job submissions "the same": the door, the delivery asked
+/// for, the callback URL and every item's platform and input, in order.
+pub fn fingerprint_parts<'a>(
+    raw_delivery: &'a str,
+    items: &'a [BatchItem],
+    callback_url: Option<&'a str>,
+) -> Vec<&'a str> {
+    let mut parts = super::batch::fingerprint_parts(raw_delivery, items);
+    parts[0] = "job";
+    parts.insert(2, callback_url.unwrap_or(""));
+    parts
+}
+
+/// A submission over HTTP: `202` with `data.id`, `data.state` and
+/// `Location`, or the refusal; `Idempotent-Replayed` on a replay.
+fn render_submission(submission: &Submission) -> Response {
+    let job = match submission.outcome() {
         Ok(job) => job,
-        Err(e) => return store_failure(e).into_response(),
+        Err(e) => return e.into_response(),
     };
-    tracing::info!(job = %job.id, items = job.item_count, "job queued");
     let body = serde_json::json!({
         "status": 202,
         "data": {"id": job.id, "state": job.state},
@@ -86,8 +130,15 @@ async fn submit(
         body.to_string(),
     )
         .into_response();
+    let headers = response.headers_mut();
     if let Ok(location) = HeaderValue::from_str(&format!("/api/v1/jobs/{}", job.id)) {
-        response.headers_mut().insert(header::LOCATION, location);
+        headers.insert(header::LOCATION, location);
+    }
+    if submission.replayed {
+        headers.insert(
+            idempotency::REPLAYED_HEADER,
+            HeaderValue::from_static("true"),
+        );
     }
     response
 }

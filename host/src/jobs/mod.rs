@@ -16,6 +16,9 @@
 //!   [`OTHER_HOST_POLL`].
 
 pub mod runner;
+mod submit;
+
+pub use submit::{Queued, Submission, Submit, job_id_of};
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -28,7 +31,7 @@ use crate::call::batch::BatchItem;
 pub use crate::config::jobs::{JobLimits, JobSettings};
 use crate::core::Delivery;
 use crate::parse::{CacheUse, Services};
-use crate::store::{JobRecord, KeyRecord, Store, StoreError, StoreResult};
+use crate::store::{JobRecord, Store, StoreError, StoreResult};
 use crate::tunnel::TunnelSettings;
 use crate::webhooks::Webhooks;
 
@@ -197,33 +200,6 @@ impl Jobs {
     pub fn limits(&self) -> JobLimits {
         self.services.config.load().jobs.limits()
     }
-
-    /// Queue a job of `key` and wake the runner; the job as stored.
-    pub async fn submit(
-        &self,
-        key: &KeyRecord,
-        request: &JobRequest,
-        callback_url: Option<String>,
-    ) -> StoreResult<JobRecord> {
-        let id = crate::core::ids::new_request_id().replacen("req_", "job_", 1);
-        let record = JobRecord {
-            id,
-            account_id: key.account_id.clone(),
-            key_id: key.id.clone(),
-            request: serde_json::to_string(request)
-                .map_err(|e| StoreError::Invalid(format!("job request: {e}")))?,
-            callback_url,
-            state: "queued".into(),
-            item_count: request.items.len() as u32,
-            created_ms: crate::webhooks::now_ms(),
-            finished_ms: None,
-        };
-        let stored = record.clone();
-        blocking(self.store(), move |s| s.insert_job(&stored)).await?;
-        self.wake.notify_one();
-        Ok(record)
-    }
-
     /// Job `id` if it is `account`'s (another account's is `None`).
     pub async fn find(&self, id: &str, account: &str) -> StoreResult<Option<JobView>> {
         let job = id.to_string();

@@ -489,6 +489,82 @@ async fn a_done_job_is_posted_signed_to_its_callback_retried_and_removed_after_i
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_submission_repeated_under_one_idempotency_key_queues_one_job() {
+    let cases = cases();
+    let upstream = FakeUpstream::start(&cases).await.expect("fake upstream");
+    let service = start(&upstream, None, None).await;
+    service.add_credits("default", 10).unwrap();
+    let token = service.create_key(&["--rate-limit", "off"]).unwrap();
+    let post = |key: Option<&str>, body: Value| {
+        let mut request = reqwest::Client::new()
+            .post(service.url("/api/v1/jobs"))
+            .bearer_auth(&token)
+            .json(&body);
+        if let Some(key) = key {
+            request = request.header("Idempotency-Key", key);
+        }
+        send("POST", request)
+    };
+    let body = json!({"items": [{"url": TIKTOK_PHOTO}]});
+
+    let (status, first_headers, first) = post(Some("job-once"), body.clone()).await;
+    assert_eq!(status, 202, "{first}");
+    assert!(first_headers.get("idempotent-replayed").is_none());
+    let id = first["data"]["id"].as_str().expect("job id").to_string();
+    let (status, done) = get_job(&service, &token, &id, "?wait=30").await;
+    assert_eq!(
+        (status, done["data"]["state"].as_str()),
+        (200, Some("done"))
+    );
+    let spent = assert_books_balance(&service.db)
+        .iter()
+        .find(|a| a.id == "default")
+        .unwrap()
+        .spent;
+    assert!(spent > 0, "the job charged its item");
+
+    // The retry answers the same job, marked replayed, and queues nothing.
+    let (status, headers, again) = post(Some("job-once"), body.clone()).await;
+    assert_eq!(status, 202, "{again}");
+    assert_eq!(again["data"]["id"], id.as_str(), "{again}");
+    assert_eq!(headers["idempotent-replayed"], "true");
+    assert_eq!(headers["location"], format!("/api/v1/jobs/{id}").as_str());
+    // Another body under the key is refused; without a key, a new job.
+    let (status, _, conflict) = post(
+        Some("job-once"),
+        json!({"items": [{"url": TIKTOK_PHOTO}, {"url": TIKTOK_PHOTO}]}),
+    )
+    .await;
+    assert_eq!(
+        (status, conflict["code"].as_str()),
+        (422, Some("idempotency_conflict")),
+        "{conflict}"
+    );
+    let (status, _, fresh) = post(None, body.clone()).await;
+    assert_eq!(status, 202, "{fresh}");
+    let fresh = fresh["data"]["id"].as_str().unwrap().to_string();
+    assert_ne!(fresh, id);
+    let (_, done) = get_job(&service, &token, &fresh, "?wait=30").await;
+    assert_eq!(done["data"]["state"], "done");
+    let accounts = assert_books_balance(&service.db);
+    let default = accounts.iter().find(|a| a.id == "default").unwrap();
+    assert_eq!(default.spent, 2 * spent, "two jobs ran, not three");
+
+    // The MCP tool under its `idempotencyKey` argument: one job too.
+    let args = json!({"items": [{"url": UNSUPPORTED}], "idempotencyKey": "mcp-job-once"});
+    let first = crate::batch::mcp_call(&service, &token, "start_job", args.clone()).await;
+    let again = crate::batch::mcp_call(&service, &token, "start_job", args).await;
+    let first_id = &first["result"]["structuredContent"]["id"];
+    assert!(first_id.is_string(), "{first}");
+    assert_eq!(
+        &again["result"]["structuredContent"]["id"], first_id,
+        "{again}"
+    );
+    assert_eq!(again["result"]["_meta"]["replayed"], true, "{again}");
+    assert_ne!(first["result"]["_meta"]["replayed"], true, "{first}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_mcp_job_tools_start_and_read_a_job_as_rest_does() {
     let cases = cases();
     let upstream = FakeUpstream::start(&cases).await.expect("fake upstream");

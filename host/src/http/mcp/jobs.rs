@@ -1,6 +1,7 @@
 //! The MCP job tools: `start_job` is `POST /api/v1/jobs` (the same items,
 //! prices, rate limit counting every item, callback URL rules) and answers
-//! `{id, state}`; `get_job` is `GET /api/v1/jobs/{id}[?wait=N]` and answers
+//! `{id, state}` (under an idempotency key, once: a repeat answers the
+//! same job); `get_job` is `GET /api/v1/jobs/{id}[?wait=N]` and answers
 //! `{id, state[, items]}`, each item the REST body its single parse
 //! answers. Failures are tool errors carrying the REST envelope.
 
@@ -9,11 +10,13 @@ use std::time::Duration;
 use rmcp::model::{CallToolResult, JsonObject, MetaObject, Tool, ToolAnnotations};
 use serde_json::{Value, json};
 
-use super::tools::{object, tool_error};
+use super::tools::{object, take_idempotency_key, tool_error};
+use crate::call::idempotency;
+use crate::call::{Idempotency, RequestIds};
 use crate::core::ErrorCode;
 use crate::http::envelope::{ApiError, store_failure};
 use crate::http::state::AppState;
-use crate::jobs::{JobRequest, MAX_WAIT_S};
+use crate::jobs::{JobRequest, MAX_WAIT_S, Submit};
 use crate::parse::CacheUse;
 use crate::store::KeyRecord;
 
@@ -42,6 +45,7 @@ pub fn tools(platforms: &[&str], share_text: &str) -> Vec<Tool> {
                 },
                 "delivery": {"type": "string", "enum": ["direct", "tunnel"], "description": "Media delivery for every item (see parse_media)."},
                 "callbackUrl": {"type": "string", "maxLength": 2048, "description": "An https URL the finished job is POSTed to, signed with the key's webhook secret."},
+                "idempotencyKey": {"type": "string", "minLength": 1, "maxLength": crate::call::idempotency::MAX_KEY_BYTES, "description": "Retry safely: the same key (per API key, 24 hours) answers the job the first call started instead of starting another; another request under it fails with `idempotency_conflict`."},
             },
             "required": ["items"],
             "additionalProperties": false,
@@ -88,16 +92,27 @@ fn meta(result: CallToolResult, request_id: &str) -> CallToolResult {
     result.with_meta(Some(MetaObject(meta)))
 }
 
-/// `start_job`.
+/// `start_job`, under its idempotency key (the `idempotencyKey` argument,
+/// else the HTTP request's `Idempotency-Key` header), if any.
 pub async fn start_job(
     state: &AppState,
     key: &KeyRecord,
-    arguments: &JsonObject,
-    request_id: &str,
+    mut arguments: JsonObject,
+    ids: &RequestIds,
+    header_key: Option<Result<Option<String>, ApiError>>,
 ) -> CallToolResult {
-    match start(state, key, arguments).await {
-        Ok(data) => meta(CallToolResult::structured(data), request_id),
-        Err(e) => tool_error(&e, request_id),
+    let idempotency_key = take_idempotency_key(&mut arguments, header_key);
+    match start(state, key, &arguments, ids, idempotency_key).await {
+        Ok((data, replayed)) => {
+            let result = meta(CallToolResult::structured(data), ids.ledger());
+            if !replayed {
+                return result;
+            }
+            let mut marked = result.meta.clone().unwrap_or_default();
+            marked.0.insert("replayed".into(), true.into());
+            result.with_meta(Some(marked))
+        }
+        Err(e) => tool_error(&e, ids.ledger()),
     }
 }
 
@@ -105,15 +120,18 @@ async fn start(
     state: &AppState,
     key: &KeyRecord,
     arguments: &JsonObject,
-) -> Result<Value, ApiError> {
+    ids: &RequestIds,
+    idempotency_key: Result<Option<String>, ApiError>,
+) -> Result<(Value, bool), ApiError> {
     if let Some(name) = arguments
         .keys()
         .find(|n| !matches!(n.as_str(), "items" | "delivery" | "callbackUrl"))
     {
         return Err(ApiError::invalid_request(format!(
-            "unknown argument `{name}`; start_job takes `items`, `delivery` and `callbackUrl`"
+            "unknown argument `{name}`; start_job takes `items`, `delivery`, `callbackUrl` and `idempotencyKey`"
         )));
     }
+    let idempotency_key = idempotency_key?;
     let items = arguments
         .get("items")
         .ok_or_else(|| ApiError::invalid_request("start_job needs `items`"))?;
@@ -141,13 +159,29 @@ async fn start(
         .check_n(key, default, n)
         .await
         .map_err(ApiError::from)?;
+    let idempotency = idempotency_key.map(|k| Idempotency {
+        fingerprint: idempotency::fingerprint(&[
+            "mcp-job",
+            &serde_json::to_string(arguments).unwrap_or_default(),
+        ]),
+        key: k,
+    });
     let request = JobRequest::new(&items, delivery, CacheUse::Allowed);
-    let job = state
+    let submission = state
         .jobs
-        .submit(key, &request, callback_url)
-        .await
-        .map_err(store_failure)?;
-    Ok(json!({"id": job.id, "state": job.state}))
+        .submit(Submit {
+            key,
+            request: &request,
+            callback_url,
+            idempotency,
+            ids,
+        })
+        .await;
+    let job = submission.outcome()?;
+    Ok((
+        json!({"id": job.id, "state": job.state}),
+        submission.replayed,
+    ))
 }
 
 /// `get_job`.

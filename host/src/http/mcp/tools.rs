@@ -229,7 +229,7 @@ impl ServerHandler for MediaparseMcp {
             }
             "parse_batch" => self.parse_batch(&key, arguments, ids, header_key).await,
             "start_job" => {
-                super::jobs::start_job(&self.state, &key, &arguments, ids.ledger()).await
+                super::jobs::start_job(&self.state, &key, arguments, &ids, header_key).await
             }
             "get_job" => super::jobs::get_job(&self.state, &key, &arguments, ids.ledger()).await,
             "get_capabilities" => {
@@ -253,7 +253,7 @@ impl ServerHandler for MediaparseMcp {
 /// A tool's idempotency key: its `idempotencyKey` argument (taken out of
 /// `arguments`, so it is not part of the fingerprint), else the HTTP
 /// request's `Idempotency-Key` header.
-fn take_idempotency_key(
+pub(super) fn take_idempotency_key(
     arguments: &mut JsonObject,
     header_key: Option<Result<Option<String>, ApiError>>,
 ) -> Result<Option<String>, ApiError> {

@@ -170,12 +170,13 @@ pub fn submit_operation(example: &str, parameters: Vec<Value>, headers: &Headers
         "schema": {"type": "string"},
     });
     let mut responses = Map::new();
+    accepted["headers"]["Idempotent-Replayed"] = (headers.replayed)();
     responses.insert("202".into(), accepted);
     responses.insert(
         "400".into(),
         error(
             headers,
-            "`invalid_request` (body or query), `invalid_batch_size`, `invalid_callback_url`",
+            "`invalid_request` (body, query or `Idempotency-Key`), `invalid_batch_size`, `invalid_callback_url`",
             "ErrorEnvelope400Job",
             false,
         ),
@@ -199,6 +200,10 @@ pub fn submit_operation(example: &str, parameters: Vec<Value>, headers: &Headers
         ),
     );
     responses.insert(
+        "422".into(),
+        error(headers, "`idempotency_conflict`", "ErrorEnvelope422", false),
+    );
+    responses.insert(
         "429".into(),
         error(
             headers,
@@ -208,7 +213,7 @@ pub fn submit_operation(example: &str, parameters: Vec<Value>, headers: &Headers
         ),
     );
     responses.insert("503".into(), unavailable(headers));
-    for status in ["202", "400", "408", "413", "415", "429", "503"] {
+    for status in ["202", "400", "408", "413", "415", "422", "429", "503"] {
         responses[status]["headers"]["RateLimit-Policy"] = (headers.policy)();
         responses[status]["headers"]["RateLimit"] = (headers.status)();
     }
@@ -216,7 +221,7 @@ pub fn submit_operation(example: &str, parameters: Vec<Value>, headers: &Headers
         "tags": ["jobs"],
         "operationId": "startJob",
         "summary": format!("Start a job: 1 to {MAX_ITEMS} post URLs parsed in the background"),
-        "description": "The batch's items, run in the background and kept in the database. Each item is its own parse with its own ledger entry (`<job id>_<index>`, so a job resumed after a restart charges no item twice) at its platform's price. Credits are set aside in item order when the job starts running (not while it is queued): an item they do not cover answers `402 insufficient_credits` without running. Each item counts as one request against the key's rate limit, counted now. With `callback_url`, the finished job is POSTed there once as the webhook event `job.done` with `data` `{id, state: \"done\", items}` (Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>` with the key's webhook secret; retried with backoff while the receiver fails). A finished job is kept 24 hours (operator setting `[jobs] retention_secs`), then removed.",
+        "description": "The batch's items, run in the background and kept in the database. Each item is its own parse with its own ledger entry (`<job id>_<index>`, so a job resumed after a restart charges no item twice) at its platform's price. Credits are set aside in item order when the job starts running (not while it is queued): an item they do not cover answers `402 insufficient_credits` without running. Each item counts as one request against the key's rate limit, counted now. With `callback_url`, the finished job is POSTed there once as the webhook event `job.done` with `data` `{id, state: \"done\", items}` (Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256>` with the key's webhook secret; retried with backoff while the receiver fails). A finished job is kept 24 hours (operator setting `[jobs] retention_secs`), then removed. Under an `Idempotency-Key`, a repeated submission answers the job the first one queued (`202`, the same `id`, `Idempotent-Replayed: true`) and queues nothing.",
         "security": [{"bearerAuth": []}],
         "parameters": parameters,
         "requestBody": {

@@ -216,6 +216,7 @@ pub fn public_document(catalogue: &Catalogue, prices: &Prices) -> OpenApi {
             "description": "How every item's media is delivered, as on the single parse (`direct` or `tunnel`; default: the key's setting, else `direct`).",
             "schema": {"type": "string", "enum": ["direct", "tunnel"]},
         }),
+        idempotency_key_parameter(),
         cache_control_parameter(),
     ];
     paths.insert(
