@@ -38,8 +38,16 @@ pub fn dist() -> Result {
         "building the release host (target/release/mediaparse)",
     );
     let bin = crate::build_release_host()?;
-    step(3, steps, "packing the tarball");
-    let tarball = pack(&bin, &target_dir().join("dist"), "")?;
+    step(
+        3,
+        steps,
+        "packing the tarball (the binary without its symbols)",
+    );
+    let out = target_dir().join("dist");
+    std::fs::create_dir_all(&out).map_err(|e| format!("creating {}: {e}", out.display()))?;
+    let stripped = stripped_copy(&bin, &out.join("mediaparse.stripped"))?;
+    let tarball = pack(&stripped, &out, "")?;
+    let _ = std::fs::remove_file(&stripped);
     step(4, steps, "checking the tarball lists every file");
     check_listing(&tarball)?;
     let size = std::fs::metadata(&tarball).map(|m| m.len()).unwrap_or(0);
@@ -121,6 +129,15 @@ pub fn pack(bin: &Path, out: &Path, suffix: &str) -> Result<PathBuf> {
     Ok(tarball)
 }
 
+/// `bin` without its symbol tables and debug sections, written to `to`
+/// (binutils' `strip`); the build's own binary keeps them for profiling.
+fn stripped_copy(bin: &Path, to: &Path) -> Result<PathBuf> {
+    let mut strip = Command::new("strip");
+    strip.arg("--strip-all").arg("-o").arg(to).arg(bin);
+    run(strip).map_err(|e| format!("{e} (strip comes with binutils: apt-get install binutils)"))?;
+    Ok(to.to_path_buf())
+}
+
 fn copy(from: &Path, to: &Path) -> Result {
     std::fs::copy(from, to)
         .map(|_| ())
@@ -164,6 +181,24 @@ fn check_listing(tarball: &Path) -> Result {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The release binary is packed without its symbols: a copy of a
+    /// binary that has them (this test's own) is smaller and still runs.
+    #[test]
+    fn the_packed_binary_is_stripped_and_still_runs() {
+        let me = std::env::current_exe().unwrap();
+        let out = std::env::temp_dir().join(format!("xtask-strip-{}", std::process::id()));
+        std::fs::create_dir_all(&out).unwrap();
+        let stripped = stripped_copy(&me, &out.join("stripped")).unwrap();
+        let (before, after) = (
+            std::fs::metadata(&me).unwrap().len(),
+            std::fs::metadata(&stripped).unwrap().len(),
+        );
+        let ran = Command::new(&stripped).arg("--list").output().unwrap();
+        std::fs::remove_dir_all(&out).unwrap();
+        assert!(after < before, "stripped {after} bytes, not under {before}");
+        assert!(ran.status.success(), "the stripped binary runs");
+    }
 
     /// The layout around a stand-in binary, read back from the archive
     /// (needs the built extractors in `target/extractors`, as every test
