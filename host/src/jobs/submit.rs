@@ -94,9 +94,20 @@ impl Completed for Submission {
     }
 }
 
-/// The job id a submission under ledger id `ledger` queues.
+/// The job id a submission under ledger id `ledger` queues: `job_` and 32
+/// hex digits, those of a server-minted `req_…` id, else of its SHA-256.
 pub fn job_id_of(ledger: &str) -> String {
-    format!("job_{}", ledger.strip_prefix("req_").unwrap_or(ledger))
+    let minted = ledger
+        .strip_prefix("req_")
+        .filter(|h| h.len() == 32 && h.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f')));
+    match minted {
+        Some(hex) => format!("job_{hex}"),
+        None => {
+            use sha2::{Digest, Sha256};
+            let digest = hex::encode(Sha256::digest(ledger.as_bytes()));
+            format!("job_{}", &digest[..32])
+        }
+    }
 }
 
 impl Jobs {
@@ -178,8 +189,20 @@ mod tests {
 
     #[test]
     fn a_job_id_is_its_submissions_ledger_id() {
-        assert_eq!(job_id_of("req_01ABC"), "job_01ABC");
-        assert_eq!(job_id_of("mcp_7"), "job_mcp_7");
+        let minted = crate::core::ids::new_request_id();
+        assert_eq!(job_id_of(&minted), minted.replacen("req_", "job_", 1));
+        // Any other ledger id still gives the documented shape, the same each time.
+        for other in ["mcp_7", "req_01ABC", "req_0123456789ABCDEF0123456789abcdef"] {
+            let id = job_id_of(other);
+            assert_eq!(id, job_id_of(other));
+            assert!(id.len() == 36 && id.starts_with("job_"), "{id}");
+            assert!(
+                id[4..]
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase()),
+                "{id}"
+            );
+        }
     }
 
     #[test]
