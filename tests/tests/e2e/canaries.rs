@@ -16,6 +16,7 @@ use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::Value;
 
 use super::platform_health::{ADMIN, ALERT_SECRET, admin_get, alert_receiver, parse, public_state};
+use crate::webhook_receiver::Received;
 
 /// The canary interval: short, so the test is quick; detection is judged against it.
 const CANARY_EVERY: Duration = Duration::from_secs(1);
@@ -51,21 +52,11 @@ async fn until_state(service: &Service, want: &str, within: Duration) -> Duratio
 }
 
 /// The health alerts about tiktok received so far, as `from->to`.
-fn tiktok_changes(got: &[super::platform_health::Alert]) -> Vec<String> {
-    let key = mediaparse::config::health::alert_key(ALERT_SECRET).expect("key");
+fn tiktok_changes(got: &[Received]) -> Vec<String> {
     got.iter()
         .filter_map(|alert| {
-            assert!(
-                mediaparse::signing::verify(
-                    &key,
-                    &alert.id,
-                    alert.timestamp,
-                    &alert.body,
-                    &alert.signature
-                ),
-                "signed: {alert:?}"
-            );
-            let body: Value = serde_json::from_slice(&alert.body).expect("json");
+            assert!(alert.verifies_with(ALERT_SECRET), "signed: {alert:?}");
+            let body = alert.json();
             (body["data"]["platform"] == "tiktok").then(|| {
                 format!("{}->{}", body["data"]["from"], body["data"]["to"]).replace('"', "")
             })
@@ -82,15 +73,16 @@ async fn a_canary_catches_a_changed_platform_and_its_failure_replays_as_a_fixtur
         .unwrap();
     let dir = tempfile::tempdir().expect("tempdir");
     let config = dir.path().join("config.toml");
-    let (alert_url, alerts) = alert_receiver().await;
+    let alerts = alert_receiver().await;
     // Canaries of other platforms (if their installed platform.toml has
     // any) run once an hour; tiktok's every second, on the fixture's post.
     std::fs::write(
         &config,
         format!(
             "[health]\nbreaker = \"on\"\ncanaries = \"on\"\ncanary_every = \"1h\"\ncooldown_ms = 3000\n\
-             alert_urls = [\"{alert_url}\"]\nalert_secret = \"{ALERT_SECRET}\"\nalert_min_interval_secs = 0\n\
+             alert_urls = [\"{}\"]\nalert_secret = \"{ALERT_SECRET}\"\nalert_min_interval_secs = 0\n\
              [platforms.tiktok]\ncanary_every = \"{}ms\"\ncanaries = [{{ url = \"{}\", expect = {{ min_videos = 1 }} }}]\n",
+            alerts.url,
             CANARY_EVERY.as_millis(),
             post.input
         ),
@@ -165,15 +157,12 @@ async fn a_canary_catches_a_changed_platform_and_its_failure_replays_as_a_fixtur
     );
 
     // A signed alert about the break.
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !tiktok_changes(&alerts.lock().unwrap()).contains(&"ok->broken".to_string()) {
-        assert!(
-            Instant::now() < deadline,
-            "alerts: {:?}",
-            tiktok_changes(&alerts.lock().unwrap())
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    alerts
+        .wait_until(
+            |got| tiktok_changes(got).contains(&"ok->broken".to_string()),
+            "the alert ok->broken",
+        )
+        .await;
 
     // The failing canary parse was kept; exported, it replays to the same failure.
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -221,15 +210,13 @@ async fn a_canary_catches_a_changed_platform_and_its_failure_replays_as_a_fixtur
     let health = tiktok_health(&service).await;
     assert_eq!(health["breaker"]["state"], "closed", "{health}");
     assert_eq!(health["lastCanary"]["outcome"], "ok", "{health}");
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let changes = loop {
-        let changes = tiktok_changes(&alerts.lock().unwrap());
-        if changes.contains(&"broken->ok".to_string()) {
-            break changes;
-        }
-        assert!(Instant::now() < deadline, "alerts: {changes:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let got = alerts
+        .wait_until(
+            |got| tiktok_changes(got).contains(&"broken->ok".to_string()),
+            "the alert broken->ok",
+        )
+        .await;
+    let changes = tiktok_changes(&got);
     assert_eq!(changes, ["ok->broken", "broken->ok"]);
 
     // Canaries are never charged: only the one live parse was.

@@ -3,13 +3,9 @@
 //! announced by a signed `job.done` webhook, removed after its retention.
 //! Real binary, real SQLite, every recorded fixture behind the fake upstream.
 
-use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::http::{HeaderMap, StatusCode};
 use mediaparse_sdk::fixture::Case;
 use mediaparse_tests::contract;
 use mediaparse_tests::fake_upstream::FakeUpstream;
@@ -18,6 +14,7 @@ use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
 
 use crate::accounts::support::assert_books_balance;
+use crate::webhook_receiver::Receiver;
 
 const TIKTOK_PHOTO: &str = "https://www.tiktok.com/@lina.travels/photo/7349984207157387783";
 const YOUTUBE: &str = "https://youtu.be/it3OtbTxQk0?si=Q2x7uU3n";
@@ -347,53 +344,6 @@ async fn a_job_killed_mid_run_resumes_after_a_restart_and_charges_each_item_once
     assert_eq!(accounts.iter().find(|a| a.id == "default").unwrap().held, 0);
 }
 
-/// One POST as received.
-#[derive(Clone, Debug)]
-struct Received {
-    at: Instant,
-    id: String,
-    timestamp: i64,
-    signature: String,
-    body: Vec<u8>,
-}
-
-/// A loopback receiver answering `script` in turn, then 200.
-async fn receiver(script: &[u16]) -> (String, Arc<Mutex<Vec<Received>>>) {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let got = Arc::new(Mutex::new(Vec::new()));
-    let script = Arc::new(Mutex::new(
-        script.iter().copied().collect::<VecDeque<u16>>(),
-    ));
-    let sink = got.clone();
-    let app = axum::Router::new().route(
-        "/hooks/jobs",
-        axum::routing::post(move |headers: HeaderMap, body: Bytes| {
-            let (sink, script) = (sink.clone(), script.clone());
-            async move {
-                let header = |n: &str| {
-                    headers
-                        .get(n)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or_default()
-                        .to_string()
-                };
-                sink.lock().unwrap().push(Received {
-                    at: Instant::now(),
-                    id: header("webhook-id"),
-                    timestamp: header("webhook-timestamp").parse().unwrap_or(-1),
-                    signature: header("webhook-signature"),
-                    body: body.to_vec(),
-                });
-                let status = script.lock().unwrap().pop_front().unwrap_or(200);
-                StatusCode::from_u16(status).unwrap()
-            }
-        }),
-    );
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (format!("http://{addr}/hooks/jobs"), got)
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_done_job_is_posted_signed_to_its_callback_retried_and_removed_after_its_retention() {
     let cases = cases();
@@ -422,43 +372,24 @@ async fn a_done_job_is_posted_signed_to_its_callback_retried_and_removed_after_i
         .as_str()
         .unwrap()
         .to_string();
-    let (url, got) = receiver(&[500, 500]).await;
+    let receiver = Receiver::start(&[500, 500]).await;
 
     let posted = Instant::now();
     let (status, _, body) = submit(
         &service,
         &token,
-        json!({"items": [{"url": TIKTOK_PHOTO}, {"url": UNSUPPORTED}], "callback_url": url}),
+        json!({"items": [{"url": TIKTOK_PHOTO}, {"url": UNSUPPORTED}], "callback_url": receiver.url}),
     )
     .await;
     assert_eq!(status, 202, "{body}");
     let id = body["data"]["id"].as_str().unwrap().to_string();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while got.lock().unwrap().len() < 3 {
-        assert!(
-            Instant::now() < deadline,
-            "{} POSTs",
-            got.lock().unwrap().len()
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    let posts = got.lock().unwrap().clone();
+    let posts = receiver.wait_for(3).await;
     eprintln!(
         "job latency, POST /api/v1/jobs to the first webhook POST: {:.1} ms",
         (posts[0].at - posted).as_secs_f64() * 1000.0
     );
-    let key = mediaparse::signing::secret_key(&secret).unwrap();
     for post in &posts {
-        assert!(
-            mediaparse::signing::verify(
-                &key,
-                &post.id,
-                post.timestamp,
-                &post.body,
-                &post.signature
-            ),
-            "signature of {post:?}"
-        );
+        assert!(post.verifies_with(&secret), "signature of {post:?}");
         assert_eq!(post.id, posts[0].id, "every attempt is the one event");
         let event: Value = serde_json::from_slice(&post.body).unwrap();
         assert_eq!(event["type"], "job.done");
@@ -485,7 +416,7 @@ async fn a_done_job_is_posted_signed_to_its_callback_retried_and_removed_after_i
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     // Delivered on the third attempt: no fourth.
-    assert_eq!(got.lock().unwrap().len(), 3);
+    assert_eq!(receiver.received().len(), 3);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -41,5 +41,6 @@ mod slow_clients;
 mod test_mode;
 mod tiktok_slice;
 mod tunnel;
+mod webhook_receiver;
 mod webhooks;
 mod youtube;

@@ -6,11 +6,7 @@
 //! Each change into or out of trouble is POSTed, signed, to an alert
 //! receiver on loopback.
 
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-use axum::body::Bytes;
-use axum::http::HeaderMap;
 
 use mediaparse_sdk::fixture::Case;
 use mediaparse_tests::fake_upstream::FakeUpstream;
@@ -18,51 +14,16 @@ use mediaparse_tests::paths;
 use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
 
+use crate::webhook_receiver::Receiver;
+
 pub(super) const ADMIN: &str = "operator-token-of-the-platform-health-rig";
 
 /// The Standard Webhooks example secret.
 pub(super) const ALERT_SECRET: &str = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
-/// One alert POST as received: its webhook headers and body.
-#[derive(Clone, Debug)]
-pub(super) struct Alert {
-    pub(super) id: String,
-    pub(super) timestamp: i64,
-    pub(super) signature: String,
-    pub(super) body: Vec<u8>,
-}
-
-/// A receiver of alert POSTs on loopback: its URL and what it got.
-pub(super) async fn alert_receiver() -> (String, Arc<Mutex<Vec<Alert>>>) {
-    let got = Arc::new(Mutex::new(Vec::new()));
-    let sink = got.clone();
-    let app = axum::Router::new().route(
-        "/hooks/mediaparse",
-        axum::routing::post(move |headers: HeaderMap, body: Bytes| {
-            let sink = sink.clone();
-            async move {
-                let header = |n: &str| {
-                    headers
-                        .get(n)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or_default()
-                        .to_string()
-                };
-                let alert = Alert {
-                    id: header("webhook-id"),
-                    timestamp: header("webhook-timestamp").parse().unwrap_or(-1),
-                    signature: header("webhook-signature"),
-                    body: body.to_vec(),
-                };
-                sink.lock().unwrap().push(alert);
-                "ok"
-            }
-        }),
-    );
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (format!("http://{addr}/hooks/mediaparse"), got)
+/// A receiver of alert POSTs on loopback (answering `200`).
+pub(super) async fn alert_receiver() -> Receiver {
+    Receiver::start(&[]).await
 }
 
 /// Failures on the platform's side (the only ones that count).
@@ -165,14 +126,15 @@ async fn a_broken_platform_is_refused_without_upstream_requests_until_it_recover
     // Judged from 4 parses; a 3 s cool-down: long enough that the refusal
     // right after the opening parse lands inside it on a loaded machine.
     // Every change alerted at once.
-    let (alert_url, alerts) = alert_receiver().await;
+    let alerts = alert_receiver().await;
     std::fs::write(
         &config,
         format!(
             // Under the upstream override an unconfigured breaker is off:
             // this service switches it on, as a deployment has it.
-            "[health]\nbreaker = \"on\"\nmin_parses = 4\ncooldown_ms = 3000\nalert_urls = [\"{alert_url}\"]\n\
-             alert_secret = \"{ALERT_SECRET}\"\nalert_min_interval_secs = 0\n"
+            "[health]\nbreaker = \"on\"\nmin_parses = 4\ncooldown_ms = 3000\nalert_urls = [\"{}\"]\n\
+             alert_secret = \"{ALERT_SECRET}\"\nalert_min_interval_secs = 0\n",
+            alerts.url
         ),
     )
     .expect("config");
@@ -295,29 +257,11 @@ async fn a_broken_platform_is_refused_without_upstream_requests_until_it_recover
     );
 
     // Three alerts, in order, each signed with the secret (unknown → ok is none).
-    let deadline = Instant::now() + Duration::from_secs(30);
-    let got = loop {
-        let got = alerts.lock().unwrap().clone();
-        if got.len() >= 3 {
-            break got;
-        }
-        assert!(Instant::now() < deadline, "alerts received: {got:?}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
-    let key = mediaparse::config::health::alert_key(ALERT_SECRET).expect("key");
+    let got = alerts.wait_for(3).await;
     let mut changes = Vec::new();
     for alert in &got {
         assert!(alert.id.starts_with("msg_"), "{alert:?}");
-        assert!(
-            mediaparse::signing::verify(
-                &key,
-                &alert.id,
-                alert.timestamp,
-                &alert.body,
-                &alert.signature
-            ),
-            "{alert:?}"
-        );
+        assert!(alert.verifies_with(ALERT_SECRET), "{alert:?}");
         let body: Value = serde_json::from_slice(&alert.body).expect("json");
         assert_eq!(body["type"], "platform.health", "{body}");
         assert_eq!(body["data"]["platform"], "tiktok", "{body}");

@@ -3,100 +3,15 @@
 //! Standard Webhooks signature with the key's secret. Events are queued
 //! through the admin API's `webhook-test` operation.
 
-use std::collections::VecDeque;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use axum::body::Bytes;
-use axum::http::{HeaderMap, StatusCode};
 use mediaparse_tests::service::{Service, ServiceOptions};
+
+use crate::webhook_receiver::Receiver;
 use serde_json::{Value, json};
 
 const ADMIN: &str = "operator-token-of-the-webhooks-rig-0123456789";
-
-/// One POST as received.
-#[derive(Clone, Debug)]
-struct Received {
-    id: String,
-    timestamp: i64,
-    signature: String,
-    body: Vec<u8>,
-}
-
-impl Received {
-    fn verifies_with(&self, secret: &str) -> bool {
-        let key = mediaparse::signing::secret_key(secret).expect("a whsec_ secret");
-        mediaparse::signing::verify(&key, &self.id, self.timestamp, &self.body, &self.signature)
-    }
-
-    fn json(&self) -> Value {
-        serde_json::from_slice(&self.body).expect("a JSON body")
-    }
-}
-
-/// A receiver: answers the statuses in `script` in turn, then 200; keeps
-/// every POST.
-struct Receiver {
-    url: String,
-    got: Arc<Mutex<Vec<Received>>>,
-}
-
-async fn receiver_on(listener: tokio::net::TcpListener, script: &[u16]) -> Receiver {
-    let got = Arc::new(Mutex::new(Vec::new()));
-    let script = Arc::new(Mutex::new(
-        script.iter().copied().collect::<VecDeque<u16>>(),
-    ));
-    let sink = got.clone();
-    let app = axum::Router::new().route(
-        "/hooks/in",
-        axum::routing::post(move |headers: HeaderMap, body: Bytes| {
-            let (sink, script) = (sink.clone(), script.clone());
-            async move {
-                let header = |n: &str| {
-                    headers
-                        .get(n)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or_default()
-                        .to_string()
-                };
-                sink.lock().unwrap().push(Received {
-                    id: header("webhook-id"),
-                    timestamp: header("webhook-timestamp").parse().unwrap_or(-1),
-                    signature: header("webhook-signature"),
-                    body: body.to_vec(),
-                });
-                let status = script.lock().unwrap().pop_front().unwrap_or(200);
-                StatusCode::from_u16(status).unwrap()
-            }
-        }),
-    );
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    Receiver {
-        url: format!("http://{addr}/hooks/in"),
-        got,
-    }
-}
-
-impl Receiver {
-    /// Wait (at most 30 s) until `n` POSTs arrived; returns them.
-    async fn wait_for(&self, n: usize) -> Vec<Received> {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let got = self.got.lock().unwrap().clone();
-            if got.len() >= n {
-                return got;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "{} POSTs received, waiting for {n}",
-                got.len()
-            );
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
 
 /// Short retries so the test sees them: `first_retry_ms`, then twice that.
 fn config(dir: &Path, first_retry_ms: u64) -> std::path::PathBuf {
@@ -220,7 +135,7 @@ async fn a_receiver_that_fails_twice_gets_three_signed_attempts_and_rotation_ret
     service.create_key(&[]).expect("key");
     let key = key_id(&service);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let receiver = receiver_on(listener, &[500, 500]).await;
+    let receiver = Receiver::on(listener, &[500, 500]).await;
 
     // Without a secret a delivery is refused, with the reason recorded.
     let refused = send_test_event(&service, &key, &receiver.url).await;
@@ -231,7 +146,7 @@ async fn a_receiver_that_fails_twice_gets_three_signed_attempts_and_rotation_ret
             .is_some_and(|e| e.contains("no webhook secret")),
         "{listed}"
     );
-    assert!(receiver.got.lock().unwrap().is_empty(), "nothing was sent");
+    assert!(receiver.received().is_empty(), "nothing was sent");
 
     // Plain http elsewhere than loopback is refused at once, even in test mode.
     let (status, body) = admin(
@@ -281,11 +196,7 @@ async fn a_receiver_that_fails_twice_gets_three_signed_attempts_and_rotation_ret
             .timestamp_millis()
     };
     assert!(at(1) - at(0) >= 225, "{listed}");
-    assert_eq!(
-        receiver.got.lock().unwrap().len(),
-        3,
-        "exactly three attempts"
-    );
+    assert_eq!(receiver.received().len(), 3, "exactly three attempts");
 
     // Rotation: the next event verifies with the new secret only.
     let rotated = new_secret(&service, &key).await;
@@ -348,7 +259,7 @@ async fn a_pending_delivery_survives_a_restart_and_is_delivered_after_it() {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", port))
         .await
         .expect("the receiver's port");
-    let receiver = receiver_on(listener, &[]).await;
+    let receiver = Receiver::on(listener, &[]).await;
     let service = start(dir.path(), &db, 2000).await;
     let got = receiver.wait_for(1).await;
     assert_eq!(got[0].id, id);
@@ -401,7 +312,7 @@ async fn the_console_creates_the_secret_and_lists_deliveries_for_customer_and_op
     assert!(secret.starts_with("whsec_"), "{secret}");
 
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let receiver = receiver_on(listener, &[503]).await;
+    let receiver = Receiver::on(listener, &[503]).await;
     let id = send_test_event(&service, &key, &receiver.url).await;
     let got = receiver.wait_for(2).await;
     assert!(got.iter().all(|p| p.verifies_with(&secret)), "{got:?}");
