@@ -99,8 +99,8 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
         .unwrap_or_else(|| chrono::Utc::now().timestamp_millis().max(0) as u64);
 
     // The live parse: detect, then the pipeline's rounds.
-    let mut session = registry.session(&ext)?;
-    let detected = session.detect(&options.input)?;
+    let guest = parse::Guest::unplanned(&registry, &ext);
+    let ((), detected) = guest.detect_after(&options.input, || Ok(())).await?;
     let (target, result) = match detected {
         Err(failure) => (None, Err(failure)),
         Ok(mut target) => {
@@ -138,7 +138,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
                         memos: &crate::registry::Memos::in_memory(),
                         capture: None,
                     },
-                    session,
+                    &guest,
                     target.clone(),
                     ctx,
                 ),

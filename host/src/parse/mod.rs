@@ -34,10 +34,11 @@ use crate::config::OperatorConfig;
 pub use crate::core::ParseLimits;
 use crate::core::{Clock, PlatformData};
 use crate::fetch::{ExitPools, Pacer, Sessions, Upstream};
-use crate::registry::{LoadedExtractor, Registry, Session};
+use crate::registry::{LoadedExtractor, Registry};
 use crate::store::{Charge, KeyRecord, Store};
 use egress::Egress;
 pub use error::ParseError;
+pub use guest::Guest;
 pub use plan::PlatformPlan;
 use redact::redact_media;
 pub use rounds::{Capture, Captured, Outbound, Rounds, extract};
@@ -344,7 +345,7 @@ async fn extract_admitted(
         .map_err(|_| ParseError::UpstreamTimeout)??;
     let rounds_deadline = deadline.min(tokio::time::Instant::now() + plan.limits.parse_timeout);
     let work = async {
-        let (funds, session, target) = detect(routed, request).await?;
+        let (funds, guest, target) = detect(routed, request).await?;
         // A post the extractor claims, for an account that cannot pay for it:
         // refused before any upstream request.
         if let Funds::Short { balance } = funds {
@@ -354,7 +355,7 @@ async fn extract_admitted(
                 balance,
             });
         }
-        cached_or_extracted(routed, request.cache, session, target).await
+        cached_or_extracted(routed, request.cache, &guest, target).await
     };
     Slot::hold(slot, tokio::time::timeout_at(rounds_deadline, work))
         .await
@@ -367,7 +368,7 @@ async fn extract_admitted(
 async fn detect(
     routed: Routed<'_>,
     request: &ParseRequest<'_>,
-) -> Result<(Funds, Session, sdk::Target), ParseError> {
+) -> Result<(Funds, Guest, sdk::Target), ParseError> {
     let Routed {
         services,
         ext,
@@ -390,9 +391,8 @@ async fn detect(
             billing::precheck(&store, &account, price).map_err(ParseError::from)
         }
     };
-    let (funds, session, detected) =
-        guest::instantiate_and_detect(&services.registry, ext, plan, request.input, precheck)
-            .await?;
+    let guest = Guest::new(&services.registry, ext, plan);
+    let (funds, detected) = guest.detect_after(request.input, precheck).await?;
     let mut target = detected.map_err(ParseError::Failure)?;
     if target.platform != plan.platform {
         return Err(ParseError::ExtractorFailed(format!(
@@ -401,7 +401,7 @@ async fn detect(
         )));
     }
     target.input = request.input.to_string();
-    Ok((funds, session, target))
+    Ok((funds, guest, target))
 }
 
 /// The same post's kept result, the extraction another parse runs for it,
@@ -409,7 +409,7 @@ async fn detect(
 async fn cached_or_extracted(
     routed: Routed<'_>,
     cache_use: CacheUse,
-    session: Session,
+    guest: &Guest,
     target: sdk::Target,
 ) -> Result<Extracted, ParseError> {
     let Routed {
@@ -441,7 +441,7 @@ async fn cached_or_extracted(
         .cache
         .run(key.as_deref(), keep, || async {
             let egress = Egress::lease(services, plan)?;
-            let (media, platform_data) = extract_through(routed, &egress, session, target).await?;
+            let (media, platform_data) = extract_through(routed, &egress, guest, target).await?;
             Ok::<_, ParseError>(CachedParse {
                 media,
                 platform_data,
@@ -456,7 +456,7 @@ async fn cached_or_extracted(
 async fn extract_through(
     routed: Routed<'_>,
     egress: &Egress,
-    session: Session,
+    guest: &Guest,
     target: sdk::Target,
 ) -> Result<(sdk::Media, PlatformData), ParseError> {
     let Routed {
@@ -488,7 +488,7 @@ async fn extract_through(
         memos: services.registry.memos(),
         capture: routed.capture,
     };
-    let extracted = extract(&rounds, session, target, ctx).await;
+    let extracted = extract(&rounds, guest, target, ctx).await;
     egress.settle(services, plan, &extracted);
     extracted
 }

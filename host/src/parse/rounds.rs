@@ -4,7 +4,7 @@ use std::sync::Arc;
 
 use mediaparse_sdk as sdk;
 
-use super::guest::call;
+use super::guest::Guest;
 use super::{ParseError, ParseLimits};
 use crate::config::PlatformLimits;
 use crate::core::PlatformData;
@@ -12,7 +12,7 @@ use crate::core::sanitize::text::SanitizeError;
 use crate::fetch::{
     ExitLease, ExitPools, FetchError, Outcome, Pacer, SessionLease, Sessions, Upstream,
 };
-use crate::registry::{LoadedExtractor, Memos, Next, Session};
+use crate::registry::{LoadedExtractor, Memos, Next};
 
 /// Where and how a parse's upstream requests go: the platform's limits and
 /// the exit this parse holds, whose health every answer updates.
@@ -93,7 +93,7 @@ impl Capture {
 /// asks to remember is kept, whether the parse succeeds or not.
 pub async fn extract(
     rounds: &Rounds<'_>,
-    session: Session,
+    guest: &Guest,
     target: sdk::Target,
     mut ctx: sdk::Context,
 ) -> Result<(sdk::Media, PlatformData), ParseError> {
@@ -102,7 +102,7 @@ pub async fn extract(
         .remembered(rounds.ext.platform(), ctx.now_unix_ms / 1000);
     let ctx = Arc::new(ctx);
     let mut done: Arc<Vec<sdk::Exchange>> = Arc::new(Vec::new());
-    let result = run_rounds(rounds, session, target, ctx.clone(), &mut done).await;
+    let result = run_rounds(rounds, guest, target, ctx.clone(), &mut done).await;
     if result.is_err()
         && let Some(capture) = rounds.capture
     {
@@ -119,7 +119,7 @@ pub async fn extract(
 /// [`extract`]'s rounds; every exchange is appended to `done`.
 async fn run_rounds(
     rounds: &Rounds<'_>,
-    mut session: Session,
+    guest: &Guest,
     target: sdk::Target,
     ctx: Arc<sdk::Context>,
     done: &mut Arc<Vec<sdk::Exchange>>,
@@ -135,20 +135,14 @@ async fn run_rounds(
     let platform = ext.platform();
     let now_s = ctx.now_unix_ms / 1000;
     let target = Arc::new(target);
-    for _round in 0..limits.max_rounds {
+    for round_no in 0..limits.max_rounds {
         let (t, c, d) = (target.clone(), ctx.clone(), done.clone());
-        let (s, stepped) = call(session, move |s| s.step(&t, &c, &d)).await?;
-        session = s;
+        let (wit, stepped) = guest.call(move |s| (s.wit(), s.step(&t, &c, &d))).await?;
         let round = stepped?.map_err(ParseError::Failure)?;
         memos.remember(platform, &round.remember, now_s);
         match round.next {
             Next::Done(media, data) => {
-                tracing::debug!(
-                    platform,
-                    wit = session.wit(),
-                    guest_calls = session.guest_calls(),
-                    "extracted"
-                );
+                tracing::debug!(platform, wit, rounds = round_no + 1, "extracted");
                 return finish(platform, media, &data);
             }
             Next::Fetch(requests) => {

@@ -47,25 +47,28 @@ pub(crate) fn bundled_toml(platform: &str) -> PathBuf {
 /// HTTP layer's tests use it too).
 pub(crate) fn registry() -> Arc<Registry> {
     static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
-    REGISTRY
-        .get_or_init(|| {
-            let runtime = Runtime::new(SandboxLimits::default()).expect("wasm runtime");
-            let registry = Arc::new(Registry::new(runtime));
-            let dir = tempfile::tempdir().expect("tempdir");
-            // With tiktok's platform.toml: a component is served with its manifest.
-            std::fs::copy(bundled_toml("tiktok"), dir.path().join("tiktok.toml"))
-                .expect("copy toml");
-            std::fs::copy(test_guest(), dir.path().join("tiktok.wasm")).expect("copy guest");
-            assert_eq!(registry.load_dir(dir.path()).expect("load"), 1);
-            registry
-        })
-        .clone()
+    REGISTRY.get_or_init(fresh_registry).clone()
+}
+
+/// A registry of its own holding the test guest as `tiktok`.
+fn fresh_registry() -> Arc<Registry> {
+    let runtime = Runtime::new(SandboxLimits::default()).expect("wasm runtime");
+    let registry = Arc::new(Registry::new(runtime));
+    let dir = tempfile::tempdir().expect("tempdir");
+    // With tiktok's platform.toml: a component is served with its manifest.
+    std::fs::copy(bundled_toml("tiktok"), dir.path().join("tiktok.toml")).expect("copy toml");
+    std::fs::copy(test_guest(), dir.path().join("tiktok.wasm")).expect("copy guest");
+    assert_eq!(registry.load_dir(dir.path()).expect("load"), 1);
+    registry
 }
 
 /// Answers every request with `status` (or a timeout), counting calls.
 struct FakeUpstream {
     calls: AtomicUsize,
     answer: Result<u16, ()>,
+    /// A registry whose live instances each fetch notes in `live_at_fetch`.
+    probe: OnceLock<Arc<Registry>>,
+    live_at_fetch: std::sync::Mutex<Vec<usize>>,
 }
 
 impl Upstream for FakeUpstream {
@@ -78,6 +81,10 @@ impl Upstream for FakeUpstream {
         _proxy: Option<&'a str>,
     ) -> futures::future::BoxFuture<'a, Result<HttpResponse, FetchError>> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        if let Some(registry) = self.probe.get() {
+            let live = registry.runtime().live_instances();
+            self.live_at_fetch.lock().unwrap().push(live);
+        }
         let answer = self.answer.map(|status| HttpResponse {
             request_url: request.url.clone(),
             final_url: request.url.clone(),
@@ -102,6 +109,8 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
     let upstream = Arc::new(FakeUpstream {
         calls: AtomicUsize::new(0),
         answer,
+        probe: OnceLock::new(),
+        live_at_fetch: Default::default(),
     });
     let services = Services {
         store: store.clone(),
@@ -224,6 +233,27 @@ async fn a_parse_makes_a_known_number_of_thread_handoffs() {
     let (parsed, handoffs) = w.parse_counted(&key, OK).await;
     assert_eq!(parsed.expect("parsed").cache, super::CacheOutcome::Hit);
     assert_eq!(handoffs, 2 * 2, "pre-check with detect, charge");
+}
+
+/// A parse holds a guest instance only while its guest runs: none is
+/// alive while it waits for the platform, so parses waiting on slow
+/// upstreams hold no linear memory. Its own registry, so no other test's
+/// instances are counted.
+#[tokio::test]
+async fn no_instance_is_alive_while_a_parse_waits_for_its_upstream() {
+    let mut w = world("", Ok(200));
+    let registry = fresh_registry();
+    w.services.registry = registry.clone();
+    assert!(w.upstream.probe.set(registry.clone()).is_ok());
+    let key = w.key(None, 5);
+    w.parse(&key, OK).await.expect("parsed");
+    let seen = w.upstream.live_at_fetch.lock().unwrap().clone();
+    assert!(!seen.is_empty(), "the parse fetched");
+    assert!(
+        seen.iter().all(|&n| n == 0),
+        "instances alive during its fetches: {seen:?}"
+    );
+    assert_eq!(registry.runtime().live_instances(), 0, "none left after it");
 }
 
 #[tokio::test]

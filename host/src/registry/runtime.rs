@@ -4,6 +4,7 @@
 //! sealed: its clocks and randomness come from the parse (see [`sealed`]).
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
@@ -95,6 +96,24 @@ pub struct Runtime {
     linker: Linker<GuestState>,
     linker_1_0: Linker<GuestState>,
     pub limits: SandboxLimits,
+    /// Instances alive now ([`Runtime::live_instances`]).
+    live: Arc<AtomicUsize>,
+}
+
+/// One live instance, counted while its [`Session`] exists.
+struct Live(Arc<AtomicUsize>);
+
+impl Live {
+    fn new(count: &Arc<AtomicUsize>) -> Live {
+        count.fetch_add(1, Ordering::Relaxed);
+        Live(count.clone())
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
 }
 
 /// Per-store host state.
@@ -193,7 +212,14 @@ impl Runtime {
             linker,
             linker_1_0,
             limits,
+            live: Arc::default(),
         }))
+    }
+
+    /// Instances of this runtime alive now: each one holds a pool slot and
+    /// its linear memory until its session ends.
+    pub fn live_instances(&self) -> usize {
+        self.live.load(Ordering::Relaxed)
     }
 
     pub fn compile(&self, bytes: &[u8]) -> anyhow::Result<Component> {
@@ -277,6 +303,7 @@ impl Runtime {
             guest_calls: 0,
             platform: platform.to_string(),
             limits: limits.clone(),
+            _live: Live::new(&self.live),
         })
     }
 }
@@ -353,6 +380,7 @@ pub struct Session {
     guest_calls: u32,
     platform: String,
     limits: SandboxLimits,
+    _live: Live,
 }
 
 impl Session {
