@@ -175,7 +175,7 @@ mod tests {
 
     #[test]
     fn traffic_adds_up_per_day_key_and_platform() {
-        crate::store::both::each_backend(|t| traffic_adds_up(&t.store));
+        crate::both::each_backend(|t| traffic_adds_up(&t.store));
     }
 
     fn traffic_adds_up(store: &Store) {

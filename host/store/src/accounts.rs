@@ -241,8 +241,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::Charge;
-    use crate::store::both::each_backend;
+    use crate::Charge;
+    use crate::both::each_backend;
 
     #[test]
     fn grants_minus_ledger_is_the_balance_through_adds_sets_and_charges() {

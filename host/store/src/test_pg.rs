@@ -291,3 +291,28 @@ pub fn enable_tls(cert_pem: &str, key_pem: &str) {
 fn sql_quote(s: &str) -> String {
     format!("'{}'", s.replace('\'', "''"))
 }
+
+/// Hold `n` connections of `store`'s pool at once, then give them back idle.
+pub fn fill_pool(store: &crate::Store, n: usize) {
+    let crate::Backend::Postgres(pg) = &store.backend else {
+        unreachable!("a PostgreSQL store")
+    };
+    let barrier = std::sync::Barrier::new(n);
+    std::thread::scope(|scope| {
+        let held: Vec<_> = (0..n)
+            .map(|_| {
+                scope.spawn(|| {
+                    // Every connection is held until all were lent.
+                    let client = pg.client();
+                    barrier.wait();
+                    client.map(drop)
+                })
+            })
+            .collect();
+        for h in held {
+            h.join()
+                .unwrap()
+                .expect("a connection for every admitted parse");
+        }
+    });
+}

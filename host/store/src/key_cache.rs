@@ -151,7 +151,7 @@ impl KeyCache {
                 .unwrap_or_else(|p| p.into_inner())
                 .is_some_and(|at| at.elapsed() < HEALTH_TIMEOUT);
         if !healthy && self.started.load(Ordering::SeqCst) {
-            crate::metrics::global().key_cache_listener(false);
+            mediaparse_metrics::global().key_cache_listener(false);
         }
         healthy
     }
@@ -159,14 +159,14 @@ impl KeyCache {
     /// PostgreSQL: the listener's connection answered a ping now.
     fn healthy_now(&self) {
         *self.last_healthy.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
-        crate::metrics::global().key_cache_listener(true);
+        mediaparse_metrics::global().key_cache_listener(true);
     }
 
     /// PostgreSQL: the listener lost its connection.
     fn lost(&self) {
         self.listening.store(false, Ordering::SeqCst);
         *self.last_healthy.lock().unwrap_or_else(|p| p.into_inner()) = None;
-        crate::metrics::global().key_cache_listener(false);
+        mediaparse_metrics::global().key_cache_listener(false);
         self.invalidate();
     }
 

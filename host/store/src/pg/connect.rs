@@ -15,7 +15,7 @@ use rustls::pki_types::CertificateDer;
 use rustls::pki_types::pem::PemObject;
 use tokio_postgres_rustls::MakeRustlsConnect;
 
-use crate::store::{StoreError, StoreResult};
+use crate::{StoreError, StoreResult};
 
 /// A parsed URL and the TLS connector its connections use; cheap to clone.
 #[derive(Clone)]

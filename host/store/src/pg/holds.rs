@@ -7,8 +7,8 @@ use postgres::error::SqlState;
 use postgres::types::Type;
 
 use super::Pg;
-use crate::store::holds::{HoldRequest, Reserved};
-use crate::store::{Bill, Charge, StoreResult};
+use crate::holds::{HoldRequest, Reserved};
+use crate::{Bill, Charge, StoreResult};
 
 /// Delete hold `hold` and give its credits back (in the caller's
 /// transaction, if any); whether it was there.
@@ -88,7 +88,7 @@ impl Pg {
             &[(&bill.request_id, Type::TEXT)],
         )?;
         if let Some(row) = already {
-            crate::store::idempotency::same_charge(
+            crate::idempotency::same_charge(
                 &(row.get(0), row.get(1), row.get(2)),
                 &bill.account,
                 &bill.key_id,

@@ -293,7 +293,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::both::{each_backend, postgres};
+    use crate::both::{each_backend, postgres};
 
     fn job(id: &str, created_ms: i64) -> JobRecord {
         JobRecord {

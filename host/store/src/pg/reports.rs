@@ -5,9 +5,9 @@
 use postgres::types::ToSql;
 
 use super::Pg;
-use crate::store::report::usage_groups;
-use crate::store::tunnel_usage::{DAY, TunnelTraffic, TunnelUsage, tunnel_groups};
-use crate::store::{StoreError, StoreResult, Usage, UsageEntry};
+use crate::report::usage_groups;
+use crate::tunnel_usage::{DAY, TunnelTraffic, TunnelUsage, tunnel_groups};
+use crate::{StoreError, StoreResult, Usage, UsageEntry};
 
 /// A `WHERE` clause with `?n` placeholders and its values, as PostgreSQL
 /// takes them: `$n` placeholders and typed parameters.

@@ -6,8 +6,8 @@
 
 use postgres::{Client, GenericClient};
 
-use crate::store::schema::SCHEMA_VERSION;
-use crate::store::{StoreError, StoreResult};
+use crate::schema::SCHEMA_VERSION;
+use crate::{StoreError, StoreResult};
 
 pub const PG_MIGRATIONS: &[&str] = &[
     // 1: accounts, keys, ledger, credit grants. Ledger and grant ids are

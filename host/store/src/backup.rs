@@ -89,7 +89,7 @@ fn copy_and_check(
     partial: &Path,
     online_budget: Duration,
 ) -> StoreResult<BackupSummary> {
-    crate::core::private_file::create_private(partial)
+    mediaparse_core::private_file::create_private(partial)
         .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", partial.display())))?;
     let mut dst = Connection::open(partial)?;
     if !copy_online(src, &mut dst, online_budget)? {

@@ -6,10 +6,10 @@ use std::collections::BTreeMap;
 use postgres::Row;
 
 use super::Pg;
-use crate::store::daily::{DailyCredits, LAST_CHARGED_USE};
-use crate::store::sessions::SessionRecord;
-use crate::store::users::{SIGN_UP_GRANT_REASON, SignInRecord, SignUpOutcome, UserRecord};
-use crate::store::{StoreError, StoreResult, UsageEntry};
+use crate::daily::{DailyCredits, LAST_CHARGED_USE};
+use crate::sessions::SessionRecord;
+use crate::users::{SIGN_UP_GRANT_REASON, SignInRecord, SignUpOutcome, UserRecord};
+use crate::{StoreError, StoreResult, UsageEntry};
 
 const USER_COLUMNS: &str = "id, account_id, email, password_hash, created_at";
 

@@ -17,7 +17,7 @@ mod async_writes;
 #[cfg(test)]
 mod async_writes_tests;
 #[cfg(test)]
-pub(crate) mod backend_tests;
+mod backend_tests;
 mod backup;
 #[cfg(test)]
 mod both;
@@ -162,14 +162,14 @@ pub struct KeyRecord {
     /// (`None`: the service default, direct). Read with the key, so a parse
     /// reads the key once; set with [`Store::key_delivery`].
     #[serde(skip)]
-    pub delivery: Option<crate::core::Delivery>,
+    pub delivery: Option<mediaparse_core::Delivery>,
 }
 
-#[cfg(test)]
 impl KeyRecord {
     /// A plain key of `account` for unit tests: no expiry, every platform,
     /// no own rate limit, never rotated.
-    pub(crate) fn for_tests(id: &str, account: &str) -> KeyRecord {
+    #[doc(hidden)]
+    pub fn for_tests(id: &str, account: &str) -> KeyRecord {
         KeyRecord {
             id: id.into(),
             account_id: account.into(),
@@ -732,7 +732,7 @@ fn open_sqlite(path: &Path) -> StoreResult<Connection> {
     // A new database file is the owner's only (its WAL and shared-memory
     // files take the database file's mode).
     if !path.as_os_str().is_empty() && path != Path::new(":memory:") {
-        crate::core::private_file::create_private(path)
+        mediaparse_core::private_file::create_private(path)
             .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", path.display())))?;
     }
     let conn = Connection::open(path)?;
@@ -808,6 +808,6 @@ fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
 }
 
 /// A stored delivery setting (the column accepts only the two names).
-pub(crate) fn delivery_of(column: Option<String>) -> Option<crate::core::Delivery> {
+pub(crate) fn delivery_of(column: Option<String>) -> Option<mediaparse_core::Delivery> {
     column.and_then(|d| d.parse().ok())
 }

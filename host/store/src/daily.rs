@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn groups_by_day_and_platform() {
-        crate::store::both::each_backend(|t| groups_by_day_and_platform_on(&t.store));
+        crate::both::each_backend(|t| groups_by_day_and_platform_on(&t.store));
     }
 
     fn groups_by_day_and_platform_on(store: &Store) {
@@ -165,7 +165,7 @@ mod tests {
 
     #[test]
     fn last_charged_use_per_key_from_the_ledger() {
-        crate::store::both::each_backend(|t| {
+        crate::both::each_backend(|t| {
             let store = &t.store;
             for (id, account) in [
                 ("k1", "acme"),
@@ -222,8 +222,8 @@ mod tests {
         assert!(!plan.iter().any(|d| d.starts_with("SCAN l")), "{plan:?}");
     }
 
-    fn key(id: &str, account: &str) -> crate::store::KeyRecord {
-        crate::store::KeyRecord {
+    fn key(id: &str, account: &str) -> crate::KeyRecord {
+        crate::KeyRecord {
             id: id.into(),
             account_id: account.into(),
             name: id.into(),

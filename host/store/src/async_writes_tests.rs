@@ -25,7 +25,7 @@ fn the_async_writes_answer_as_the_blocking_ones() {
                 .unwrap();
             assert_eq!(claim, run);
             let charge = |account: &'static str, request_id: &'static str| async move {
-                let bill = crate::store::Bill::new(account, "k1", "tiktok", 3, request_id);
+                let bill = crate::Bill::new(account, "k1", "tiktok", 3, request_id);
                 s.charge_attempt_async(&bill, 100).await
             };
             assert_eq!(

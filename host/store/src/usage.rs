@@ -54,7 +54,7 @@ pub struct UsageEntry {
 }
 
 fn as_rfc3339<S: serde::Serializer>(t: &i64, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&crate::core::clock::rfc3339(*t))
+    s.serialize_str(&mediaparse_core::clock::rfc3339(*t))
 }
 
 /// A bound value of a usage query, converted by each backend.
@@ -141,7 +141,7 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::both::each_backend;
+    use crate::both::each_backend;
 
     #[test]
     fn filters_by_account_key_platform_and_half_open_time_range() {

@@ -6,8 +6,8 @@ use postgres::error::SqlState;
 use postgres::types::Type;
 
 use super::Pg;
-use crate::store::idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
-use crate::store::{Bill, Charge, StoreError, StoreResult};
+use crate::idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
+use crate::{Bill, Charge, StoreError, StoreResult};
 
 const DAY_S: i64 = 86_400;
 
@@ -60,7 +60,7 @@ impl Pg {
         let status: Option<i32> = row.get(2);
         let credits: Option<i64> = row.get(3);
         let body: Option<String> = row.get(4);
-        Ok(crate::store::idempotency::claim_of(
+        Ok(crate::idempotency::claim_of(
             fingerprint,
             stored_fingerprint,
             request_id,
@@ -178,7 +178,7 @@ impl Pg {
                     "SELECT account_id, key_id, platform FROM ledger WHERE request_id = $1",
                     &[(&request_id, Type::TEXT)],
                 )?;
-                crate::store::idempotency::same_charge(
+                crate::idempotency::same_charge(
                     &(row.get(0), row.get(1), row.get(2)),
                     account,
                     key_id,

@@ -486,8 +486,8 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::KeyRecord;
-    use crate::store::both::{each_backend, postgres};
+    use crate::KeyRecord;
+    use crate::both::{each_backend, postgres};
 
     fn key(store: &Store, id: &str) {
         store

@@ -191,7 +191,7 @@ fn a_sqlite_deployment_moves_to_postgres_exactly() {
     let pg = Store::connect(&DbLocation::Postgres(url.clone())).unwrap();
     assert_eq!(pg.accounts().unwrap(), s.accounts().unwrap());
     let key = KeyRecord {
-        delivery: Some(crate::core::Delivery::Tunnel),
+        delivery: Some(mediaparse_core::Delivery::Tunnel),
         ..key
     };
     assert_eq!(pg.key_by_token_hash(b"hash-1").unwrap(), Some(key));
@@ -417,31 +417,6 @@ fn a_cached_postgres_key_expires_even_when_listen_is_silent() {
     }
 }
 
-/// Hold `n` connections of `store`'s pool at once, then give them back idle.
-pub(crate) fn fill_pool(store: &Store, n: usize) {
-    let super::Backend::Postgres(pg) = &store.backend else {
-        unreachable!("a PostgreSQL store")
-    };
-    let barrier = std::sync::Barrier::new(n);
-    std::thread::scope(|scope| {
-        let held: Vec<_> = (0..n)
-            .map(|_| {
-                scope.spawn(|| {
-                    // Every connection is held until all were lent.
-                    let client = pg.client();
-                    barrier.wait();
-                    client.map(drop)
-                })
-            })
-            .collect();
-        for h in held {
-            h.join()
-                .unwrap()
-                .expect("a connection for every admitted parse");
-        }
-    });
-}
-
 /// PostgreSQL: a store sized for N parses in flight lends N connections at
 /// once (each admitted parse reaches the books without waiting past the
 /// checkout timeout), and holds the reserve beside them.
@@ -455,7 +430,7 @@ fn a_postgres_pool_sized_from_admission_lends_a_connection_to_every_parse() {
         store.pg_pool_size(),
         Some(max_parses as u32 + super::POOL_RESERVE)
     );
-    fill_pool(&store, max_parses);
+    test_pg::fill_pool(&store, max_parses);
     // `--pg-pool-size` bounds it.
     let capped =
         Store::connect_for_parses(&DbLocation::Postgres(url), max_parses, Some(12)).unwrap();

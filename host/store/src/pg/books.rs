@@ -10,11 +10,11 @@ use postgres::types::{ToSql, Type};
 use postgres::{GenericClient, Row};
 
 use super::{Pg, reports};
-use crate::store::accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS};
-use crate::store::backup::BackupSummary;
-use crate::store::keys::KeyEdit;
-use crate::store::usage::{Usage, UsageFilter, UsageParam};
-use crate::store::{KeyRecord, StoreError, StoreResult};
+use crate::accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS};
+use crate::backup::BackupSummary;
+use crate::keys::KeyEdit;
+use crate::usage::{Usage, UsageFilter, UsageParam};
+use crate::{KeyRecord, StoreError, StoreResult};
 
 const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute, delivery";
 
@@ -36,7 +36,7 @@ fn key_from_row(r: &Row) -> KeyRecord {
         created_at: r.get(6),
         rotated_at: r.get(7),
         rate_limit_per_minute: limit.map(|l| u32::try_from(l).unwrap_or(u32::MAX)),
-        delivery: crate::store::delivery_of(r.get(9)),
+        delivery: crate::delivery_of(r.get(9)),
     }
 }
 
@@ -480,7 +480,7 @@ impl Pg {
                 &params,
                 column,
             )
-            .map(crate::store::report::usage_groups)
+            .map(crate::report::usage_groups)
         };
         let by_platform = group("platform")?;
         let by_key = group("key_id")?;
@@ -507,9 +507,6 @@ fn key_by_id(c: &mut impl GenericClient, id: &str) -> StoreResult<KeyRecord> {
 
 /// Tell every host's key cache (delivered when the transaction commits).
 fn notify_key_change(c: &mut impl GenericClient) -> StoreResult<()> {
-    c.execute(
-        "SELECT pg_notify($1, '')",
-        &[&crate::store::key_cache::CHANNEL],
-    )?;
+    c.execute("SELECT pg_notify($1, '')", &[&crate::key_cache::CHANNEL])?;
     Ok(())
 }

@@ -9,8 +9,7 @@ use std::sync::mpsc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use super::{Backend, Charge, CommitStats, Store, StoreError, StoreResult, lock};
-use crate::billing::{Bill, charge_settled};
+use super::{Backend, Bill, Charge, CommitStats, Store, StoreError, StoreResult, lock};
 
 fn store_with(credits: &[(&str, i64)]) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -46,7 +45,7 @@ fn queued_charge(store: &Store, account: &str, credits: i64, request_id: &str) -
     let mut charge: Pending = Box::pin(async move {
         store
             .charge_attempt_async(
-                &crate::store::Bill::new(&account, "k1", "tiktok", credits, &request_id),
+                &Bill::new(&account, "k1", "tiktok", credits, &request_id),
                 10,
             )
             .await
@@ -110,7 +109,7 @@ async fn concurrent_charges_share_commits_and_keep_the_ledger_exact() {
                 price: 1 + i % 3,
                 request_id: format!("req_{i}"),
             };
-            tokio::spawn(async move { charge_settled(&store, bill, 10).await })
+            tokio::spawn(async move { store.charge_attempt_async(&bill, 10).await })
         })
         .collect();
     for task in tasks {
@@ -397,7 +396,11 @@ fn a_sqlite_charge_is_awaited_without_a_blocking_thread() {
         request_id: "req_1".into(),
     };
     let charged = runtime.block_on(async {
-        tokio::time::timeout(Duration::from_secs(10), charge_settled(&store, bill, 10)).await
+        tokio::time::timeout(
+            Duration::from_secs(10),
+            store.charge_attempt_async(&bill, 10),
+        )
+        .await
     });
     release.send(()).unwrap();
     assert!(

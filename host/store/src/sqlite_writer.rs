@@ -277,7 +277,7 @@ fn commit_group(
             let n = group.len() as u64;
             state.groups.fetch_add(1, Ordering::SeqCst);
             state.writes.fetch_add(n, Ordering::SeqCst);
-            crate::metrics::global().store_commit(n);
+            mediaparse_metrics::global().store_commit(n);
             drop(c);
             answer_all(group, None);
         }
