@@ -1,5 +1,5 @@
 //! The parse path's writes for async callers: on SQLite each queues for the
-//! writer thread (`sqlite_writer`) and is awaited without holding a thread,
+//! writer thread (`sqlite::writer`) and is awaited without holding a thread,
 //! sharing its group's commit; on PostgreSQL the blocking call runs on a
 //! blocking thread. Same semantics as the blocking methods of
 //! `idempotency` (the SQLite work is theirs).

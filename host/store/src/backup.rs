@@ -65,7 +65,7 @@ pub fn backup_sqlite_within(
     )
     .map_err(|e| StoreError::Invalid(format!("cannot open {}: {e}", source.display())))?;
     src.busy_timeout(Duration::from_secs(5))?;
-    schema::check_not_newer(&src)?;
+    schema::sqlite::check_not_newer(&src)?;
 
     let partial = partial_path(dest);
     let _ = std::fs::remove_file(&partial);
@@ -171,7 +171,7 @@ fn copy_locked(src: &Connection, dst: &mut Connection) -> StoreResult<()> {
 pub fn summarize(conn: &Connection) -> StoreResult<BackupSummary> {
     let one = |sql: &str| -> StoreResult<i64> { Ok(conn.query_row(sql, [], |r| r.get(0))?) };
     Ok(BackupSummary {
-        schema_version: schema::version(conn)?,
+        schema_version: schema::sqlite::version(conn)?,
         accounts: one("SELECT COUNT(*) FROM accounts")?,
         balance_total: one("SELECT COALESCE(SUM(balance), 0) FROM accounts")?,
         keys: one("SELECT COUNT(*) FROM api_keys")?,

@@ -46,7 +46,7 @@ pub fn copy_sqlite_to_postgres(from: &Path, to: &str) -> StoreResult<CopySummary
             "the PostgreSQL database already holds books; copy into an empty database".into(),
         ));
     }
-    let conn = super::lock(&db.writer);
+    let conn = crate::sqlite::lock(&db.writer);
     let mut client = pg.client()?;
     let mut tx = client.transaction()?;
     copy_table(

@@ -218,6 +218,3 @@ pub(super) fn release_in(c: &rusqlite::Connection, id: &str) -> StoreResult<bool
         .execute(params![account, credits])?;
     Ok(true)
 }
-
-#[cfg(test)]
-mod tests;

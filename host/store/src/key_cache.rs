@@ -52,11 +52,11 @@ pub struct KeyCache {
     /// Entry lifetime, in milliseconds.
     ttl_ms: AtomicU64,
     /// PostgreSQL: the listener is connected, so the cache may be used.
-    listening: AtomicBool,
+    pub(crate) listening: AtomicBool,
     /// PostgreSQL: when the listener's connection last answered a ping.
-    last_healthy: Mutex<Option<Instant>>,
+    pub(crate) last_healthy: Mutex<Option<Instant>>,
     /// PostgreSQL: the listener thread was started.
-    started: AtomicBool,
+    pub(crate) started: AtomicBool,
     /// SQLite: the `data_version` the entries were read under.
     data_version: Mutex<Option<i64>>,
 }
@@ -157,7 +157,7 @@ impl KeyCache {
     }
 
     /// PostgreSQL: the listener's connection answered a ping now.
-    fn healthy_now(&self) {
+    pub(crate) fn healthy_now(&self) {
         *self.last_healthy.lock().unwrap_or_else(|p| p.into_inner()) = Some(Instant::now());
         mediaparse_metrics::global().key_cache_listener(true);
     }
@@ -248,45 +248,5 @@ fn listen(cache: std::sync::Weak<KeyCache>, connector: Connector) {
             }
             c.healthy_now();
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn key() -> KeyRecord {
-        KeyRecord::for_tests("k1", "acme")
-    }
-
-    #[test]
-    fn entries_expire_after_the_ttl_without_any_notification() {
-        let cache = KeyCache::default();
-        cache.set_ttl(Duration::from_millis(200));
-        let (_, generation) = cache.get(b"h");
-        cache.put(b"h", &key(), generation);
-        assert!(cache.get(b"h").0.is_some(), "fresh");
-        let started = Instant::now();
-        while cache.get(b"h").0.is_some() {
-            assert!(started.elapsed() < Duration::from_secs(10), "never expired");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        assert!(started.elapsed() >= Duration::from_millis(150));
-        assert_eq!(DEFAULT_TTL, Duration::from_secs(30));
-    }
-
-    #[test]
-    fn a_listener_whose_pings_went_stale_is_not_trusted() {
-        let cache = KeyCache::default();
-        cache.started.store(true, Ordering::SeqCst);
-        assert!(!cache.usable(), "not listening yet");
-        cache.listening.store(true, Ordering::SeqCst);
-        cache.healthy_now();
-        assert!(cache.usable());
-        *cache.last_healthy.lock().unwrap() = Instant::now().checked_sub(HEALTH_TIMEOUT);
-        assert!(
-            !cache.usable(),
-            "no ping answered within the health timeout"
-        );
     }
 }

@@ -6,7 +6,7 @@
 //! except the parse path's writes, which have async twins (`async_writes`:
 //! [`Store::charge_attempt_async`], the idempotency keys, the client's
 //! request id). On SQLite those writes, blocking or async, queue for the
-//! writer thread (`sqlite_writer`), which commits them in groups.
+//! writer thread (`sqlite::writer`), which commits them in groups.
 //!
 //! Each method validates its input, then dispatches on [`Backend`]. A new
 //! store file adds its SQLite body through `Store::with` (which answers
@@ -14,42 +14,28 @@
 
 mod accounts;
 mod async_writes;
-#[cfg(test)]
-mod async_writes_tests;
-#[cfg(test)]
-mod backend_tests;
 mod backup;
-#[cfg(test)]
-mod both;
 mod canaries;
 mod copy;
 mod daily;
 mod delivery;
-#[cfg(test)]
-mod group_commit_tests;
 pub mod holds;
 mod idempotency;
-#[cfg(test)]
-mod integrated_tests;
 mod jobs;
 mod key_cache;
 mod keys;
 mod location;
 mod pg;
-#[cfg(test)]
-mod pg_tls_tests;
 mod probe;
 mod rate_buckets;
-#[cfg(test)]
-mod reader_tests;
 mod report;
 mod schema;
-#[cfg(test)]
-mod schema_tests;
 mod sessions;
-mod sqlite_writer;
+mod sqlite;
 #[doc(hidden)]
 pub mod test_pg;
+#[cfg(test)]
+mod tests;
 mod tunnel_usage;
 mod usage;
 mod usage_daily;
@@ -63,7 +49,7 @@ pub use location::{DbLocation, DbLocationError};
 pub use pg::{CHARGE_SETTLE_BUDGET, POOL_RESERVE, parses_for_pool, pool_size_for};
 pub use probe::{Probe, probe};
 pub use schema::SCHEMA_VERSION;
-pub use sqlite_writer::{CommitStats, MAX_GROUP};
+pub use sqlite::writer::{CommitStats, MAX_GROUP};
 
 pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_REASON_CHARS};
 pub use daily::DailyCredits;
@@ -81,7 +67,7 @@ pub use webhooks::{
 };
 
 use std::path::Path;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
@@ -203,25 +189,8 @@ pub struct Store {
 /// Where the books are kept.
 #[derive(Clone)]
 enum Backend {
-    Sqlite(Arc<Sqlite>),
+    Sqlite(Arc<sqlite::Sqlite>),
     Postgres(pg::Pg),
-}
-
-/// Read-only connections for reports beside the one writer.
-const SQLITE_READERS: usize = 2;
-
-/// One write connection behind a mutex (SQLite serializes writers anyway),
-/// shared by the writer thread, which commits the parse path's writes in
-/// groups, and by the other writers (admin, console), which keep their own
-/// transactions; and read-only connections for reports (usage, the
-/// console's pages, tunnel traffic): in WAL mode they read the last
-/// committed state without waiting for the writer, so a long report never
-/// holds up a charge.
-struct Sqlite {
-    writer: Arc<Mutex<Connection>>,
-    queue: sqlite_writer::WriterThread,
-    readers: Vec<Mutex<Connection>>,
-    next_reader: std::sync::atomic::AtomicUsize,
 }
 
 /// Dispatch one call: `$sqlite` runs with the SQLite writer `$c`,
@@ -293,27 +262,9 @@ impl Store {
 
     /// Open (creating if needed) and migrate the database file.
     pub fn open(path: &Path) -> StoreResult<Store> {
-        let conn = open_sqlite(path)?;
-        schema::migrate(&conn)?;
-        // An in-memory database is private to its connection: no readers.
-        let in_memory = path.as_os_str().is_empty() || path == Path::new(":memory:");
-        let readers = if in_memory {
-            Vec::new()
-        } else {
-            (0..SQLITE_READERS)
-                .map(|_| open_sqlite_reader(path).map(Mutex::new))
-                .collect::<StoreResult<_>>()?
-        };
-        let writer = Arc::new(Mutex::new(conn));
         let keys: Arc<key_cache::KeyCache> = Default::default();
-        let queue = sqlite_writer::WriterThread::start(writer.clone(), keys.clone())?;
         Ok(Store {
-            backend: Backend::Sqlite(Arc::new(Sqlite {
-                writer,
-                queue,
-                readers,
-                next_reader: Default::default(),
-            })),
+            backend: Backend::Sqlite(Arc::new(sqlite::Sqlite::open(path, keys.clone())?)),
             keys,
         })
     }
@@ -328,7 +279,8 @@ impl Store {
 
     /// The schema version of the open database.
     pub fn schema_version(&self) -> StoreResult<u32> {
-        dispatch!(self, |c| Ok(schema::version(c)?), |p| p.schema_version())
+        dispatch!(self, |c| Ok(schema::sqlite::version(c)?), |p| p
+            .schema_version())
     }
 
     /// The totals of the books (what a backup or a copy must reproduce).
@@ -344,7 +296,7 @@ impl Store {
                 "this operation is not available on PostgreSQL yet".into(),
             ));
         };
-        f(&mut lock(&db.writer))
+        f(&mut sqlite::lock(&db.writer))
     }
 
     /// Run a read-only `f` on one of the SQLite readers (the writer when
@@ -356,12 +308,12 @@ impl Store {
             ));
         };
         if db.readers.is_empty() {
-            return f(&mut lock(&db.writer));
+            return f(&mut sqlite::lock(&db.writer));
         }
         let i = db
             .next_reader
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        f(&mut lock(&db.readers[i % db.readers.len()]))
+        f(&mut sqlite::lock(&db.readers[i % db.readers.len()]))
     }
 
     /// Create the account if it does not exist.
@@ -580,7 +532,7 @@ impl Store {
     /// lock, nobody else can commit and it checked the cache under that
     /// lock. Otherwise (another write of this process is under way) the
     /// cache is not used for this lookup (`false`).
-    fn sqlite_keys_checked(&self, db: &Sqlite) -> StoreResult<bool> {
+    fn sqlite_keys_checked(&self, db: &sqlite::Sqlite) -> StoreResult<bool> {
         let conn = match db.writer.try_lock() {
             Ok(conn) => conn,
             Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
@@ -723,48 +675,10 @@ impl Store {
     }
 }
 
-/// Open a SQLite file with the service's settings (no migrations).
-fn open_sqlite(path: &Path) -> StoreResult<Connection> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        std::fs::create_dir_all(parent)
-            .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", parent.display())))?;
-    }
-    // A new database file is the owner's only (its WAL and shared-memory
-    // files take the database file's mode).
-    if !path.as_os_str().is_empty() && path != Path::new(":memory:") {
-        mediaparse_core::private_file::create_private(path)
-            .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", path.display())))?;
-    }
-    let conn = Connection::open(path)?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    conn.pragma_update(None, "journal_mode", "WAL")?;
-    // FULL: an acknowledged charge or grant survives power loss, not
-    // only a process crash (NORMAL may lose the last commits in WAL mode).
-    conn.pragma_update(None, "synchronous", "FULL")?;
-    conn.pragma_update(None, "foreign_keys", "ON")?;
-    Ok(conn)
-}
-
-/// A read-only connection to a migrated file (WAL mode is the file's).
-fn open_sqlite_reader(path: &Path) -> StoreResult<Connection> {
-    let conn = Connection::open_with_flags(
-        path,
-        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
-    )?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
-    Ok(conn)
-}
-
-/// A connection's lock. A poisoned lock only means another thread panicked
-/// mid-call; SQLite rolled its transaction back, so the connection is sound.
-fn lock(conn: &Mutex<Connection>) -> std::sync::MutexGuard<'_, Connection> {
-    conn.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// The schema version of an existing SQLite file, read without changing it.
 pub fn sqlite_schema_version(path: &Path) -> StoreResult<u32> {
     let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)?;
-    Ok(schema::version(&conn)?)
+    Ok(schema::sqlite::version(&conn)?)
 }
 
 /// The schema version of the database at `location` without migrating it

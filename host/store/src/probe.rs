@@ -28,7 +28,7 @@ pub fn probe(location: &DbLocation) -> StoreResult<Option<Probe>> {
         DbLocation::Sqlite(path) if !path.exists() => Ok(None),
         DbLocation::Sqlite(path) => {
             let conn = open_read_only(path)?;
-            let schema_version = schema::version(&conn)?;
+            let schema_version = schema::sqlite::version(&conn)?;
             let newest_record_s = if schema_version == 0 {
                 None
             } else {

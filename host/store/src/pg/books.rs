@@ -435,7 +435,7 @@ impl Pg {
             .isolation_level(postgres::IsolationLevel::RepeatableRead)
             .read_only(true)
             .start()?;
-        let schema_version = super::schema::version(&mut tx)?;
+        let schema_version = crate::schema::pg::version(&mut tx)?;
         let row = tx.query_one(
             "SELECT (SELECT COUNT(*) FROM accounts),
                     (SELECT CAST(COALESCE(SUM(balance), 0) AS BIGINT) FROM accounts),

@@ -8,13 +8,12 @@
 //! minted by the database, so it is unique across every host.
 
 mod books;
-mod connect;
+pub(crate) mod connect;
 mod console;
 mod holds;
 mod idempotency;
-mod pool;
+pub(crate) mod pool;
 mod reports;
-mod schema;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -23,13 +22,13 @@ use r2d2_postgres::r2d2;
 
 use super::{StoreError, StoreResult};
 
+#[cfg(test)]
+pub use crate::schema::pg::{PG_MIGRATIONS, migrate_to};
+pub(super) use crate::schema::pg::{PG_MIGRATIONS as MIGRATIONS, version as schema_version};
 pub use connect::Connector;
 pub use idempotency::CHARGE_SETTLE_BUDGET;
 pub use pool::{DEFAULT_POOL_SIZE, POOL_RESERVE, parses_for_pool, pool_size_for};
 pub(super) use reports::Filter;
-#[cfg(test)]
-pub use schema::{PG_MIGRATIONS, migrate_to};
-pub(super) use schema::{PG_MIGRATIONS as MIGRATIONS, version as schema_version};
 
 use pool::Manager;
 pub(super) type PooledClient = r2d2::PooledConnection<Manager>;
@@ -84,7 +83,7 @@ impl Pg {
     /// [`Pg::connect`] with a pool of `pool_size` connections.
     pub fn connect_sized(url: &str, pool_size: u32) -> StoreResult<Pg> {
         let pg = Pg::connect_unmigrated_sized(url, pool_size)?;
-        schema::migrate(&mut *pg.client()?)?;
+        crate::schema::pg::migrate(&mut *pg.client()?)?;
         Ok(pg)
     }
 
@@ -145,7 +144,7 @@ impl Pg {
     }
 
     pub fn schema_version(&self) -> StoreResult<u32> {
-        schema::version(&mut **self.client()?)
+        crate::schema::pg::version(&mut **self.client()?)
     }
 }
 

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
-use super::{Backend, Bill, Charge, CommitStats, Store, StoreError, StoreResult, lock};
+use crate::{Backend, Bill, Charge, CommitStats, Store, StoreError, StoreResult};
 
 fn store_with(credits: &[(&str, i64)]) -> (tempfile::TempDir, Store) {
     let dir = tempfile::tempdir().unwrap();
@@ -150,7 +150,7 @@ async fn a_failing_write_is_rolled_back_alone_in_its_group() {
     };
     let before = stats(&store);
     // Hold the connection so that every write queues for one group.
-    let held = lock(&db.writer);
+    let held = crate::sqlite::lock(&db.writer);
     let charges = vec![
         queued_charge(&store, "acme", 3, "req_a"),
         queued_charge(&store, "poor", 5, "req_short"),
@@ -221,7 +221,7 @@ async fn a_group_whose_commit_fails_answers_every_member_with_the_error() {
         unreachable!("a SQLite store")
     };
     let before = stats(&store);
-    let held = lock(&db.writer);
+    let held = crate::sqlite::lock(&db.writer);
     let charges = vec![
         queued_charge(&store, "acme", 3, "req_a"),
         queued_charge(&store, "acme", 4, "req_poison"),
@@ -251,7 +251,7 @@ async fn a_group_whose_commit_fails_answers_every_member_with_the_error() {
 #[test]
 fn a_cached_key_and_the_precheck_do_not_wait_for_a_group() {
     let (_dir, store) = store_with(&[("acme", 10)]);
-    let key = super::KeyRecord::for_tests("k1", "acme");
+    let key = crate::KeyRecord::for_tests("k1", "acme");
     store.insert_key(&key, b"hash-1").unwrap();
     store.key_changed();
     assert_eq!(
@@ -284,7 +284,7 @@ fn a_cached_key_is_answered_at_once_until_another_process_changes_keys() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db.sqlite");
     let store = Store::open(&path).unwrap();
-    let key = super::KeyRecord::for_tests("k1", "acme");
+    let key = crate::KeyRecord::for_tests("k1", "acme");
     store.insert_key(&key, b"hash-1").unwrap();
     store.key_changed();
     assert_eq!(store.cached_key(b"hash-1").unwrap(), None, "not cached yet");
@@ -311,7 +311,7 @@ fn a_key_another_process_deleted_is_not_answered_from_the_cache_during_a_group()
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("db.sqlite");
     let store = Store::open(&path).unwrap();
-    let key = super::KeyRecord::for_tests("k1", "acme");
+    let key = crate::KeyRecord::for_tests("k1", "acme");
     store.insert_key(&key, b"hash-1").unwrap();
     store.key_changed();
     assert_eq!(store.key_by_token_hash(b"hash-1").unwrap(), Some(key));
@@ -346,7 +346,7 @@ async fn a_write_that_ends_the_whole_transaction_fails_its_whole_group() {
         unreachable!("a SQLite store")
     };
     let before = stats(&store);
-    let held = lock(&db.writer);
+    let held = crate::sqlite::lock(&db.writer);
     let charges = vec![
         queued_charge(&store, "acme", 3, "req_a"),
         queued_charge(&store, "acme", 4, "req_poison"),

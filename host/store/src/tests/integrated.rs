@@ -1,8 +1,8 @@
 //! The store methods of issues 15, 17 and 19 on both backends: the same
 //! calls must give the same answers on SQLite and PostgreSQL.
 
-use super::both::each_backend;
-use super::{
+use crate::tests::both::each_backend;
+use crate::{
     Charge, Claim, SessionRecord, SignUpOutcome, StoreError, StoredResponse, TunnelTraffic,
     UsageFilter,
 };

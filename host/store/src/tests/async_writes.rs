@@ -1,8 +1,8 @@
 //! The async twins of the parse path's writes answer as the blocking
 //! methods do, on both backends.
 
-use super::both::each_backend;
-use super::{Charge, Claim, StoreError, StoredResponse};
+use crate::tests::both::each_backend;
+use crate::{Charge, Claim, StoreError, StoredResponse};
 
 #[test]
 fn the_async_writes_answer_as_the_blocking_ones() {

@@ -3,7 +3,7 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::{Backend, Store, UsageFilter, lock};
+use crate::{Backend, Store, UsageFilter};
 
 #[test]
 fn a_report_does_not_wait_for_a_busy_writer_and_sees_only_committed_books() {
@@ -17,7 +17,7 @@ fn a_report_does_not_wait_for_a_busy_writer_and_sees_only_committed_books() {
         unreachable!("a SQLite store")
     };
     // The writer is held, mid-transaction, by a long write.
-    let writer = lock(&db.writer);
+    let writer = crate::sqlite::lock(&db.writer);
     writer
         .execute_batch(
             "BEGIN IMMEDIATE;

@@ -1,7 +1,7 @@
 //! Store tests run on both backends: [`each_backend`] runs one test body on
 //! a fresh SQLite file and on a fresh PostgreSQL database.
 
-use super::{DbLocation, Store};
+use crate::{DbLocation, Store};
 
 /// A store on a fresh database of one backend, with what keeps it alive.
 pub struct TestStore {
@@ -21,7 +21,7 @@ pub fn sqlite() -> TestStore {
 }
 
 pub fn postgres() -> TestStore {
-    let location = DbLocation::Postgres(super::test_pg::fresh_database());
+    let location = DbLocation::Postgres(crate::test_pg::fresh_database());
     TestStore {
         store: Store::connect(&location).unwrap(),
         location,

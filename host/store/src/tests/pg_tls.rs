@@ -1,7 +1,7 @@
 //! PostgreSQL over TLS: `sslmode=require` encrypts and verifies the server.
 
-use super::pg::Connector;
-use super::{DbLocation, Store, test_pg};
+use crate::pg::Connector;
+use crate::{DbLocation, Store, test_pg};
 
 /// A test CA and a certificate for `localhost`/127.0.0.1 it signed: (CA PEM, cert PEM, key PEM).
 fn test_ca_and_server_cert() -> (String, String, String) {
@@ -62,7 +62,7 @@ fn sslmode_require_encrypts_and_verifies_the_server() {
         .connect()
         .err()
         .expect("a certificate for another name is refused");
-    let mismatch = super::StoreError::from(mismatch).to_string();
+    let mismatch = crate::StoreError::from(mismatch).to_string();
     assert!(
         mismatch.to_lowercase().contains("certificate"),
         "{mismatch}"

@@ -23,8 +23,9 @@ use std::sync::{Arc, Mutex};
 
 use rusqlite::Connection;
 
-use super::key_cache::KeyCache;
-use super::{StoreError, StoreResult, lock};
+use super::lock;
+use crate::key_cache::KeyCache;
+use crate::{StoreError, StoreResult};
 
 /// The most writes one group (one transaction, one `fsync`) carries.
 pub const MAX_GROUP: usize = 256;
@@ -97,7 +98,7 @@ where
 /// The handle the store keeps: the queue into the thread, and what the
 /// thread reports. Dropping it ends the thread once the queued writes are
 /// answered, and waits for that: the connection is closed when the store is.
-pub(super) struct WriterThread {
+pub(crate) struct WriterThread {
     queue: Option<mpsc::Sender<Box<dyn QueuedWrite>>>,
     thread: Option<std::thread::JoinHandle<()>>,
     state: Arc<State>,
@@ -127,7 +128,7 @@ impl WriterThread {
     /// Start the thread writing on `conn` (the store's write connection);
     /// it checks `keys` against other processes' commits under each
     /// group's write lock.
-    pub(super) fn start(
+    pub(crate) fn start(
         conn: Arc<Mutex<Connection>>,
         keys: Arc<KeyCache>,
     ) -> StoreResult<WriterThread> {
@@ -161,7 +162,7 @@ impl WriterThread {
     }
 
     /// Queue `work` and wait (blocking this thread) for its group's commit.
-    pub(super) fn write<T, F>(&self, work: F) -> StoreResult<T>
+    pub(crate) fn write<T, F>(&self, work: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
@@ -172,7 +173,7 @@ impl WriterThread {
     }
 
     /// Queue `work` and await its group's commit, holding no thread.
-    pub(super) async fn write_async<T, F>(&self, work: F) -> StoreResult<T>
+    pub(crate) async fn write_async<T, F>(&self, work: F) -> StoreResult<T>
     where
         T: Send + 'static,
         F: FnOnce(&Connection) -> StoreResult<T> + Send + 'static,
@@ -199,11 +200,11 @@ impl WriterThread {
     /// Whether the thread holds the database's write lock right now, having
     /// checked the key cache under it: no other connection can commit until
     /// it lets go.
-    pub(super) fn holds_write_lock(&self) -> bool {
+    pub(crate) fn holds_write_lock(&self) -> bool {
         self.state.holds_write_lock.load(Ordering::SeqCst)
     }
 
-    pub(super) fn stats(&self) -> CommitStats {
+    pub(crate) fn stats(&self) -> CommitStats {
         CommitStats {
             groups: self.state.groups.load(Ordering::SeqCst),
             writes: self.state.writes.load(Ordering::SeqCst),

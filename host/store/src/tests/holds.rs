@@ -1,9 +1,9 @@
 //! Credit holds on both backends: reserved in order, each ended exactly
 //! once, concurrent reservations never overdraw, expired ones given back.
 
-use super::super::both::each_backend;
-use super::super::{Bill, Charge, Store};
-use super::{HoldRequest, Reserved};
+use crate::tests::both::each_backend;
+use crate::{Bill, Charge, Store};
+use crate::{HoldRequest, Reserved};
 
 fn holds(prefix: &str, credits: &[i64]) -> Vec<HoldRequest> {
     credits

@@ -1,10 +1,11 @@
-//! Schema migrations, applied in order and recorded in `PRAGMA user_version`.
+//! SQLite migrations, applied in order and recorded in `PRAGMA user_version`.
 
 use rusqlite::Connection;
 
-use super::{StoreError, StoreResult};
+use super::SCHEMA_VERSION;
+use crate::{StoreError, StoreResult};
 
-const MIGRATIONS: &[&str] = &[
+pub(crate) const MIGRATIONS: &[&str] = &[
     // 1: accounts, keys, ledger, credit grants
     "CREATE TABLE accounts (
         id TEXT PRIMARY KEY,
@@ -220,9 +221,6 @@ const MIGRATIONS: &[&str] = &[
      );",
 ];
 
-/// The schema version this binary writes and understands.
-pub const SCHEMA_VERSION: u32 = MIGRATIONS.len() as u32;
-
 /// The database's schema version (`PRAGMA user_version`; 0 = empty).
 pub fn version(conn: &Connection) -> rusqlite::Result<u32> {
     conn.query_row("PRAGMA user_version", [], |r| r.get(0))
@@ -248,7 +246,7 @@ pub fn migrate(conn: &Connection) -> StoreResult<(u32, u32)> {
 }
 
 /// Migrate up to `target` (tests build each earlier version with this).
-pub(super) fn migrate_to(conn: &Connection, target: u32) -> StoreResult<(u32, u32)> {
+pub(crate) fn migrate_to(conn: &Connection, target: u32) -> StoreResult<(u32, u32)> {
     let current = check_not_newer(conn)?;
     for (i, sql) in MIGRATIONS
         .iter()

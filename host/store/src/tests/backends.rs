@@ -2,10 +2,10 @@
 
 use std::collections::HashSet;
 
-use super::both::each_backend;
-use super::pg::PG_MIGRATIONS;
-use super::schema::SCHEMA_VERSION;
-use super::{Charge, DbLocation, KeyRecord, Store, StoreError, UsageFilter, test_pg};
+use crate::pg::PG_MIGRATIONS;
+use crate::schema::SCHEMA_VERSION;
+use crate::tests::both::each_backend;
+use crate::{Charge, DbLocation, KeyRecord, Store, StoreError, UsageFilter, test_pg};
 
 #[test]
 fn concurrent_hosts_never_overdraw_and_every_charge_has_one_ledger_row() {
@@ -64,7 +64,7 @@ fn postgres_upgrades_from_every_earlier_version_and_keeps_its_books() {
     for version in 0..SCHEMA_VERSION {
         let url = test_pg::fresh_database();
         let mut client = postgres::Client::connect(&url, postgres::NoTls).unwrap();
-        super::pg::migrate_to(&mut client, version).unwrap();
+        crate::pg::migrate_to(&mut client, version).unwrap();
         if version >= 1 {
             client
                 .batch_execute(
@@ -143,7 +143,7 @@ fn hosts_starting_together_migrate_once() {
 
 #[test]
 fn a_sqlite_deployment_moves_to_postgres_exactly() {
-    let sqlite = super::both::sqlite();
+    let sqlite = crate::tests::both::sqlite();
     let s = &sqlite.store;
     s.add_credits("acme", 100, 1).unwrap();
     s.set_credits("zeta", 7, 2).unwrap();
@@ -157,7 +157,7 @@ fn a_sqlite_deployment_moves_to_postgres_exactly() {
     // A webhook secret, a queued job with one answer kept, a pending delivery.
     s.set_webhook_secret("key_1", "whsec_c2VjcmV0LXNlY3JldC1zZWNyZXQ=", 20)
         .unwrap();
-    let job = super::JobRecord {
+    let job = crate::JobRecord {
         id: "job_1".into(),
         account_id: "acme".into(),
         key_id: "key_1".into(),
@@ -185,7 +185,7 @@ fn a_sqlite_deployment_moves_to_postgres_exactly() {
         unreachable!()
     };
     let url = test_pg::fresh_database();
-    let copied = super::copy_sqlite_to_postgres(path, &url).unwrap();
+    let copied = crate::copy_sqlite_to_postgres(path, &url).unwrap();
     assert_eq!(copied.source, copied.copied);
     assert_eq!(copied.copied.ledger_total, 21);
     let pg = Store::connect(&DbLocation::Postgres(url.clone())).unwrap();
@@ -208,7 +208,7 @@ fn a_sqlite_deployment_moves_to_postgres_exactly() {
         pg.job_answers("job_1").unwrap(),
         s.job_answers("job_1").unwrap()
     );
-    let deliveries = super::DeliveryFilter {
+    let deliveries = crate::DeliveryFilter {
         key: None,
         account: None,
         limit: 10,
@@ -228,11 +228,11 @@ fn a_sqlite_deployment_moves_to_postgres_exactly() {
     let newest = pg.usage(&all).unwrap().entries[0].id;
     assert_eq!(newest, 8);
     // A second copy into a database with books is refused.
-    assert!(super::copy_sqlite_to_postgres(path, &url).is_err());
+    assert!(crate::copy_sqlite_to_postgres(path, &url).is_err());
 }
 
-fn test_key(id: &str, account: &str, limit: Option<u32>) -> super::KeyRecord {
-    super::KeyRecord {
+fn test_key(id: &str, account: &str, limit: Option<u32>) -> crate::KeyRecord {
+    crate::KeyRecord {
         id: id.into(),
         account_id: account.into(),
         name: "app".into(),
@@ -257,7 +257,7 @@ fn a_key_change_on_one_host_reaches_the_others_cache() {
     each_backend(|t| {
         let host_a = Store::connect(&t.location).unwrap();
         let host_b = Store::connect(&t.location).unwrap();
-        let sqlite = matches!(host_a.backend, super::Backend::Sqlite(_));
+        let sqlite = matches!(host_a.backend, crate::Backend::Sqlite(_));
         let poll = |what: &str, done: &dyn Fn() -> bool| {
             let started = std::time::Instant::now();
             while !done() {
@@ -276,7 +276,7 @@ fn a_key_change_on_one_host_reaches_the_others_cache() {
                 host_a.keys.get(b"token-1").0.is_some() && (sqlite || host_a.keys.usable())
             })
         };
-        let seen = |what: &str, ok: &dyn Fn(Option<super::KeyRecord>) -> bool| {
+        let seen = |what: &str, ok: &dyn Fn(Option<crate::KeyRecord>) -> bool| {
             poll(&format!("the {what} seen"), &|| {
                 ok(host_a.key_by_token_hash(b"token-1").unwrap())
             })
@@ -288,7 +288,7 @@ fn a_key_change_on_one_host_reaches_the_others_cache() {
         host_b
             .edit_key(
                 "k1",
-                &super::KeyEdit {
+                &crate::KeyEdit {
                     rate_limit_per_minute: Some(Some(9)),
                     ..Default::default()
                 },
@@ -365,7 +365,7 @@ fn a_ledger_id_of_another_charge_is_refused_never_taken_as_paid() {
 /// silent network path) still reaches the cache once its TTL runs out.
 #[test]
 fn a_cached_postgres_key_expires_even_when_listen_is_silent() {
-    let t = super::both::postgres();
+    let t = crate::tests::both::postgres();
     let DbLocation::Postgres(url) = &t.location else {
         unreachable!("a PostgreSQL test store")
     };
@@ -428,7 +428,7 @@ fn a_postgres_pool_sized_from_admission_lends_a_connection_to_every_parse() {
         Store::connect_for_parses(&DbLocation::Postgres(url.clone()), max_parses, None).unwrap();
     assert_eq!(
         store.pg_pool_size(),
-        Some(max_parses as u32 + super::POOL_RESERVE)
+        Some(max_parses as u32 + crate::POOL_RESERVE)
     );
     test_pg::fill_pool(&store, max_parses);
     // `--pg-pool-size` bounds it.

@@ -1,12 +1,12 @@
 //! PostgreSQL migrations: step N here is step N of the SQLite list
-//! (`store::schema`), in PostgreSQL's types, so one `SCHEMA_VERSION` names
+//! (`schema::sqlite`), in PostgreSQL's types, so one `SCHEMA_VERSION` names
 //! the same books on both backends. The version lives in `mediaparse_schema`;
 //! the missing steps run in one transaction (PostgreSQL's DDL is
 //! transactional) under an advisory lock, so hosts starting together migrate once.
 
 use postgres::{Client, GenericClient};
 
-use crate::schema::SCHEMA_VERSION;
+use super::SCHEMA_VERSION;
 use crate::{StoreError, StoreResult};
 
 pub const PG_MIGRATIONS: &[&str] = &[

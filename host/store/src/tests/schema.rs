@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use rusqlite::Connection;
 
-use super::schema::{self, SCHEMA_VERSION};
-use super::{Store, StoreError, backup_sqlite};
+use crate::schema::{SCHEMA_VERSION, sqlite as schema};
+use crate::{Store, StoreError, backup_sqlite};
 
 /// A database file left at schema `version`, holding one account with 50
 /// credits, one key and one charge of 3 (when the version has those tables).
@@ -166,7 +166,7 @@ fn a_backup_finishes_on_a_database_that_is_never_quiet() {
     {
         let (live, dest) = (live.clone(), dest.clone());
         std::thread::spawn(move || {
-            let _ = tx.send(super::backup::backup_sqlite_within(
+            let _ = tx.send(crate::backup::backup_sqlite_within(
                 &live,
                 &dest,
                 Duration::from_millis(500),
