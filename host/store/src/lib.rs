@@ -56,7 +56,7 @@ pub use daily::DailyCredits;
 pub use holds::{HoldRequest, Reserved};
 pub use idempotency::{Claim, IDEMPOTENCY_TTL_S, StoredResponse};
 pub use jobs::JobRecord;
-pub use keys::KeyEdit;
+pub use keys::{KeyEdit, KeyRecord};
 pub use sessions::SessionRecord;
 pub use tunnel_usage::{TunnelTraffic, TunnelUsage, TunnelUsageGroup};
 pub use usage::{Usage, UsageEntry, UsageFilter, UsageGroup};
@@ -123,50 +123,6 @@ impl Bill {
             platform: platform.to_string(),
             price,
             request_id: request_id.to_string(),
-        }
-    }
-}
-
-/// A stored API key (the token itself is never stored, only its SHA-256).
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct KeyRecord {
-    pub id: String,
-    pub account_id: String,
-    pub name: String,
-    /// Short display prefix of the token.
-    pub token_prefix: String,
-    /// Last valid day (UTC), `YYYY-MM-DD`; `None` = permanent.
-    pub expires_on: Option<String>,
-    /// Allowed platforms; `None` = all.
-    pub platforms: Option<Vec<String>>,
-    pub created_at: i64,
-    pub rotated_at: Option<i64>,
-    /// Requests per minute for this key; `None` = the service default, `Some(0)` = unlimited.
-    pub rate_limit_per_minute: Option<u32>,
-    /// How this key's media is delivered when a request does not say
-    /// (`None`: the service default, direct). Read with the key, so a parse
-    /// reads the key once; set with [`Store::key_delivery`].
-    #[serde(skip)]
-    pub delivery: Option<mediaparse_core::Delivery>,
-}
-
-impl KeyRecord {
-    /// A plain key of `account` for unit tests: no expiry, every platform,
-    /// no own rate limit, never rotated.
-    #[doc(hidden)]
-    pub fn for_tests(id: &str, account: &str) -> KeyRecord {
-        KeyRecord {
-            id: id.into(),
-            account_id: account.into(),
-            name: String::new(),
-            token_prefix: "mp_live_ab".into(),
-            expires_on: None,
-            platforms: None,
-            created_at: 0,
-            rotated_at: None,
-            rate_limit_per_minute: None,
-            delivery: None,
         }
     }
 }
@@ -400,151 +356,6 @@ impl Store {
         )
     }
 
-    pub fn insert_key(&self, key: &KeyRecord, token_hash: &[u8]) -> StoreResult<()> {
-        self.insert_key_within(key, token_hash, None)
-    }
-
-    /// Insert a key unless its account already has `max_keys` keys
-    /// (`KeyLimit`); counted and inserted in one transaction, so concurrent
-    /// creations cannot pass the bound together.
-    pub fn insert_key_within(
-        &self,
-        key: &KeyRecord,
-        token_hash: &[u8],
-        max_keys: Option<u32>,
-    ) -> StoreResult<()> {
-        accounts::validate_account_id(&key.account_id)?;
-        dispatch!(
-            self,
-            |c| {
-                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                tx.execute(
-                    "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
-                    params![key.account_id, key.created_at],
-                )?;
-                if let Some(max) = max_keys {
-                    let count: i64 = tx.query_row(
-                        "SELECT COUNT(*) FROM api_keys WHERE account_id = ?1",
-                        [&key.account_id],
-                        |r| r.get(0),
-                    )?;
-                    if count >= i64::from(max) {
-                        return Err(StoreError::KeyLimit(max));
-                    }
-                }
-                tx.execute(
-                "INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
-                params![
-                    key.id,
-                    key.account_id,
-                    key.name,
-                    token_hash,
-                    key.token_prefix,
-                    key.expires_on,
-                    key.platforms.as_ref().map(|p| p.join(",")),
-                    key.created_at,
-                    key.rotated_at,
-                    key.rate_limit_per_minute
-                ],
-            )?;
-                tx.commit()?;
-                Ok(())
-            },
-            |p| p.insert_key(key, token_hash, max_keys)
-        )
-    }
-
-    /// Use a cached key for at most `ttl` before reading it again (zero:
-    /// keys are not cached), whatever change notifications say.
-    pub fn set_key_cache_ttl(&self, ttl: std::time::Duration) {
-        self.keys.set_ttl(ttl);
-    }
-
-    /// The key whose token hashes to `token_hash`, from the key cache when
-    /// it holds it (see `key_cache` for how changes anywhere reach it).
-    pub fn key_by_token_hash(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
-        let usable = match &self.backend {
-            Backend::Sqlite(db) => {
-                // Another connection's commit (the CLI) changes data_version;
-                // only a cached answer needs that check (a miss is read
-                // fresh below), so an unknown token never waits for the writer.
-                let needs_check =
-                    self.keys.get(token_hash).0.is_some() || !self.keys.data_version_known();
-                !needs_check || self.sqlite_keys_checked(db)?
-            }
-            Backend::Postgres(p) => {
-                self.keys.start_listener(p.connector());
-                self.keys.usable()
-            }
-        };
-        let (cached, generation) = self.keys.get(token_hash);
-        if usable && let Some(key) = cached {
-            return Ok(Some(key));
-        }
-        // On SQLite a read-only connection: the last committed keys, without
-        // waiting for a charge in progress.
-        let key = dispatch_read!(
-            self,
-            |c| {
-                Ok(c.prepare_cached(&format!(
-                    "SELECT {KEY_COLUMNS} FROM api_keys WHERE token_hash = ?1"
-                ))?
-                .query_row([token_hash], key_from_row)
-                .optional()?)
-            },
-            |p| p.key_by_token_hash(token_hash)
-        )?;
-        if usable && let Some(key) = &key {
-            self.keys.put(token_hash, key, generation);
-        }
-        Ok(key)
-    }
-
-    /// The key whose token hashes to `token_hash` when the key cache can
-    /// answer at once, without waiting for anything (`None`: ask
-    /// [`Store::key_by_token_hash`], which may read the database). On SQLite
-    /// the cache is first checked against other processes' commits, as
-    /// there, but only when the write connection is free this instant.
-    pub fn cached_key(&self, token_hash: &[u8]) -> StoreResult<Option<KeyRecord>> {
-        if self.keys.get(token_hash).0.is_none() {
-            return Ok(None);
-        }
-        let usable = match &self.backend {
-            Backend::Sqlite(db) => {
-                self.keys.data_version_known() && self.sqlite_keys_checked(db)?
-            }
-            Backend::Postgres(p) => {
-                self.keys.start_listener(p.connector());
-                self.keys.usable()
-            }
-        };
-        Ok(if usable {
-            self.keys.get(token_hash).0
-        } else {
-            None
-        })
-    }
-
-    /// SQLite: check the key cache against other processes' commits
-    /// without waiting for the writer: read `data_version` on the write
-    /// connection when it is free; while the writer thread holds the write
-    /// lock, nobody else can commit and it checked the cache under that
-    /// lock. Otherwise (another write of this process is under way) the
-    /// cache is not used for this lookup (`false`).
-    fn sqlite_keys_checked(&self, db: &sqlite::Sqlite) -> StoreResult<bool> {
-        let conn = match db.writer.try_lock() {
-            Ok(conn) => conn,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return Ok(db.queue.holds_write_lock()),
-        };
-        let version = conn
-            .prepare_cached("PRAGMA data_version")?
-            .query_row([], |r| r.get::<_, i64>(0))?;
-        self.keys.observe_data_version(version);
-        Ok(true)
-    }
-
     /// SQLite: groups and writes the writer thread committed (`None` on
     /// PostgreSQL).
     pub fn commit_stats(&self) -> Option<CommitStats> {
@@ -582,42 +393,6 @@ impl Store {
                 "the SQLite writer thread has no PostgreSQL counterpart".into(),
             )),
         }
-    }
-
-    /// A key changed on this host: forget cached keys here at once (other
-    /// hosts hear of it through the database).
-    pub(crate) fn key_changed(&self) {
-        self.keys.invalidate();
-    }
-
-    pub fn key(&self, id: &str) -> StoreResult<KeyRecord> {
-        dispatch!(
-            self,
-            |c| {
-                c.query_row(
-                    &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
-                    [id],
-                    key_from_row,
-                )
-                .optional()?
-                .ok_or_else(|| StoreError::NotFound("key", id.into()))
-            },
-            |p| p.key(id)
-        )
-    }
-
-    pub fn keys(&self) -> StoreResult<Vec<KeyRecord>> {
-        dispatch!(
-            self,
-            |c| {
-                let mut stmt = c.prepare(&format!(
-                    "SELECT {KEY_COLUMNS} FROM api_keys ORDER BY created_at, id"
-                ))?;
-                let rows = stmt.query_map([], key_from_row)?;
-                Ok(rows.collect::<Result<_, _>>()?)
-            },
-            |p| p.keys()
-        )
     }
 
     /// Charge `credits` if the balance still covers them: one transaction,
@@ -696,32 +471,4 @@ fn postgres_unavailable(location: &DbLocation) -> StoreError {
     StoreError::Unsupported(format!(
         "{location} is a PostgreSQL database; this needs a SQLite file path"
     ))
-}
-
-const KEY_COLUMNS: &str = "id, account_id, name, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute, delivery";
-
-fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord> {
-    let platforms: Option<String> = r.get(5)?;
-    Ok(KeyRecord {
-        id: r.get(0)?,
-        account_id: r.get(1)?,
-        name: r.get(2)?,
-        token_prefix: r.get(3)?,
-        expires_on: r.get(4)?,
-        platforms: platforms.map(|p| {
-            p.split(',')
-                .filter(|s| !s.is_empty())
-                .map(String::from)
-                .collect()
-        }),
-        created_at: r.get(6)?,
-        rotated_at: r.get(7)?,
-        rate_limit_per_minute: r.get(8)?,
-        delivery: delivery_of(r.get(9)?),
-    })
-}
-
-/// A stored delivery setting (the column accepts only the two names).
-pub(crate) fn delivery_of(column: Option<String>) -> Option<mediaparse_core::Delivery> {
-    column.and_then(|d| d.parse().ok())
 }

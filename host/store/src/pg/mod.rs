@@ -12,6 +12,7 @@ pub(crate) mod connect;
 mod console;
 mod holds;
 mod idempotency;
+mod keys;
 pub(crate) mod pool;
 mod reports;
 

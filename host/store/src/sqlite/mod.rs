@@ -4,6 +4,7 @@
 //! this one hold the SQLite body of each `Store` method, by subject, named
 //! as the PostgreSQL ones under `pg/`.
 
+pub(crate) mod keys;
 pub(crate) mod writer;
 
 use std::path::Path;
