@@ -1,4 +1,6 @@
-//! Accounts and their balances: creation, setting a balance, summaries.
+//! Accounts and their balances: creation, adding and setting credits,
+//! summaries, the ledger's totals. Each backend's body is in
+//! `sqlite/accounts.rs` and `pg/accounts.rs`.
 //!
 //! Every change to a balance other than a charge writes a `credit_grants` row
 //! with the signed amount it made (`add`: the amount; `set`: new − old), and
@@ -6,9 +8,7 @@
 //! balance. So for every account, at every commit:
 //! `Σ credit_grants − Σ ledger − Σ credit_holds = balance` (holds: `holds.rs`) ([`AccountSummary::consistent`]).
 
-use rusqlite::{OptionalExtension, params};
-
-use super::{Backend, Store, StoreError, StoreResult, dispatch};
+use crate::{Backend, Store, StoreError, StoreResult, dispatch, sqlite};
 
 /// The largest balance an account may hold (keeps SQLite integer arithmetic exact).
 pub const MAX_CREDITS: i64 = 1_000_000_000_000;
@@ -46,26 +46,6 @@ pub struct CreditChange {
     pub balance: i64,
     /// Signed difference recorded in `credit_grants`.
     pub change: i64,
-}
-
-const SUMMARY: &str = "SELECT a.id, a.balance,
-        (SELECT COALESCE(SUM(credits), 0) FROM credit_grants g WHERE g.account_id = a.id),
-        (SELECT COALESCE(SUM(credits), 0) FROM ledger l WHERE l.account_id = a.id),
-        (SELECT COUNT(*) FROM api_keys k WHERE k.account_id = a.id),
-        a.created_at,
-        (SELECT COALESCE(SUM(credits), 0) FROM credit_holds h WHERE h.account_id = a.id)
-     FROM accounts a";
-
-fn summary_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<AccountSummary> {
-    Ok(AccountSummary {
-        id: r.get(0)?,
-        balance: r.get(1)?,
-        granted: r.get(2)?,
-        spent: r.get(3)?,
-        keys: r.get(4)?,
-        created_at: r.get(5)?,
-        held: r.get(6)?,
-    })
 }
 
 /// One row of an account's grants log: an `add`, or a `set` recorded as the
@@ -118,12 +98,7 @@ impl Store {
         validate_account_id(id)?;
         dispatch!(
             self,
-            |c| {
-                Ok(c.execute(
-                    "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
-                    params![id, now],
-                )? == 1)
-            },
+            |c| sqlite::accounts::create_account(c, id, now),
             |p| p.create_account(id, now)
         )
     }
@@ -151,89 +126,77 @@ impl Store {
         validate_account_id(account)?;
         dispatch!(
             self,
-            |c| {
-                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                tx.execute(
-                    "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
-                    params![account, now],
-                )?;
-                let previous: i64 = tx.query_row(
-                    "SELECT balance FROM accounts WHERE id = ?1",
-                    [account],
-                    |r| r.get(0),
-                )?;
-                let change = amount - previous;
-                if change != 0 {
-                    tx.execute(
-                        "UPDATE accounts SET balance = ?2 WHERE id = ?1",
-                        params![account, amount],
-                    )?;
-                    tx.execute(
-                    "INSERT INTO credit_grants (account_id, credits, created_at, kind, reason) VALUES (?1, ?2, ?3, 'set', ?4)",
-                    params![account, change, now, reason],
-                )?;
-                }
-                tx.commit()?;
-                Ok(CreditChange {
-                    account: account.to_string(),
-                    previous,
-                    balance: amount,
-                    change,
-                })
-            },
+            |c| sqlite::accounts::set_credits_noted(c, account, amount, reason, now),
             |p| p.set_credits(account, amount, reason, now)
         )
     }
 
     /// An account's grants log, newest first (at most `limit` rows).
     pub fn grants(&self, account: &str, limit: usize) -> StoreResult<Vec<GrantRecord>> {
-        dispatch!(
-            self,
-            |c| {
-                let mut stmt = c.prepare(
-                    "SELECT id, kind, credits, reason, created_at FROM credit_grants
-                     WHERE account_id = ?1 ORDER BY id DESC LIMIT ?2",
-                )?;
-                let rows = stmt.query_map(params![account, limit as i64], |r| {
-                    Ok(GrantRecord {
-                        id: r.get(0)?,
-                        kind: r.get(1)?,
-                        credits: r.get(2)?,
-                        reason: r.get(3)?,
-                        created_at: r.get(4)?,
-                    })
-                })?;
-                Ok(rows.collect::<Result<_, _>>()?)
-            },
-            |p| p.grants(account, limit)
-        )
+        dispatch!(self, |c| sqlite::accounts::grants(c, account, limit), |p| p
+            .grants(account, limit))
     }
 
     pub fn account(&self, id: &str) -> StoreResult<AccountSummary> {
-        dispatch!(
-            self,
-            |c| {
-                c.query_row(
-                    &format!("{SUMMARY} WHERE a.id = ?1"),
-                    [id],
-                    summary_from_row,
-                )
-                .optional()?
-                .ok_or_else(|| StoreError::NotFound("account", id.into()))
-            },
-            |p| p.account(id)
-        )
+        dispatch!(self, |c| sqlite::accounts::account(c, id), |p| p
+            .account(id))
     }
 
     pub fn accounts(&self) -> StoreResult<Vec<AccountSummary>> {
+        dispatch!(self, |c| sqlite::accounts::accounts(c), |p| p.accounts())
+    }
+}
+
+impl Store {
+    /// Create the account if it does not exist.
+    pub fn ensure_account(&self, account: &str, now: i64) -> StoreResult<()> {
         dispatch!(
             self,
-            |c| {
-                let mut stmt = c.prepare(&format!("{SUMMARY} ORDER BY a.created_at, a.id"))?;
-                let rows = stmt.query_map([], summary_from_row)?;
-                Ok(rows.collect::<Result<_, _>>()?)
-            },
-            |p| p.accounts()
+            |c| sqlite::accounts::ensure_account(c, account, now),
+            |p| p.ensure_account(account, now)
         )
+    }
+
+    pub fn balance(&self, account: &str) -> StoreResult<i64> {
+        dispatch!(self, |c| sqlite::accounts::balance(c, account), |p| p
+            .balance(account))
+    }
+
+    /// Add credits (creating the account); returns the new balance.
+    pub fn add_credits(&self, account: &str, amount: i64, now: i64) -> StoreResult<i64> {
+        self.add_credits_noted(account, amount, None, now)
+    }
+
+    /// Add credits with the operator's reason, kept in the grants log.
+    pub fn add_credits_noted(
+        &self,
+        account: &str,
+        amount: i64,
+        reason: Option<&str>,
+        now: i64,
+    ) -> StoreResult<i64> {
+        validate_account_id(account)?;
+        let reason = checked_reason(reason)?;
+        if amount <= 0 || amount > MAX_CREDITS {
+            return Err(StoreError::Invalid(format!(
+                "credits to add must be a number from 1 to {MAX_CREDITS}"
+            )));
+        }
+        dispatch!(
+            self,
+            |c| sqlite::accounts::add_credits_noted(c, account, amount, reason, now),
+            |p| p.add_credits(account, amount, reason, now)
+        )
+    }
+
+    /// Sum of credits in the ledger for an account (or all accounts).
+    pub fn ledger_sum(&self, account: Option<&str>) -> StoreResult<i64> {
+        dispatch!(self, |c| sqlite::accounts::ledger_sum(c, account), |p| p
+            .ledger_sum(account))
+    }
+
+    pub fn ledger_count(&self, account: Option<&str>) -> StoreResult<i64> {
+        dispatch!(self, |c| sqlite::accounts::ledger_count(c, account), |p| p
+            .ledger_count(account))
     }
 }

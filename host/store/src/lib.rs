@@ -69,7 +69,7 @@ pub use webhooks::{
 use std::path::Path;
 use std::sync::Arc;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::Connection;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -272,90 +272,6 @@ impl Store {
         f(&mut sqlite::lock(&db.readers[i % db.readers.len()]))
     }
 
-    /// Create the account if it does not exist.
-    pub fn ensure_account(&self, account: &str, now: i64) -> StoreResult<()> {
-        dispatch!(
-            self,
-            |c| {
-                c.execute(
-                    "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
-                    params![account, now],
-                )?;
-                Ok(())
-            },
-            |p| p.ensure_account(account, now)
-        )
-    }
-
-    pub fn balance(&self, account: &str) -> StoreResult<i64> {
-        dispatch!(
-            self,
-            |c| {
-                c.query_row(
-                    "SELECT balance FROM accounts WHERE id = ?1",
-                    [account],
-                    |r| r.get(0),
-                )
-                .optional()?
-                .ok_or_else(|| StoreError::NotFound("account", account.into()))
-            },
-            |p| p.balance(account)
-        )
-    }
-
-    /// Add credits (creating the account); returns the new balance.
-    pub fn add_credits(&self, account: &str, amount: i64, now: i64) -> StoreResult<i64> {
-        self.add_credits_noted(account, amount, None, now)
-    }
-
-    /// Add credits with the operator's reason, kept in the grants log.
-    pub fn add_credits_noted(
-        &self,
-        account: &str,
-        amount: i64,
-        reason: Option<&str>,
-        now: i64,
-    ) -> StoreResult<i64> {
-        accounts::validate_account_id(account)?;
-        let reason = accounts::checked_reason(reason)?;
-        if amount <= 0 || amount > MAX_CREDITS {
-            return Err(StoreError::Invalid(format!(
-                "credits to add must be a number from 1 to {MAX_CREDITS}"
-            )));
-        }
-        dispatch!(
-            self,
-            |c| {
-                let tx = c.transaction()?;
-                tx.execute(
-                    "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
-                    params![account, now],
-                )?;
-                let updated = tx.execute(
-                "UPDATE accounts SET balance = balance + ?2 WHERE id = ?1 AND balance + ?2 <= ?3",
-                params![account, amount, MAX_CREDITS],
-            )?;
-                if updated != 1 {
-                    return Err(StoreError::Invalid(format!(
-                        "a balance cannot exceed {MAX_CREDITS} credits"
-                    )));
-                }
-                tx.execute(
-                "INSERT INTO credit_grants (account_id, credits, created_at, reason) VALUES (?1, ?2, ?3, ?4)",
-                params![account, amount, now, reason],
-            )?;
-                let balance = tx.query_row(
-                    "SELECT balance FROM accounts WHERE id = ?1",
-                    [account],
-                    |r| r.get(0),
-                )?;
-                tx.commit()?;
-                Ok(balance)
-            },
-            |p| p.add_credits(account, amount, reason, now)
-        )
-    }
-
     /// SQLite: groups and writes the writer thread committed (`None` on
     /// PostgreSQL).
     pub fn commit_stats(&self) -> Option<CommitStats> {
@@ -408,45 +324,6 @@ impl Store {
         now: i64,
     ) -> StoreResult<Charge> {
         self.charge_once(account, key_id, platform, credits, request_id, now)
-    }
-
-    /// Sum of credits in the ledger for an account (or all accounts).
-    pub fn ledger_sum(&self, account: Option<&str>) -> StoreResult<i64> {
-        dispatch!(
-            self,
-            |c| {
-                Ok(match account {
-                    Some(a) => c.query_row(
-                        "SELECT COALESCE(SUM(credits), 0) FROM ledger WHERE account_id = ?1",
-                        [a],
-                        |r| r.get(0),
-                    )?,
-                    None => {
-                        c.query_row("SELECT COALESCE(SUM(credits), 0) FROM ledger", [], |r| {
-                            r.get(0)
-                        })?
-                    }
-                })
-            },
-            |p| p.ledger_sum(account)
-        )
-    }
-
-    pub fn ledger_count(&self, account: Option<&str>) -> StoreResult<i64> {
-        dispatch!(
-            self,
-            |c| {
-                Ok(match account {
-                    Some(a) => c.query_row(
-                        "SELECT COUNT(*) FROM ledger WHERE account_id = ?1",
-                        [a],
-                        |r| r.get(0),
-                    )?,
-                    None => c.query_row("SELECT COUNT(*) FROM ledger", [], |r| r.get(0))?,
-                })
-            },
-            |p| p.ledger_count(account)
-        )
     }
 }
 

@@ -5,7 +5,7 @@ use postgres::types::Type;
 use postgres::{GenericClient, Row};
 
 use super::Pg;
-use super::books::ENSURE_ACCOUNT;
+use super::accounts::ENSURE_ACCOUNT;
 use crate::keys::{KEY_COLUMNS, KeyEdit};
 use crate::{KeyRecord, StoreError, StoreResult};
 

@@ -7,6 +7,7 @@
 //! decrement and a ledger row whose id (`GENERATED ALWAYS AS IDENTITY`) is
 //! minted by the database, so it is unique across every host.
 
+mod accounts;
 mod books;
 pub(crate) mod connect;
 mod console;

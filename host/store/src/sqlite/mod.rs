@@ -4,6 +4,7 @@
 //! this one hold the SQLite body of each `Store` method, by subject, named
 //! as the PostgreSQL ones under `pg/`.
 
+pub(crate) mod accounts;
 pub(crate) mod keys;
 pub(crate) mod writer;
 
