@@ -2,9 +2,7 @@
 //! (the service default, direct). One column of `api_keys`, read with the
 //! key record ([`super::KeyRecord::delivery`]); setting it drops cached keys.
 
-use rusqlite::{OptionalExtension, params};
-
-use super::{Backend, Store, StoreError, StoreResult, dispatch};
+use crate::{Backend, Store, StoreError, StoreResult, dispatch, sqlite};
 
 impl Store {
     /// Set (`Some("direct" | "tunnel")`) or clear (`None`) key `id`'s default
@@ -22,18 +20,7 @@ impl Store {
         }
         let read = dispatch!(
             self,
-            |c| {
-                if let Some(delivery) = set {
-                    c.prepare_cached(
-                        "UPDATE api_keys SET delivery = ?2, updated_at = ?3 WHERE id = ?1",
-                    )?
-                    .execute(params![id, delivery, now])?;
-                }
-                c.prepare_cached("SELECT delivery FROM api_keys WHERE id = ?1")?
-                    .query_row([id], |r| r.get::<_, Option<String>>(0))
-                    .optional()?
-                    .ok_or_else(|| StoreError::NotFound("key", id.into()))
-            },
+            |c| sqlite::delivery::key_delivery(c, id, set, now),
             |p| p.key_delivery(id, set, now)
         );
         if set.is_some() {

@@ -42,13 +42,14 @@ mod usage_daily;
 mod users;
 mod webhooks;
 
-pub use backup::{BackupSummary, backup_sqlite};
+pub use backup::BackupSummary;
 pub use canaries::{CANARY_RESULTS_KEPT, CanaryRow};
 pub use copy::{CopySummary, copy_sqlite_to_postgres};
 pub use location::{DbLocation, DbLocationError};
 pub use pg::{CHARGE_SETTLE_BUDGET, POOL_RESERVE, parses_for_pool, pool_size_for};
 pub use probe::{Probe, probe};
 pub use schema::SCHEMA_VERSION;
+pub use sqlite::backup::backup_sqlite;
 pub use sqlite::writer::{CommitStats, MAX_GROUP};
 
 pub use accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS, MAX_REASON_CHARS};
@@ -241,7 +242,7 @@ impl Store {
 
     /// The totals of the books (what a backup or a copy must reproduce).
     pub fn summary(&self) -> StoreResult<BackupSummary> {
-        dispatch!(self, |c| backup::summarize(c), |p| p.summary())
+        dispatch!(self, |c| sqlite::backup::summarize(c), |p| p.summary())
     }
 
     /// Run `f` on the SQLite connection. On PostgreSQL this is `Unsupported`:

@@ -4,9 +4,7 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use rusqlite::{OptionalExtension, params};
-
-use super::{Backend, Store, StoreResult, dispatch};
+use crate::{Backend, Store, StoreResult, dispatch, sqlite};
 
 /// Every this many counts a host deletes rows of minutes gone by.
 const PRUNE_EVERY: u64 = 1024;
@@ -21,15 +19,7 @@ impl Store {
         }
         dispatch!(
             self,
-            |c| {
-                Ok(c.query_row(
-                    "INSERT INTO rate_buckets (bucket, minute, count) VALUES (?1, ?2, 1)
-                 ON CONFLICT (bucket, minute) DO UPDATE SET count = rate_buckets.count + 1
-                 RETURNING count",
-                    params![bucket, minute],
-                    |r| r.get(0),
-                )?)
-            },
+            |c| sqlite::rate_buckets::count_request(c, bucket, minute),
             |p| p.count_request(bucket, minute)
         )
     }
@@ -47,18 +37,7 @@ impl Store {
         let (n, limit) = (i64::from(n), i64::from(limit));
         dispatch!(
             self,
-            |c| {
-                Ok(c
-                    .query_row(
-                        "INSERT INTO rate_buckets (bucket, minute, count) SELECT ?1, ?2, ?3 WHERE ?3 <= ?4
-                         ON CONFLICT (bucket, minute) DO UPDATE SET count = rate_buckets.count + excluded.count
-                         WHERE rate_buckets.count + excluded.count <= ?4
-                         RETURNING count",
-                        params![bucket, minute, n, limit],
-                        |r| r.get(0),
-                    )
-                    .optional()?)
-            },
+            |c| sqlite::rate_buckets::count_requests_within(c, bucket, minute, n, limit),
             |p| p.count_requests_within(bucket, minute, n, limit)
         )
     }
@@ -67,10 +46,7 @@ impl Store {
     fn prune_rate_buckets(&self, minute: i64) -> StoreResult<()> {
         dispatch!(
             self,
-            |c| {
-                c.execute("DELETE FROM rate_buckets WHERE minute < ?1", [minute])?;
-                Ok(())
-            },
+            |c| sqlite::rate_buckets::prune_rate_buckets(c, minute),
             |p| p.prune_rate_buckets(minute)
         )
     }

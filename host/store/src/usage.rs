@@ -1,9 +1,7 @@
 //! Usage: ledger queries by account, key, platform and time range, with
 //! totals, breakdowns and the most recent entries.
 
-use rusqlite::types::Value;
-
-use super::{Backend, Store, StoreResult, dispatch_read, report};
+use crate::{Backend, Store, StoreResult, dispatch_read, sqlite};
 
 /// Which ledger rows to read; every `None` matches all.
 #[derive(Clone, Debug, Default)]
@@ -102,38 +100,7 @@ impl UsageFilter {
 
 impl Store {
     pub fn usage(&self, filter: &UsageFilter) -> StoreResult<Usage> {
-        let (clause, params) = filter.where_clause(|n| format!("?{n}"));
-        let params: Vec<Value> = params
-            .into_iter()
-            .map(|p| match p {
-                UsageParam::Text(t) => Value::Text(t),
-                UsageParam::Int(i) => Value::Integer(i),
-            })
-            .collect();
-        dispatch_read!(
-            self,
-            |c| {
-                // One read transaction, so totals, groups and entries agree.
-                const SUMS: [&str; 2] = ["COUNT(*)", "SUM(credits)"];
-                let tx = c.transaction()?;
-                let (requests, credits) = report::totals(&tx, "ledger", SUMS, &clause, &params)?;
-                let group = |column: &str| {
-                    let filter = (clause.as_str(), params.as_slice());
-                    report::grouped(&tx, "ledger", SUMS, "SUM(credits)", filter, column)
-                        .map(report::usage_groups)
-                };
-                let by_platform = group("platform")?;
-                let by_key = group("key_id")?;
-                let entries = report::recent_entries(&tx, &clause, &params, filter.entries)?;
-                Ok(Usage {
-                    requests,
-                    credits,
-                    by_platform,
-                    by_key,
-                    entries,
-                })
-            },
-            |p| p.usage(filter)
-        )
+        dispatch_read!(self, |c| sqlite::usage::usage(c, filter), |p| p
+            .usage(filter))
     }
 }

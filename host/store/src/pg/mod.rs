@@ -6,16 +6,29 @@
 //! same as on SQLite: a charge is one transaction with a conditional
 //! decrement and a ledger row whose id (`GENERATED ALWAYS AS IDENTITY`) is
 //! minted by the database, so it is unique across every host.
+//!
+//! The files beside this one hold the PostgreSQL body of each `Store`
+//! method, by subject, named as the SQLite ones under `sqlite/`: the same
+//! queries in PostgreSQL's dialect (`$n` placeholders, `ON CONFLICT DO
+//! NOTHING`, `SUM` cast back to `BIGINT`). Each method is one statement or
+//! one transaction on one pooled connection. The statements of a parse
+//! (balance, key lookup, delivery, charge, rate count) are sent typed
+//! (`query_typed*`): parse, bind and execute in one round trip instead of a
+//! prepare round trip first. `connect.rs` (the URL and its TLS) and
+//! `pool.rs` (the pool's manager and size) are this backend's own.
 
 mod accounts;
-mod books;
+mod backup;
 pub(crate) mod connect;
 mod console;
+mod delivery;
 mod holds;
 mod idempotency;
 mod keys;
 pub(crate) mod pool;
+mod rate_buckets;
 mod reports;
+mod usage;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -5,7 +5,11 @@
 //! as the PostgreSQL ones under `pg/`.
 
 pub(crate) mod accounts;
+pub(crate) mod backup;
+pub(crate) mod delivery;
 pub(crate) mod keys;
+pub(crate) mod rate_buckets;
+pub(crate) mod usage;
 pub(crate) mod writer;
 
 use std::path::Path;

@@ -166,7 +166,7 @@ fn a_backup_finishes_on_a_database_that_is_never_quiet() {
     {
         let (live, dest) = (live.clone(), dest.clone());
         std::thread::spawn(move || {
-            let _ = tx.send(crate::backup::backup_sqlite_within(
+            let _ = tx.send(crate::sqlite::backup::backup_sqlite_within(
                 &live,
                 &dest,
                 Duration::from_millis(500),
