@@ -2,9 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use rusqlite::params;
-
-use super::{Backend, Store, StoreResult, UsageEntry, dispatch_read, report};
+use crate::{Backend, Store, StoreResult, UsageEntry, dispatch_read, sqlite};
 
 /// Credits one platform took on one UTC day.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,17 +35,7 @@ impl Store {
         };
         dispatch_read!(
             self,
-            |c| {
-                let mut stmt = c.prepare(sql)?;
-                let rows = stmt.query_map(params![account, from, until], |r| {
-                    Ok(DailyCredits {
-                        day: r.get(0)?,
-                        platform: r.get(1)?,
-                        credits: r.get(2)?,
-                    })
-                })?;
-                Ok(rows.collect::<Result<_, _>>()?)
-            },
+            |c| sqlite::daily::daily_credits(c, sql, account, from, until),
             |p| p.daily_credits(sql, account, from, until)
         )
     }
@@ -57,15 +45,7 @@ impl Store {
     pub fn recent_charges(&self, account: &str, n: usize) -> StoreResult<Vec<UsageEntry>> {
         dispatch_read!(
             self,
-            |c| {
-                let mut stmt = c.prepare(&format!(
-                    "SELECT {} FROM ledger WHERE account_id = ?1
-                     ORDER BY created_at DESC, id DESC LIMIT ?2",
-                    report::ENTRY_COLUMNS
-                ))?;
-                let rows = stmt.query_map(params![account, n as i64], report::ledger_entry)?;
-                Ok(rows.collect::<Result<_, _>>()?)
-            },
+            |c| sqlite::daily::recent_charges(c, account, n),
             |p| p.recent_charges(account, n)
         )
     }
@@ -75,22 +55,8 @@ impl Store {
     /// parse: one `MAX` per key, each read from the end of the
     /// `(key_id, created_at)` index.
     pub fn last_charged_use(&self, account: &str) -> StoreResult<BTreeMap<String, i64>> {
-        dispatch_read!(
-            self,
-            |c| {
-                let mut stmt = c.prepare(LAST_CHARGED_USE)?;
-                let rows = stmt.query_map([account], |r| Ok((r.get(0)?, r.get(1)?)))?;
-                let mut out = BTreeMap::new();
-                for row in rows {
-                    let (key, at): (String, Option<i64>) = row?;
-                    if let Some(at) = at {
-                        out.insert(key, at);
-                    }
-                }
-                Ok(out)
-            },
-            |p| p.last_charged_use(account)
-        )
+        dispatch_read!(self, |c| sqlite::daily::last_charged_use(c, account), |p| p
+            .last_charged_use(account))
     }
 }
 

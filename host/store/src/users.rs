@@ -3,10 +3,8 @@
 //! the hex SHA-256 of its secret) and sets an argon2id password through it.
 //! Portable SQL only: the PostgreSQL backend runs the same statements.
 
-use rusqlite::{OptionalExtension, params};
-
-use super::accounts::validate_account_id;
-use super::{Backend, Store, StoreError, StoreResult, dispatch};
+use crate::accounts::validate_account_id;
+use crate::{Backend, Store, StoreError, StoreResult, dispatch, sqlite};
 
 /// A user as the console and the admin API show it (never a secret).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -25,22 +23,6 @@ pub struct UserRecord {
 pub struct SignInRecord {
     pub user: UserRecord,
     pub password_hash: Option<String>,
-}
-
-const USER_COLUMNS: &str = "id, account_id, email, password_hash, created_at";
-
-fn user_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<SignInRecord> {
-    let password_hash: Option<String> = r.get(3)?;
-    Ok(SignInRecord {
-        user: UserRecord {
-            id: r.get(0)?,
-            account_id: r.get(1)?,
-            email: r.get(2)?,
-            active: password_hash.is_some(),
-            created_at: r.get(4)?,
-        },
-        password_hash,
-    })
 }
 
 /// What an open sign-up did with an address ([`Store::sign_up`]).
@@ -92,50 +74,15 @@ impl Store {
         let email = normalize_email(email)?;
         dispatch!(
             self,
-            |c| {
-                let tx = c.transaction()?;
-                tx.execute(
-                    "INSERT INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)
-                 ON CONFLICT (id) DO NOTHING",
-                    params![account, now],
-                )?;
-                let existing = tx
-                    .query_row(
-                        &format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1"),
-                        [&email],
-                        user_from_row,
-                    )
-                    .optional()?;
-                let id = match existing {
-                    Some(found) if found.user.account_id != account => {
-                        return Err(StoreError::Invalid(format!(
-                            "{email} is a user of another account"
-                        )));
-                    }
-                    Some(found) => {
-                        tx.execute(
-                        "UPDATE users SET invite_hash = ?2, invite_expires_at = ?3 WHERE id = ?1",
-                        params![found.user.id, invite_hash, invite_expires_at],
-                    )?;
-                        found.user.id
-                    }
-                    None => {
-                        tx.execute(
-                        "INSERT INTO users (id, account_id, email, invite_hash, invite_expires_at, created_at)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-                        params![user_id, account, email, invite_hash, invite_expires_at, now],
-                    )?;
-                        user_id.to_string()
-                    }
-                };
-                let user = tx.query_row(
-                    &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
-                    [&id],
-                    user_from_row,
-                )?;
-                tx.commit()?;
-                Ok(user.user)
-            },
+            |c| sqlite::users::invite_user(
+                c,
+                user_id,
+                account,
+                &email,
+                invite_hash,
+                invite_expires_at,
+                now
+            ),
             |p| p.invite_user(
                 user_id,
                 account,
@@ -151,17 +98,7 @@ impl Store {
     pub fn user_by_invite(&self, invite_hash: &str, now: i64) -> StoreResult<Option<UserRecord>> {
         dispatch!(
             self,
-            |c| {
-                Ok(c.query_row(
-                &format!(
-                    "SELECT {USER_COLUMNS} FROM users WHERE invite_hash = ?1 AND invite_expires_at > ?2"
-                ),
-                params![invite_hash, now],
-                user_from_row,
-            )
-            .optional()?
-            .map(|r| r.user))
-            },
+            |c| sqlite::users::user_by_invite(c, invite_hash, now),
             |p| p.user_by_invite(invite_hash, now)
         )
     }
@@ -176,49 +113,7 @@ impl Store {
     ) -> StoreResult<UserRecord> {
         dispatch!(
             self,
-            |c| {
-                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                let user = tx
-                .query_row(
-                    &format!(
-                        "SELECT {USER_COLUMNS} FROM users WHERE invite_hash = ?1 AND invite_expires_at > ?2"
-                    ),
-                    params![invite_hash, now],
-                    user_from_row,
-                )
-                .optional()?
-                .ok_or_else(|| StoreError::NotFound("invitation", "link".into()))?;
-                // A sign-up's credits, granted once: the link that verifies
-                // the address is used up in this transaction.
-                let waiting: Option<i64> = tx.query_row(
-                    "SELECT signup_credits FROM users WHERE id = ?1",
-                    [&user.user.id],
-                    |r| r.get(0),
-                )?;
-                if let Some(credits) = waiting.filter(|c| *c > 0) {
-                    tx.execute(
-                        "UPDATE accounts SET balance = balance + ?2 WHERE id = ?1",
-                        params![user.user.account_id, credits],
-                    )?;
-                    tx.execute(
-                        "INSERT INTO credit_grants (account_id, credits, created_at, reason) VALUES (?1, ?2, ?3, ?4)",
-                        params![user.user.account_id, credits, now, SIGN_UP_GRANT_REASON],
-                    )?;
-                }
-                tx.execute(
-                    "UPDATE users SET password_hash = ?2, invite_hash = NULL, invite_expires_at = NULL, signup_credits = NULL WHERE id = ?1",
-                    params![user.user.id, password_hash],
-                )?;
-                tx.execute(
-                    "DELETE FROM console_sessions WHERE user_id = ?1",
-                    [&user.user.id],
-                )?;
-                tx.commit()?;
-                Ok(UserRecord {
-                    active: true,
-                    ..user.user
-                })
-            },
+            |c| sqlite::users::accept_invite(c, invite_hash, password_hash, now),
             |p| p.accept_invite(invite_hash, password_hash, now)
         )
     }
@@ -244,53 +139,15 @@ impl Store {
         let credits = starting_credits.max(0);
         dispatch!(
             self,
-            |c| {
-                let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-                let existing = tx
-                    .query_row(
-                        &format!(
-                            "SELECT {USER_COLUMNS}, signup_credits IS NOT NULL FROM users WHERE email = ?1"
-                        ),
-                        [&email],
-                        |r| Ok((user_from_row(r)?, r.get::<_, bool>(5)?)),
-                    )
-                    .optional()?;
-                let outcome = match existing {
-                    Some((found, true)) if found.password_hash.is_none() => {
-                        tx.execute(
-                            "UPDATE users SET invite_hash = ?2, invite_expires_at = ?3 WHERE id = ?1",
-                            params![found.user.id, invite_hash, invite_expires_at],
-                        )?;
-                        SignUpOutcome::Pending(found.user)
-                    }
-                    Some(_) => SignUpOutcome::Taken,
-                    None => {
-                        let made = tx.execute(
-                            "INSERT INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)
-                             ON CONFLICT (id) DO NOTHING",
-                            params![email, now],
-                        )?;
-                        if made == 0 {
-                            SignUpOutcome::Taken
-                        } else {
-                            tx.execute(
-                                "INSERT INTO users (id, account_id, email, invite_hash, invite_expires_at, signup_credits, created_at)
-                                 VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6)",
-                                params![user_id, email, invite_hash, invite_expires_at, credits, now],
-                            )?;
-                            SignUpOutcome::Created(UserRecord {
-                                id: user_id.to_string(),
-                                account_id: email.clone(),
-                                email: email.clone(),
-                                active: false,
-                                created_at: now,
-                            })
-                        }
-                    }
-                };
-                tx.commit()?;
-                Ok(outcome)
-            },
+            |c| sqlite::users::sign_up(
+                c,
+                user_id,
+                &email,
+                invite_hash,
+                invite_expires_at,
+                now,
+                credits
+            ),
             |p| p.sign_up(
                 user_id,
                 &email,
@@ -307,49 +164,17 @@ impl Store {
         let Ok(email) = normalize_email(email) else {
             return Ok(None);
         };
-        dispatch!(
-            self,
-            |c| {
-                Ok(c.query_row(
-                    &format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1"),
-                    [&email],
-                    user_from_row,
-                )
-                .optional()?)
-            },
-            |p| p.user_for_sign_in(&email)
-        )
+        dispatch!(self, |c| sqlite::users::user_for_sign_in(c, &email), |p| p
+            .user_for_sign_in(&email))
     }
 
     pub fn user(&self, id: &str) -> StoreResult<UserRecord> {
-        dispatch!(
-            self,
-            |c| {
-                c.query_row(
-                    &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
-                    [id],
-                    user_from_row,
-                )
-                .optional()?
-                .map(|r| r.user)
-                .ok_or_else(|| StoreError::NotFound("user", id.into()))
-            },
-            |p| p.user(id)
-        )
+        dispatch!(self, |c| sqlite::users::user(c, id), |p| p.user(id))
     }
 
     /// Users of one account (or all), oldest first.
     pub fn users(&self, account: Option<&str>) -> StoreResult<Vec<UserRecord>> {
-        dispatch!(
-            self,
-            |c| {
-                let mut stmt = c.prepare(&format!(
-                "SELECT {USER_COLUMNS} FROM users WHERE ?1 IS NULL OR account_id = ?1 ORDER BY created_at, id"
-            ))?;
-                let rows = stmt.query_map([account], |r| user_from_row(r).map(|u| u.user))?;
-                Ok(rows.collect::<Result<_, _>>()?)
-            },
-            |p| p.users(account)
-        )
+        dispatch!(self, |c| sqlite::users::users(c, account), |p| p
+            .users(account))
     }
 }

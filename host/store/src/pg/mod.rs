@@ -20,7 +20,7 @@
 mod accounts;
 mod backup;
 pub(crate) mod connect;
-mod console;
+mod daily;
 mod delivery;
 mod holds;
 mod idempotency;
@@ -28,7 +28,9 @@ mod keys;
 pub(crate) mod pool;
 mod rate_buckets;
 mod reports;
+mod sessions;
 mod usage;
+mod users;
 
 use std::sync::Arc;
 use std::time::Duration;

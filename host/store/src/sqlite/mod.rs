@@ -6,10 +6,13 @@
 
 pub(crate) mod accounts;
 pub(crate) mod backup;
+pub(crate) mod daily;
 pub(crate) mod delivery;
 pub(crate) mod keys;
 pub(crate) mod rate_buckets;
+pub(crate) mod sessions;
 pub(crate) mod usage;
+pub(crate) mod users;
 pub(crate) mod writer;
 
 use std::path::Path;

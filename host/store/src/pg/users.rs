@@ -1,15 +1,10 @@
-//! The console's data on PostgreSQL: users, their sessions, and the
-//! overview's credits by day. The same statements as the SQLite side.
-
-use std::collections::BTreeMap;
+//! Console users on PostgreSQL (`users`).
 
 use postgres::Row;
 
 use super::Pg;
-use crate::daily::{DailyCredits, LAST_CHARGED_USE};
-use crate::sessions::SessionRecord;
 use crate::users::{SIGN_UP_GRANT_REASON, SignInRecord, SignUpOutcome, UserRecord};
-use crate::{StoreError, StoreResult, UsageEntry};
+use crate::{StoreError, StoreResult};
 
 const USER_COLUMNS: &str = "id, account_id, email, password_hash, created_at";
 
@@ -24,17 +19,6 @@ fn user_from_row(r: &Row) -> SignInRecord {
             created_at: r.get(4),
         },
         password_hash,
-    }
-}
-
-fn session_from_row(r: &Row) -> SessionRecord {
-    SessionRecord {
-        token_hash: r.get(0),
-        user_id: r.get(1),
-        operator: r.get::<_, i32>(2) != 0,
-        csrf: r.get(3),
-        created_at: r.get(4),
-        last_seen_at: r.get(5),
     }
 }
 
@@ -246,124 +230,5 @@ impl Pg {
             .iter()
             .map(|r| user_from_row(r).user)
             .collect())
-    }
-
-    pub fn create_session(&self, session: &SessionRecord) -> StoreResult<()> {
-        self.client()?.execute(
-            "INSERT INTO console_sessions (token_hash, user_id, operator, csrf, created_at, last_seen_at)
-             VALUES ($1, $2, $3, $4, $5, $6)",
-            &[
-                &session.token_hash,
-                &session.user_id,
-                &i32::from(session.operator),
-                &session.csrf,
-                &session.created_at,
-                &session.last_seen_at,
-            ],
-        )?;
-        Ok(())
-    }
-
-    pub fn live_session(
-        &self,
-        token_hash: &str,
-        created_after: i64,
-        seen_after: i64,
-        now: i64,
-    ) -> StoreResult<Option<SessionRecord>> {
-        let mut c = self.client()?;
-        let mut tx = c.transaction()?;
-        let found = tx
-            .query_opt(
-                "SELECT token_hash, user_id, operator, csrf, created_at, last_seen_at
-                 FROM console_sessions WHERE token_hash = $1",
-                &[&token_hash],
-            )?
-            .map(|r| session_from_row(&r));
-        let live = match found {
-            Some(s) if s.created_at > created_after && s.last_seen_at > seen_after => {
-                tx.execute(
-                    "UPDATE console_sessions SET last_seen_at = $2 WHERE token_hash = $1",
-                    &[&token_hash, &now],
-                )?;
-                Some(SessionRecord {
-                    last_seen_at: now,
-                    ..s
-                })
-            }
-            Some(_) => {
-                tx.execute(
-                    "DELETE FROM console_sessions WHERE token_hash = $1",
-                    &[&token_hash],
-                )?;
-                None
-            }
-            None => None,
-        };
-        tx.commit()?;
-        Ok(live)
-    }
-
-    pub fn delete_session(&self, token_hash: &str) -> StoreResult<()> {
-        self.client()?.execute(
-            "DELETE FROM console_sessions WHERE token_hash = $1",
-            &[&token_hash],
-        )?;
-        Ok(())
-    }
-
-    pub fn delete_sessions_of(&self, user_id: Option<&str>) -> StoreResult<usize> {
-        let mut c = self.client()?;
-        let n = match user_id {
-            Some(u) => c.execute("DELETE FROM console_sessions WHERE user_id = $1", &[&u])?,
-            None => c.execute("DELETE FROM console_sessions WHERE operator = 1", &[])?,
-        };
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
-    }
-
-    pub fn prune_sessions(&self, created_after: i64, seen_after: i64) -> StoreResult<usize> {
-        let n = self.client()?.execute(
-            "DELETE FROM console_sessions WHERE created_at <= $1 OR last_seen_at <= $2",
-            &[&created_after, &seen_after],
-        )?;
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
-    }
-
-    /// `sql` is one of `store::daily`'s two statements, with its bounds.
-    pub fn daily_credits(
-        &self,
-        sql: &str,
-        account: &str,
-        from: i64,
-        until: i64,
-    ) -> StoreResult<Vec<DailyCredits>> {
-        Ok(self
-            .client()?
-            .query(sql, &[&account, &from, &until])?
-            .iter()
-            .map(|r| DailyCredits {
-                day: r.get(0),
-                platform: r.get(1),
-                credits: r.get(2),
-            })
-            .collect())
-    }
-
-    pub fn last_charged_use(&self, account: &str) -> StoreResult<BTreeMap<String, i64>> {
-        Ok(self
-            .client()?
-            .query(LAST_CHARGED_USE, &[&account])?
-            .iter()
-            .filter_map(|r| Some((r.get(0), r.get::<_, Option<i64>>(1)?)))
-            .collect())
-    }
-
-    pub fn recent_charges(&self, account: &str, n: usize) -> StoreResult<Vec<UsageEntry>> {
-        super::reports::recent_entries(
-            &mut **self.client()?,
-            " WHERE account_id = $1",
-            &[&account],
-            n,
-        )
     }
 }
