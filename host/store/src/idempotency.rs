@@ -391,7 +391,7 @@ pub(super) fn charge_in(c: &rusqlite::Connection, bill: &Bill, now: i64) -> Stor
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
     )?
     .execute(params![account, key_id, platform, credits, request_id, now])?;
-    super::usage_daily::count_charge(c, account, key_id, platform, credits, now)?;
+    crate::sqlite::usage_daily::count_charge(c, account, key_id, platform, credits, now)?;
     let balance_after = c
         .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
         .query_row([account], |r| r.get(0))?;

@@ -28,7 +28,6 @@ mod location;
 mod pg;
 mod probe;
 mod rate_buckets;
-mod report;
 mod schema;
 mod sessions;
 mod sqlite;

@@ -5,7 +5,7 @@
 
 use rusqlite::types::Value;
 
-use super::{Backend, Store, StoreResult, UsageFilter, dispatch, dispatch_read, report};
+use crate::{Backend, Store, StoreResult, UsageFilter, dispatch, dispatch_read, sqlite};
 
 /// Seconds in a UTC day; days are `unix_seconds / DAY`.
 pub const DAY: i64 = 86_400;
@@ -77,7 +77,7 @@ impl UsageFilter {
 }
 
 /// Byte groups as the tunnel report shows them (both backends).
-pub(super) fn tunnel_groups(rows: Vec<(String, i64, i64)>) -> Vec<TunnelUsageGroup> {
+pub(crate) fn tunnel_groups(rows: Vec<(String, i64, i64)>) -> Vec<TunnelUsageGroup> {
     rows.into_iter()
         .map(|(name, bytes, streams)| TunnelUsageGroup {
             name,
@@ -92,24 +92,7 @@ impl Store {
     pub fn record_tunnel_traffic(&self, traffic: &TunnelTraffic<'_>) -> StoreResult<()> {
         dispatch!(
             self,
-            |c| {
-                c.execute(
-                    "INSERT INTO tunnel_usage (day, account_id, key_id, platform, bytes, streams)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)
-                 ON CONFLICT (day, key_id, platform) DO UPDATE SET
-                    bytes = tunnel_usage.bytes + excluded.bytes,
-                    streams = tunnel_usage.streams + excluded.streams",
-                    rusqlite::params![
-                        traffic.at.div_euclid(DAY),
-                        traffic.account,
-                        traffic.key,
-                        traffic.platform,
-                        traffic.bytes,
-                        traffic.streams
-                    ],
-                )?;
-                Ok(())
-            },
+            |c| sqlite::tunnel_usage::record_tunnel_traffic(c, traffic),
             |p| p.record_tunnel_traffic(traffic)
         )
     }
@@ -118,13 +101,7 @@ impl Store {
     pub fn tunnel_bytes_on_day(&self, key: &str, at: i64) -> StoreResult<i64> {
         dispatch_read!(
             self,
-            |c| {
-                Ok(c.query_row(
-                "SELECT COALESCE(SUM(bytes), 0) FROM tunnel_usage WHERE key_id = ?1 AND day = ?2",
-                rusqlite::params![key, at.div_euclid(DAY)],
-                |r| r.get(0),
-            )?)
-            },
+            |c| sqlite::tunnel_usage::tunnel_bytes_on_day(c, key, at),
             |p| p.tunnel_bytes_on_day(key, at)
         )
     }
@@ -134,26 +111,8 @@ impl Store {
         let (clause, params) = filter.tunnel_where();
         dispatch_read!(
             self,
-            |c| {
-                // One read transaction, so totals and groups agree.
-                const SUMS: [&str; 2] = ["SUM(bytes)", "SUM(streams)"];
-                let tx = c.transaction()?;
-                let (bytes, streams) = report::totals(&tx, "tunnel_usage", SUMS, &clause, &params)?;
-                let group = |column: &str| {
-                    let filter = (clause.as_str(), params.as_slice());
-                    report::grouped(&tx, "tunnel_usage", SUMS, "SUM(bytes)", filter, column)
-                        .map(tunnel_groups)
-                };
-                let by_platform = group("platform")?;
-                let by_key = group("key_id")?;
-                Ok(TunnelUsage {
-                    bytes,
-                    streams,
-                    by_platform,
-                    by_key,
-                })
-            },
-            |p| p.tunnel_usage(&super::pg::Filter::from_sqlite(&clause, &params)?)
+            |c| sqlite::tunnel_usage::tunnel_usage(c, &clause, &params),
+            |p| p.tunnel_usage(&crate::pg::Filter::from_sqlite(&clause, &params)?)
         )
     }
 }

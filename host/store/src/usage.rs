@@ -104,3 +104,14 @@ impl Store {
             .usage(filter))
     }
 }
+
+/// Credit groups as the usage report shows them.
+pub(crate) fn usage_groups(rows: Vec<(String, i64, i64)>) -> Vec<UsageGroup> {
+    rows.into_iter()
+        .map(|(name, requests, credits)| UsageGroup {
+            name,
+            requests,
+            credits,
+        })
+        .collect()
+}

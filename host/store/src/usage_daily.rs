@@ -7,36 +7,10 @@
 //! ledger ([`Store::usage`]).
 
 use rusqlite::types::Value;
-use rusqlite::{Connection, params};
 
-use super::{Backend, Store, StoreResult, Usage, UsageFilter, dispatch_read, report};
+use crate::{Backend, Store, StoreResult, Usage, UsageFilter, dispatch_read, sqlite};
 
 pub(crate) const DAY_S: i64 = 86_400;
-
-/// Count one charge in its day's aggregate (inside the charge's transaction).
-pub(super) fn count_charge(
-    tx: &Connection,
-    account: &str,
-    key_id: &str,
-    platform: &str,
-    credits: i64,
-    now: i64,
-) -> rusqlite::Result<()> {
-    tx.prepare_cached(
-        "INSERT INTO ledger_daily (account_id, day, key_id, platform, requests, credits)
-         VALUES (?1, ?2, ?3, ?4, 1, ?5)
-         ON CONFLICT (account_id, day, key_id, platform)
-         DO UPDATE SET requests = ledger_daily.requests + 1, credits = ledger_daily.credits + ?5",
-    )?
-    .execute(params![
-        account,
-        now.div_euclid(DAY_S),
-        key_id,
-        platform,
-        credits
-    ])?;
-    Ok(())
-}
 
 /// `WHERE …` over `account_id`, `key_id`, `platform` and a time column
 /// (`from`/`until` divided by `unit`: 1 for the ledger, a day for aggregates).
@@ -79,31 +53,15 @@ impl Store {
         let (ledger, ledger_params) = where_clause(filter, "created_at", 1);
         dispatch_read!(
             self,
-            |c| {
-                // One read transaction, so totals, groups and entries agree.
-                const SUMS: [&str; 2] = ["SUM(requests)", "SUM(credits)"];
-                let tx = c.transaction()?;
-                let (requests, credits) =
-                    report::totals(&tx, "ledger_daily", SUMS, &daily, &daily_params)?;
-                let group = |column: &str| {
-                    let filter = (daily.as_str(), daily_params.as_slice());
-                    report::grouped(&tx, "ledger_daily", SUMS, "SUM(credits)", filter, column)
-                        .map(report::usage_groups)
-                };
-                let by_platform = group("platform")?;
-                let by_key = group("key_id")?;
-                let entries = report::recent_entries(&tx, &ledger, &ledger_params, filter.entries)?;
-                Ok(Usage {
-                    requests,
-                    credits,
-                    by_platform,
-                    by_key,
-                    entries,
-                })
-            },
+            |c| sqlite::usage_daily::usage_bounded(
+                c,
+                (&daily, &daily_params),
+                (&ledger, &ledger_params),
+                filter.entries
+            ),
             |p| p.usage_bounded(
-                &super::pg::Filter::from_sqlite(&daily, &daily_params)?,
-                &super::pg::Filter::from_sqlite(&ledger, &ledger_params)?,
+                &crate::pg::Filter::from_sqlite(&daily, &daily_params)?,
+                &crate::pg::Filter::from_sqlite(&ledger, &ledger_params)?,
                 filter.entries,
             )
         )

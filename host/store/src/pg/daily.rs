@@ -37,7 +37,7 @@ impl Pg {
     }
 
     pub fn recent_charges(&self, account: &str, n: usize) -> StoreResult<Vec<UsageEntry>> {
-        super::reports::recent_entries(
+        super::report::recent_entries(
             &mut **self.client()?,
             " WHERE account_id = $1",
             &[&account],

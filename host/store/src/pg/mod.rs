@@ -27,9 +27,11 @@ mod idempotency;
 mod keys;
 pub(crate) mod pool;
 mod rate_buckets;
-mod reports;
+mod report;
 mod sessions;
+mod tunnel_usage;
 mod usage;
+mod usage_daily;
 mod users;
 
 use std::sync::Arc;
@@ -45,7 +47,7 @@ pub(super) use crate::schema::pg::{PG_MIGRATIONS as MIGRATIONS, version as schem
 pub use connect::Connector;
 pub use idempotency::CHARGE_SETTLE_BUDGET;
 pub use pool::{DEFAULT_POOL_SIZE, POOL_RESERVE, parses_for_pool, pool_size_for};
-pub(super) use reports::Filter;
+pub(super) use report::Filter;
 
 use pool::Manager;
 pub(super) type PooledClient = r2d2::PooledConnection<Manager>;

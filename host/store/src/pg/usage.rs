@@ -2,7 +2,7 @@
 
 use postgres::types::ToSql;
 
-use super::{Pg, reports};
+use super::{Pg, report};
 use crate::StoreResult;
 use crate::usage::{Usage, UsageFilter, UsageParam};
 
@@ -18,10 +18,10 @@ impl Pg {
             .collect();
         const SUMS: [&str; 2] = ["COUNT(*)", "SUM(credits)"];
         let mut client = self.client()?;
-        let mut tx = reports::snapshot(&mut client)?;
-        let (requests, credits) = reports::totals(&mut tx, "ledger", SUMS, &clause, &params)?;
+        let mut tx = report::snapshot(&mut client)?;
+        let (requests, credits) = report::totals(&mut tx, "ledger", SUMS, &clause, &params)?;
         let mut group = |column: &str| {
-            reports::grouped(
+            report::grouped(
                 &mut tx,
                 "ledger",
                 SUMS,
@@ -30,11 +30,11 @@ impl Pg {
                 &params,
                 column,
             )
-            .map(crate::report::usage_groups)
+            .map(crate::usage::usage_groups)
         };
         let by_platform = group("platform")?;
         let by_key = group("key_id")?;
-        let entries = reports::recent_entries(&mut tx, &clause, &params, filter.entries)?;
+        let entries = report::recent_entries(&mut tx, &clause, &params, filter.entries)?;
         tx.commit()?;
         Ok(Usage {
             requests,

@@ -4,8 +4,9 @@ use std::collections::BTreeMap;
 
 use rusqlite::{Connection, params};
 
+use super::report;
 use crate::daily::{DailyCredits, LAST_CHARGED_USE};
-use crate::{StoreResult, UsageEntry, report};
+use crate::{StoreResult, UsageEntry};
 
 pub(crate) fn daily_credits(
     c: &mut Connection,

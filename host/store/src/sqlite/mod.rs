@@ -10,8 +10,11 @@ pub(crate) mod daily;
 pub(crate) mod delivery;
 pub(crate) mod keys;
 pub(crate) mod rate_buckets;
+pub(crate) mod report;
 pub(crate) mod sessions;
+pub(crate) mod tunnel_usage;
 pub(crate) mod usage;
+pub(crate) mod usage_daily;
 pub(crate) mod users;
 pub(crate) mod writer;
 

@@ -3,8 +3,8 @@
 use rusqlite::Connection;
 use rusqlite::types::Value;
 
+use super::report;
 use crate::StoreResult;
-use crate::report;
 use crate::usage::{Usage, UsageFilter, UsageParam};
 
 pub(crate) fn usage(c: &mut Connection, filter: &UsageFilter) -> StoreResult<Usage> {
@@ -23,7 +23,7 @@ pub(crate) fn usage(c: &mut Connection, filter: &UsageFilter) -> StoreResult<Usa
     let group = |column: &str| {
         let filter = (clause.as_str(), params.as_slice());
         report::grouped(&tx, "ledger", SUMS, "SUM(credits)", filter, column)
-            .map(report::usage_groups)
+            .map(crate::usage::usage_groups)
     };
     let by_platform = group("platform")?;
     let by_key = group("key_id")?;

@@ -1,15 +1,15 @@
 //! The shape every usage report shares on SQLite: two sums over a table
 //! under a filter, the same sums per platform and per key, and the newest
-//! ledger entries. (PostgreSQL's twin is `pg/reports.rs`.)
+//! ledger entries. (PostgreSQL's twin is `pg/report.rs`.)
 
 use rusqlite::types::Value;
 use rusqlite::{Transaction, params_from_iter};
 
-use super::{UsageEntry, UsageGroup};
+use crate::UsageEntry;
 
 /// Two sums (SQL aggregates such as `COUNT(*)`, `SUM(credits)`) over `table`
 /// under `clause`: a report's totals.
-pub(super) fn totals(
+pub(crate) fn totals(
     tx: &Transaction<'_>,
     table: &str,
     [a, b]: [&str; 2],
@@ -24,7 +24,7 @@ pub(super) fn totals(
 }
 
 /// The same two sums per value of `column`, largest `order_by` first, then by name.
-pub(super) fn grouped(
+pub(crate) fn grouped(
     tx: &Transaction<'_>,
     table: &str,
     [a, b]: [&str; 2],
@@ -42,23 +42,12 @@ pub(super) fn grouped(
     rows.collect()
 }
 
-/// Credit groups as the usage report shows them.
-pub(super) fn usage_groups(rows: Vec<(String, i64, i64)>) -> Vec<UsageGroup> {
-    rows.into_iter()
-        .map(|(name, requests, credits)| UsageGroup {
-            name,
-            requests,
-            credits,
-        })
-        .collect()
-}
-
 /// The ledger's columns as [`ledger_entry`] reads them.
-pub(super) const ENTRY_COLUMNS: &str =
+pub(crate) const ENTRY_COLUMNS: &str =
     "id, created_at, account_id, key_id, platform, credits, request_id";
 
 /// One ledger row selected with [`ENTRY_COLUMNS`].
-pub(super) fn ledger_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<UsageEntry> {
+pub(crate) fn ledger_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<UsageEntry> {
     Ok(UsageEntry {
         id: r.get(0)?,
         time: r.get(1)?,
@@ -71,7 +60,7 @@ pub(super) fn ledger_entry(r: &rusqlite::Row<'_>) -> rusqlite::Result<UsageEntry
 }
 
 /// The newest `limit` ledger entries under `clause`.
-pub(super) fn recent_entries(
+pub(crate) fn recent_entries(
     tx: &Transaction<'_>,
     clause: &str,
     params: &[Value],
