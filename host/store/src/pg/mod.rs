@@ -19,11 +19,13 @@
 
 mod accounts;
 mod backup;
+mod canaries;
 pub(crate) mod connect;
 mod daily;
 mod delivery;
 mod holds;
 mod idempotency;
+mod jobs;
 mod keys;
 pub(crate) mod pool;
 mod rate_buckets;
@@ -33,6 +35,7 @@ mod tunnel_usage;
 mod usage;
 mod usage_daily;
 mod users;
+mod webhooks;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -6,8 +6,10 @@
 
 pub(crate) mod accounts;
 pub(crate) mod backup;
+pub(crate) mod canaries;
 pub(crate) mod daily;
 pub(crate) mod delivery;
+pub(crate) mod jobs;
 pub(crate) mod keys;
 pub(crate) mod rate_buckets;
 pub(crate) mod report;
@@ -16,6 +18,7 @@ pub(crate) mod tunnel_usage;
 pub(crate) mod usage;
 pub(crate) mod usage_daily;
 pub(crate) mod users;
+pub(crate) mod webhooks;
 pub(crate) mod writer;
 
 use std::path::Path;
