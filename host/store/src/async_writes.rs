@@ -4,11 +4,11 @@
 //! blocking thread. Same semantics as the blocking methods of
 //! `idempotency` (the SQLite work is theirs).
 
-use super::idempotency::{
+use super::{Backend, Bill, Charge, Claim, Store, StoreError, StoreResult, StoredResponse};
+use crate::sqlite::idempotency::{
     charge_work, claim_work, client_request_id_work, complete_by_reference_work, complete_work,
     release_work,
 };
-use super::{Backend, Bill, Charge, Claim, Store, StoreError, StoreResult, StoredResponse};
 
 impl Store {
     /// [`Store::charge_attempt`], awaited.

@@ -13,10 +13,8 @@
 //! and a charge that finds its hold gone is the ordinary conditional charge.
 //! So at every commit `Σ credit_grants − Σ ledger − Σ credit_holds = balance`.
 
-use rusqlite::{OptionalExtension, params};
-
-use super::idempotency::Work;
-use super::{Backend, Bill, Charge, Store, StoreError, StoreResult};
+use crate::sqlite::writer::Work;
+use crate::{Backend, Bill, Charge, Store, StoreError, StoreResult, dispatch, sqlite};
 
 /// One hold to take: its id (unique) and the credits it sets aside (> 0).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,7 +56,7 @@ impl Store {
         match &self.backend {
             Backend::Sqlite(_) => {
                 let work: Work<Vec<Reserved>> =
-                    Box::new(move |c| reserve_in(c, &account, &holds, expires_at, now));
+                    Box::new(move |c| sqlite::holds::reserve(c, &account, &holds, expires_at, now));
                 self.write_async(work).await
             }
             Backend::Postgres(_) => {
@@ -85,10 +83,8 @@ impl Store {
         let (hold, bill) = (hold.to_string(), bill.clone());
         match &self.backend {
             Backend::Sqlite(_) => {
-                let work: Work<Charge> = Box::new(move |c| {
-                    release_in(c, &hold)?;
-                    super::idempotency::charge_in(c, &bill, now)
-                });
+                let work: Work<Charge> =
+                    Box::new(move |c| sqlite::holds::charge_held(c, &hold, &bill, now));
                 self.write_async(work).await
             }
             Backend::Postgres(_) => {
@@ -107,7 +103,7 @@ impl Store {
         let hold = hold.to_string();
         match &self.backend {
             Backend::Sqlite(_) => {
-                let work: Work<bool> = Box::new(move |c| release_in(c, &hold));
+                let work: Work<bool> = Box::new(move |c| sqlite::holds::release(c, &hold));
                 self.write_async(work).await
             }
             Backend::Postgres(_) => {
@@ -125,15 +121,7 @@ impl Store {
     pub fn release_expired_holds(&self, now: i64) -> StoreResult<u64> {
         match &self.backend {
             Backend::Sqlite(_) => self.write(Box::new(move |c: &rusqlite::Connection| {
-                let ids: Vec<String> = c
-                    .prepare_cached("SELECT id FROM credit_holds WHERE expires_at < ?1")?
-                    .query_map([now], |r| r.get(0))?
-                    .collect::<Result<_, _>>()?;
-                let mut released = 0;
-                for id in ids {
-                    released += u64::from(release_in(c, &id)?);
-                }
-                Ok(released)
+                sqlite::holds::release_expired(c, now)
             })),
             Backend::Postgres(p) => p.release_expired_holds(now),
         }
@@ -141,16 +129,8 @@ impl Store {
 
     /// Credits held for `account` now (or for every account).
     pub fn held_credits(&self, account: Option<&str>) -> StoreResult<i64> {
-        super::dispatch!(
-            self,
-            |c| Ok(c.query_row(
-                "SELECT COALESCE(SUM(credits), 0) FROM credit_holds
-                 WHERE ?1 IS NULL OR account_id = ?1",
-                [account],
-                |r| r.get(0),
-            )?),
-            |p| p.held_credits(account)
-        )
+        dispatch!(self, |c| sqlite::holds::held_credits(c, account), |p| p
+            .held_credits(account))
     }
 
     /// One blocking store call on a blocking thread.
@@ -169,52 +149,4 @@ fn unreachable_backend<T>() -> StoreResult<T> {
     Err(StoreError::Invalid(
         "backend changed under a store call".into(),
     ))
-}
-
-/// The holds, in order, inside the writer thread's savepoint.
-fn reserve_in(
-    c: &rusqlite::Connection,
-    account: &str,
-    holds: &[HoldRequest],
-    expires_at: i64,
-    now: i64,
-) -> StoreResult<Vec<Reserved>> {
-    let mut out = Vec::with_capacity(holds.len());
-    for h in holds {
-        let updated = c
-            .prepare_cached(
-                "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
-            )?
-            .execute(params![account, h.credits])?;
-        if updated == 1 {
-            c.prepare_cached(
-                "INSERT INTO credit_holds (id, account_id, credits, expires_at, created_at)
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
-            )?
-            .execute(params![h.id, account, h.credits, expires_at, now])?;
-            out.push(Reserved::Held);
-        } else {
-            let balance = c
-                .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
-                .query_row([account], |r| r.get(0))
-                .optional()?
-                .unwrap_or(0);
-            out.push(Reserved::Short { balance });
-        }
-    }
-    Ok(out)
-}
-
-/// Delete hold `id` and give its credits back; whether it was there.
-pub(super) fn release_in(c: &rusqlite::Connection, id: &str) -> StoreResult<bool> {
-    let held: Option<(String, i64)> = c
-        .prepare_cached("DELETE FROM credit_holds WHERE id = ?1 RETURNING account_id, credits")?
-        .query_row([id], |r| Ok((r.get(0)?, r.get(1)?)))
-        .optional()?;
-    let Some((account, credits)) = held else {
-        return Ok(false);
-    };
-    c.prepare_cached("UPDATE accounts SET balance = balance + ?2 WHERE id = ?1")?
-        .execute(params![account, credits])?;
-    Ok(true)
 }

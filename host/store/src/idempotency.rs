@@ -11,9 +11,7 @@
 //! large to store: a reference, replayed by running again under the same
 //! ledger id); `created_at` (unix seconds) for the 24-hour window.
 
-use rusqlite::{OptionalExtension, params};
-
-use super::{Backend, Bill, Charge, Store, StoreResult};
+use crate::{Backend, Bill, Charge, Store, StoreResult, sqlite};
 
 /// How long a key is remembered (Stripe: 24 hours).
 pub const IDEMPOTENCY_TTL_S: i64 = 24 * 60 * 60;
@@ -72,18 +70,13 @@ impl Store {
     /// read on a read-only connection (the last committed balance; the
     /// charge itself still checks it).
     pub fn balance_for_charge(&self, account: &str) -> StoreResult<i64> {
-        let probe = |c: &mut rusqlite::Connection| {
-            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-            let balance = balance_in(&tx, account)?;
-            tx.commit()?;
-            Ok(balance)
-        };
+        let probe = |c: &mut rusqlite::Connection| sqlite::idempotency::balance_locked(c, account);
         match &self.backend {
             Backend::Sqlite(db) => match db.writer.try_lock() {
                 Ok(mut c) => probe(&mut c),
                 Err(std::sync::TryLockError::Poisoned(p)) => probe(&mut p.into_inner()),
                 Err(std::sync::TryLockError::WouldBlock) if db.queue.holds_write_lock() => {
-                    self.read(|c| balance_in(c, account))
+                    self.read(|c| sqlite::idempotency::balance(c, account))
                 }
                 Err(std::sync::TryLockError::WouldBlock) => self.with(probe),
             },
@@ -103,7 +96,7 @@ impl Store {
         now: i64,
     ) -> StoreResult<Claim> {
         match &self.backend {
-            Backend::Sqlite(_) => self.write(claim_work(
+            Backend::Sqlite(_) => self.write(sqlite::idempotency::claim_work(
                 key_id,
                 idempotency_key,
                 fingerprint,
@@ -124,7 +117,11 @@ impl Store {
         response: &StoredResponse,
     ) -> StoreResult<()> {
         match &self.backend {
-            Backend::Sqlite(_) => self.write(complete_work(key_id, idempotency_key, response)),
+            Backend::Sqlite(_) => self.write(sqlite::idempotency::complete_work(
+                key_id,
+                idempotency_key,
+                response,
+            )),
             Backend::Postgres(p) => p.complete_idempotency_key(key_id, idempotency_key, response),
         }
     }
@@ -140,7 +137,7 @@ impl Store {
         credits: i64,
     ) -> StoreResult<()> {
         match &self.backend {
-            Backend::Sqlite(_) => self.write(complete_by_reference_work(
+            Backend::Sqlite(_) => self.write(sqlite::idempotency::complete_by_reference_work(
                 key_id,
                 idempotency_key,
                 status,
@@ -157,7 +154,9 @@ impl Store {
     /// its request id was charged.
     pub fn release_idempotency_key(&self, key_id: &str, idempotency_key: &str) -> StoreResult<()> {
         match &self.backend {
-            Backend::Sqlite(_) => self.write(release_work(key_id, idempotency_key)),
+            Backend::Sqlite(_) => {
+                self.write(sqlite::idempotency::release_work(key_id, idempotency_key))
+            }
             Backend::Postgres(p) => p.release_idempotency_key(key_id, idempotency_key),
         }
     }
@@ -169,7 +168,10 @@ impl Store {
         client_request_id: &str,
     ) -> StoreResult<()> {
         match &self.backend {
-            Backend::Sqlite(_) => self.write(client_request_id_work(request_id, client_request_id)),
+            Backend::Sqlite(_) => self.write(sqlite::idempotency::client_request_id_work(
+                request_id,
+                client_request_id,
+            )),
             Backend::Postgres(p) => p.set_client_request_id(request_id, client_request_id),
         }
     }
@@ -211,196 +213,15 @@ impl Store {
     /// [`Store::charge_once`] of a [`Bill`].
     pub fn charge_bill(&self, bill: &Bill, now: i64) -> StoreResult<Charge> {
         match &self.backend {
-            Backend::Sqlite(_) => self.write(charge_work(bill.clone(), now)),
+            Backend::Sqlite(_) => self.write(sqlite::idempotency::charge_work(bill.clone(), now)),
             Backend::Postgres(p) => p.charge_once(bill, now),
         }
     }
 }
 
-/// The SQLite writes of this file, their arguments owned, as the writer
-/// thread runs them (inside its group's transaction, each in a savepoint);
-/// shared by the blocking methods above and their async twins
-/// (`async_writes`).
-pub(super) type Work<T> = Box<dyn FnOnce(&rusqlite::Connection) -> StoreResult<T> + Send>;
-
-pub(super) fn charge_work(bill: Bill, now: i64) -> Work<Charge> {
-    Box::new(move |c| charge_in(c, &bill, now))
-}
-
-pub(super) fn claim_work(
-    key_id: &str,
-    idempotency_key: &str,
-    fingerprint: &str,
-    fresh_request_id: &str,
-    now: i64,
-) -> Work<Claim> {
-    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
-    let (fingerprint, fresh) = (fingerprint.to_string(), fresh_request_id.to_string());
-    Box::new(move |c| claim_in(c, &key_id, &idempotency_key, &fingerprint, &fresh, now))
-}
-
-pub(super) fn complete_work(
-    key_id: &str,
-    idempotency_key: &str,
-    response: &StoredResponse,
-) -> Work<()> {
-    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
-    let response = response.clone();
-    Box::new(move |c| {
-        c.prepare_cached(
-            "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = ?5
-             WHERE key_id = ?1 AND idempotency_key = ?2",
-        )?
-        .execute(params![
-            key_id,
-            idempotency_key,
-            response.status,
-            response.credits,
-            response.body
-        ])?;
-        Ok(())
-    })
-}
-
-pub(super) fn complete_by_reference_work(
-    key_id: &str,
-    idempotency_key: &str,
-    status: u16,
-    credits: i64,
-) -> Work<()> {
-    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
-    Box::new(move |c| {
-        c.prepare_cached(
-            "UPDATE idempotency_keys SET status = ?3, credits = ?4, response = NULL
-             WHERE key_id = ?1 AND idempotency_key = ?2",
-        )?
-        .execute(params![key_id, idempotency_key, status, credits])?;
-        Ok(())
-    })
-}
-
-pub(super) fn release_work(key_id: &str, idempotency_key: &str) -> Work<()> {
-    let (key_id, idempotency_key) = (key_id.to_string(), idempotency_key.to_string());
-    Box::new(move |c| {
-        c.prepare_cached(
-            "DELETE FROM idempotency_keys
-             WHERE key_id = ?1 AND idempotency_key = ?2 AND status IS NULL
-               AND NOT EXISTS (SELECT 1 FROM ledger WHERE ledger.request_id = idempotency_keys.request_id)",
-        )?
-        .execute(params![key_id, idempotency_key])?;
-        Ok(())
-    })
-}
-
-pub(super) fn client_request_id_work(request_id: &str, client_request_id: &str) -> Work<()> {
-    let (request_id, client) = (request_id.to_string(), client_request_id.to_string());
-    Box::new(move |c| {
-        c.prepare_cached("UPDATE ledger SET client_request_id = ?2 WHERE request_id = ?1")?
-            .execute(params![request_id, client])?;
-        Ok(())
-    })
-}
-
-/// The balance of `account` (`NotFound` when it has none).
-fn balance_in(c: &rusqlite::Connection, account: &str) -> StoreResult<i64> {
-    c.prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
-        .query_row([account], |r| r.get(0))
-        .optional()?
-        .ok_or_else(|| super::StoreError::NotFound("account", account.into()))
-}
-
-/// Claim a key (see [`Store::claim_idempotency_key`]) inside the caller's
-/// transaction.
-fn claim_in(
-    c: &rusqlite::Connection,
-    key_id: &str,
-    idempotency_key: &str,
-    fingerprint: &str,
-    fresh_request_id: &str,
-    now: i64,
-) -> StoreResult<Claim> {
-    c.prepare_cached("DELETE FROM idempotency_keys WHERE created_at <= ?1")?
-        .execute([now - IDEMPOTENCY_TTL_S])?;
-    c.prepare_cached(
-        "INSERT INTO idempotency_keys (key_id, idempotency_key, fingerprint, request_id, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5)
-         ON CONFLICT (key_id, idempotency_key) DO NOTHING",
-    )?
-    .execute(params![key_id, idempotency_key, fingerprint, fresh_request_id, now])?;
-    let (stored_fingerprint, request_id, status, credits, body) = c
-        .prepare_cached(
-            "SELECT fingerprint, request_id, status, credits, response FROM idempotency_keys
-             WHERE key_id = ?1 AND idempotency_key = ?2",
-        )?
-        .query_row(params![key_id, idempotency_key], |r| {
-            Ok((
-                r.get::<_, String>(0)?,
-                r.get::<_, String>(1)?,
-                r.get::<_, Option<u16>>(2)?,
-                r.get::<_, Option<i64>>(3)?,
-                r.get::<_, Option<String>>(4)?,
-            ))
-        })?;
-    Ok(claim_of(
-        fingerprint,
-        stored_fingerprint,
-        request_id,
-        status,
-        credits,
-        body,
-    ))
-}
-
-/// One charge (see [`Store::charge_once`]) inside the caller's transaction
-/// (the writer thread's savepoint): nothing it wrote stays when it fails.
-pub(super) fn charge_in(c: &rusqlite::Connection, bill: &Bill, now: i64) -> StoreResult<Charge> {
-    let Bill {
-        account,
-        key_id,
-        platform,
-        price: credits,
-        request_id,
-    } = bill;
-    let credits = *credits;
-    let already: Option<(String, String, String)> = c
-        .prepare_cached("SELECT account_id, key_id, platform FROM ledger WHERE request_id = ?1")?
-        .query_row([request_id], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .optional()?;
-    if let Some(row) = already {
-        same_charge(&row, account, key_id, platform, request_id)?;
-        let balance_after = c
-            .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
-            .query_row([account], |r| r.get(0))?;
-        return Ok(Charge::Charged { balance_after });
-    }
-    let updated = c
-        .prepare_cached(
-            "UPDATE accounts SET balance = balance - ?2 WHERE id = ?1 AND balance >= ?2",
-        )?
-        .execute(params![account, credits])?;
-    if updated != 1 {
-        let balance = c
-            .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
-            .query_row([account], |r| r.get(0))
-            .optional()?
-            .unwrap_or(0);
-        return Ok(Charge::InsufficientCredits { balance });
-    }
-    c.prepare_cached(
-        "INSERT INTO ledger (account_id, key_id, platform, credits, request_id, created_at)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-    )?
-    .execute(params![account, key_id, platform, credits, request_id, now])?;
-    crate::sqlite::usage_daily::count_charge(c, account, key_id, platform, credits, now)?;
-    let balance_after = c
-        .prepare_cached("SELECT balance FROM accounts WHERE id = ?1")?
-        .query_row([account], |r| r.get(0))?;
-    Ok(Charge::Charged { balance_after })
-}
-
 /// What a claimed row says: another request, a stored response, a
 /// reference to re-run, or a request to run.
-pub(super) fn claim_of(
+pub(crate) fn claim_of(
     fingerprint: &str,
     stored_fingerprint: String,
     request_id: String,
@@ -426,7 +247,7 @@ pub(super) fn claim_of(
 
 /// Whether an existing ledger row `(account, key, platform)` is the row of
 /// this charge: only then does a repeated request id mean "already charged".
-pub(super) fn same_charge(
+pub(crate) fn same_charge(
     row: &(String, String, String),
     account: &str,
     key_id: &str,

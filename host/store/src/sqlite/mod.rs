@@ -9,6 +9,8 @@ pub(crate) mod backup;
 pub(crate) mod canaries;
 pub(crate) mod daily;
 pub(crate) mod delivery;
+pub(crate) mod holds;
+pub(crate) mod idempotency;
 pub(crate) mod jobs;
 pub(crate) mod keys;
 pub(crate) mod rate_buckets;

@@ -317,3 +317,7 @@ fn copy_error(e: &rusqlite::Error) -> rusqlite::Error {
         ),
     }
 }
+
+/// A write queued for this thread, its arguments owned: it runs inside its
+/// group's transaction, in a savepoint of its own.
+pub(crate) type Work<T> = Box<dyn FnOnce(&rusqlite::Connection) -> StoreResult<T> + Send>;
