@@ -28,6 +28,7 @@ mod idempotency;
 mod jobs;
 mod keys;
 pub(crate) mod pool;
+pub(crate) mod probe;
 mod rate_buckets;
 mod report;
 mod sessions;

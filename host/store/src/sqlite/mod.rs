@@ -13,6 +13,7 @@ pub(crate) mod holds;
 pub(crate) mod idempotency;
 pub(crate) mod jobs;
 pub(crate) mod keys;
+pub(crate) mod probe;
 pub(crate) mod rate_buckets;
 pub(crate) mod report;
 pub(crate) mod sessions;
