@@ -1,6 +1,7 @@
 //! Tests of `idempotency`.
 
 use crate::idempotency::*;
+use crate::tests::both::each_backend;
 use crate::*;
 
 fn store() -> (tempfile::TempDir, Store) {
@@ -20,93 +21,99 @@ fn done(body: &str) -> StoredResponse {
 
 #[test]
 fn a_key_runs_once_then_replays_and_refuses_another_body() {
-    let (_d, s) = store();
-    let claim = s
-        .claim_idempotency_key("k1", "abc", "fp1", "req_a", 100)
-        .unwrap();
-    assert_eq!(
-        claim,
-        Claim::Run {
-            request_id: "req_a".into()
-        }
-    );
-    // Not completed yet: a retry (after a crash) runs under the same ledger id.
-    let again = s
-        .claim_idempotency_key("k1", "abc", "fp1", "req_b", 101)
-        .unwrap();
-    assert_eq!(
-        again,
-        Claim::Run {
-            request_id: "req_a".into()
-        }
-    );
-    s.complete_idempotency_key("k1", "abc", &done("{}"))
-        .unwrap();
-    assert_eq!(
-        s.claim_idempotency_key("k1", "abc", "fp1", "req_c", 102)
-            .unwrap(),
-        Claim::Replay(done("{}"))
-    );
-    assert_eq!(
-        s.claim_idempotency_key("k1", "abc", "fp2", "req_d", 103)
-            .unwrap(),
-        Claim::Conflict
-    );
-    // Another API key's same key is its own.
-    assert_eq!(
-        s.claim_idempotency_key("k2", "abc", "fp2", "req_e", 104)
-            .unwrap(),
-        Claim::Run {
-            request_id: "req_e".into()
-        }
-    );
-    // After 24 hours the key is new again.
-    assert_eq!(
-        s.claim_idempotency_key("k1", "abc", "fp2", "req_f", 100 + IDEMPOTENCY_TTL_S)
-            .unwrap(),
-        Claim::Run {
-            request_id: "req_f".into()
-        }
-    );
+    each_backend(|t| {
+        let s = &t.store;
+        s.add_credits("acme", 10, 1).unwrap();
+        let claim = s
+            .claim_idempotency_key("k1", "abc", "fp1", "req_a", 100)
+            .unwrap();
+        assert_eq!(
+            claim,
+            Claim::Run {
+                request_id: "req_a".into()
+            }
+        );
+        // Not completed yet: a retry (after a crash) runs under the same ledger id.
+        let again = s
+            .claim_idempotency_key("k1", "abc", "fp1", "req_b", 101)
+            .unwrap();
+        assert_eq!(
+            again,
+            Claim::Run {
+                request_id: "req_a".into()
+            }
+        );
+        s.complete_idempotency_key("k1", "abc", &done("{}"))
+            .unwrap();
+        assert_eq!(
+            s.claim_idempotency_key("k1", "abc", "fp1", "req_c", 102)
+                .unwrap(),
+            Claim::Replay(done("{}"))
+        );
+        assert_eq!(
+            s.claim_idempotency_key("k1", "abc", "fp2", "req_d", 103)
+                .unwrap(),
+            Claim::Conflict
+        );
+        // Another API key's same key is its own.
+        assert_eq!(
+            s.claim_idempotency_key("k2", "abc", "fp2", "req_e", 104)
+                .unwrap(),
+            Claim::Run {
+                request_id: "req_e".into()
+            }
+        );
+        // After 24 hours the key is new again.
+        assert_eq!(
+            s.claim_idempotency_key("k1", "abc", "fp2", "req_f", 100 + IDEMPOTENCY_TTL_S)
+                .unwrap(),
+            Claim::Run {
+                request_id: "req_f".into()
+            }
+        );
+    });
 }
 
 #[test]
 fn a_request_id_is_charged_once_and_a_charged_claim_is_kept() {
-    let (_d, s) = store();
-    s.claim_idempotency_key("k1", "abc", "fp", "req_a", 100)
-        .unwrap();
-    let first = s
-        .charge_once("acme", "k1", "tiktok", 3, "req_a", 100)
-        .unwrap();
-    assert_eq!(first, Charge::Charged { balance_after: 7 });
-    let retry = s
-        .charge_once("acme", "k1", "tiktok", 3, "req_a", 101)
-        .unwrap();
-    assert_eq!(retry, Charge::Charged { balance_after: 7 });
-    assert_eq!(
-        (s.ledger_count(None).unwrap(), s.ledger_sum(None).unwrap()),
-        (1, 3)
-    );
-    // A charged claim is not released (its retry must not charge anew).
-    s.release_idempotency_key("k1", "abc").unwrap();
-    assert_eq!(
-        s.claim_idempotency_key("k1", "abc", "fp", "req_b", 102)
-            .unwrap(),
-        Claim::Run {
-            request_id: "req_a".into()
-        }
-    );
-    // An uncharged one is.
-    s.claim_idempotency_key("k1", "xyz", "fp", "req_c", 103)
-        .unwrap();
-    s.release_idempotency_key("k1", "xyz").unwrap();
-    assert_eq!(
-        s.claim_idempotency_key("k1", "xyz", "fp", "req_d", 104)
-            .unwrap(),
-        Claim::Run {
-            request_id: "req_d".into()
-        }
-    );
+    each_backend(|t| {
+        let s = &t.store;
+        s.add_credits("acme", 10, 1).unwrap();
+        s.claim_idempotency_key("k1", "abc", "fp", "req_a", 100)
+            .unwrap();
+        let first = s
+            .charge_once("acme", "k1", "tiktok", 3, "req_a", 100)
+            .unwrap();
+        assert_eq!(first, Charge::Charged { balance_after: 7 });
+        let retry = s
+            .charge_once("acme", "k1", "tiktok", 3, "req_a", 101)
+            .unwrap();
+        assert_eq!(retry, Charge::Charged { balance_after: 7 });
+        assert_eq!(
+            (s.ledger_count(None).unwrap(), s.ledger_sum(None).unwrap()),
+            (1, 3)
+        );
+        // A charged claim is not released (its retry must not charge anew).
+        s.release_idempotency_key("k1", "abc").unwrap();
+        assert_eq!(
+            s.claim_idempotency_key("k1", "abc", "fp", "req_b", 102)
+                .unwrap(),
+            Claim::Run {
+                request_id: "req_a".into()
+            }
+        );
+        // An uncharged one is.
+        s.claim_idempotency_key("k1", "xyz", "fp", "req_c", 103)
+            .unwrap();
+        s.release_idempotency_key("k1", "xyz").unwrap();
+        assert_eq!(
+            s.claim_idempotency_key("k1", "xyz", "fp", "req_d", 104)
+                .unwrap(),
+            Claim::Run {
+                request_id: "req_d".into()
+            }
+        );
+    });
 }
 
 #[test]

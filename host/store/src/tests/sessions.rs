@@ -2,7 +2,6 @@
 
 use crate::sessions::*;
 use crate::tests::both::each_backend;
-use crate::*;
 
 #[test]
 fn sessions_expire_idle_and_absolute_and_end_everywhere() {

@@ -1,5 +1,6 @@
 //! Tests of `usage_daily`.
 
+use crate::tests::both::each_backend;
 use crate::usage_daily::*;
 use crate::*;
 use rusqlite::params;
@@ -131,33 +132,34 @@ fn a_million_ledger_rows_answer_from_the_aggregates() {
 
 #[test]
 fn every_charge_counts_in_its_day() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(&dir.path().join("db.sqlite")).unwrap();
-    store.add_credits("acme", 100, 1).unwrap();
-    for (i, t) in [START, START + 10, START + DAY_S + 5].iter().enumerate() {
-        store
-            .charge_once("acme", "k1", "tiktok", 2, &format!("r{i}"), *t)
-            .unwrap();
-    }
-    let filter = |from, until| UsageFilter {
-        account: Some("acme".into()),
-        from,
-        until,
-        entries: 10,
-        ..Default::default()
-    };
-    for (from, until) in [
-        (None, None),
-        (Some(START), Some(START + DAY_S)),
-        (Some(START + DAY_S), None),
-        (Some(START + 7), None), // cuts a day: answered from the ledger
-    ] {
-        let f = filter(from, until);
-        assert_eq!(
-            store.usage_bounded(&f).unwrap(),
-            store.usage(&f).unwrap(),
-            "{f:?}"
-        );
-    }
-    assert_eq!(store.usage_bounded(&filter(None, None)).unwrap().credits, 6);
+    each_backend(|t| {
+        let store = &t.store;
+        store.add_credits("acme", 100, 1).unwrap();
+        for (i, t) in [START, START + 10, START + DAY_S + 5].iter().enumerate() {
+            store
+                .charge_once("acme", "k1", "tiktok", 2, &format!("r{i}"), *t)
+                .unwrap();
+        }
+        let filter = |from, until| UsageFilter {
+            account: Some("acme".into()),
+            from,
+            until,
+            entries: 10,
+            ..Default::default()
+        };
+        for (from, until) in [
+            (None, None),
+            (Some(START), Some(START + DAY_S)),
+            (Some(START + DAY_S), None),
+            (Some(START + 7), None), // cuts a day: answered from the ledger
+        ] {
+            let f = filter(from, until);
+            assert_eq!(
+                store.usage_bounded(&f).unwrap(),
+                store.usage(&f).unwrap(),
+                "{f:?}"
+            );
+        }
+        assert_eq!(store.usage_bounded(&filter(None, None)).unwrap().credits, 6);
+    });
 }
