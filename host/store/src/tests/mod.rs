@@ -12,7 +12,6 @@ mod daily;
 mod group_commit;
 mod holds;
 mod idempotency;
-mod integrated;
 mod jobs;
 mod key_cache;
 mod keys;

@@ -1,5 +1,6 @@
 //! Tests of `tunnel_usage`.
 
+use crate::tests::both::each_backend;
 use crate::tunnel_usage::*;
 use crate::*;
 
@@ -69,4 +70,44 @@ fn traffic_adds_up(store: &Store) {
             },
         ]
     );
+}
+
+#[test]
+fn tunnel_traffic_adds_up_per_day_key_and_platform() {
+    each_backend(|t| {
+        let s = &t.store;
+        for (key, platform, at, bytes) in [
+            ("k1", "youtube", DAY + 1, 100),
+            ("k1", "youtube", DAY + 2, 50),
+            ("k2", "tiktok", DAY + 3, 30),
+            ("k1", "youtube", 2 * DAY, 7),
+        ] {
+            s.record_tunnel_traffic(&TunnelTraffic {
+                account: "acme",
+                key,
+                platform,
+                at,
+                bytes,
+                streams: 1,
+            })
+            .unwrap();
+        }
+        assert_eq!(s.tunnel_bytes_on_day("k1", DAY + 9).unwrap(), 150);
+        assert_eq!(s.tunnel_bytes_on_day("k1", 5 * DAY).unwrap(), 0);
+        let usage = s
+            .tunnel_usage(&UsageFilter {
+                account: Some("acme".into()),
+                from: Some(DAY),
+                until: Some(2 * DAY),
+                ..Default::default()
+            })
+            .unwrap();
+        assert_eq!((usage.bytes, usage.streams), (180, 3));
+        let keys: Vec<(&str, i64)> = usage
+            .by_key
+            .iter()
+            .map(|g| (g.name.as_str(), g.bytes))
+            .collect();
+        assert_eq!(keys, [("k1", 150), ("k2", 30)]);
+    });
 }
