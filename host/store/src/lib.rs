@@ -1,16 +1,27 @@
-//! Storage: accounts and balances, API keys, the credit ledger. One public
-//! API ([`Store`]) over two backends: SQLite (rusqlite, bundled; one file,
-//! WAL mode, migrations by `user_version`; the embedded default) and
-//! PostgreSQL (a pool, for several hosts on one database; `pg`).
+//! Storage: accounts and balances, API keys, the credit ledger, and the
+//! service's other shared state (idempotency keys, holds, jobs, webhooks,
+//! canaries, console users and sessions). One public API ([`Store`]) over
+//! two backends: SQLite (rusqlite, bundled; one file, WAL mode, migrations by
+//! `user_version`; the embedded default) and PostgreSQL (a pool, for several
+//! hosts on one database). This crate names nothing of the host above it
+//! but `mediaparse-core` and `mediaparse-metrics`.
+//!
 //! Calls are blocking (async callers go through `tokio::task::spawn_blocking`),
 //! except the parse path's writes, which have async twins (`async_writes`:
 //! [`Store::charge_attempt_async`], the idempotency keys, the client's
 //! request id). On SQLite those writes, blocking or async, queue for the
 //! writer thread (`sqlite::writer`), which commits them in groups.
 //!
-//! Each method validates its input, then dispatches on [`Backend`]. A new
-//! store file adds its SQLite body through `Store::with` (which answers
-//! `Unsupported` on PostgreSQL until the file gets its PostgreSQL body).
+//! The layout, by subject: a top-level file (`keys.rs`, `holds.rs`, …) is
+//! the facade: the subject's types and its `Store` methods, which validate
+//! their input and dispatch on [`Backend`] (`dispatch!`). The body of each
+//! method on each backend is in the same-named file of `sqlite/` and `pg/`
+//! (`sqlite/keys.rs`, `pg/keys.rs`). Beside them `sqlite/mod.rs` and
+//! `sqlite/writer.rs` (the connections, the group-commit thread),
+//! `pg/mod.rs`, `pg/connect.rs` and `pg/pool.rs` (the pool, the URL and its
+//! TLS) are each backend's own machinery; `schema/` holds both migration
+//! lists side by side; `tests/` every test of the crate, a test of behaviour
+//! both backends have running on both.
 
 mod accounts;
 mod async_writes;
