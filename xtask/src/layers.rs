@@ -62,8 +62,10 @@ pub fn run(root: &Path) -> Result {
         deps.retain(|d| !crates.contains(d));
         uses_crates.insert(module.clone(), named);
     }
-    for name in crates.iter().filter(|c| graph.contains_key(*c)) {
-        return Err(format!("{name} is a crate (lib.rs) and also has files under host/src").into());
+    if let Some(name) = crates.iter().find(|c| graph.contains_key(*c)) {
+        return Err(format!(
+            "{name} is a crate (lib.rs) and also has files under host/src"
+        ));
     }
     print!("{}", render_with_crates(&graph, &uses_crates));
     let cycles = cycles(&graph);

@@ -15,7 +15,7 @@ pub(crate) fn insert_job(c: &mut Connection, job: &JobRecord, count: i32) -> Sto
 }
 
 pub(crate) fn job(c: &mut Connection, id: &str, sql: &str) -> StoreResult<Option<JobRecord>> {
-    Ok(c.query_row(&sql, [id], job_from_row).optional()?)
+    Ok(c.query_row(sql, [id], job_from_row).optional()?)
 }
 
 pub(crate) fn job_answers(c: &mut Connection, id: &str) -> StoreResult<Vec<(u32, String)>> {
