@@ -20,17 +20,15 @@
 //! [`DEFAULT_TTL`], `serve --key-cache-ttl-secs`), and the listener proves
 //! its connection with a ping every half second; when no ping has succeeded
 //! for [`HEALTH_TIMEOUT`] the cache is bypassed (and
-//! `mediaparse_key_cache_listener_up` in `/metrics` reads 0).
+//! `mediaparse_key_cache_listener_up` in `/metrics` reads 0). The listener is
+//! `pg/key_cache.rs`.
 
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use postgres::fallible_iterator::FallibleIterator;
-
-use super::KeyRecord;
-use super::pg::Connector;
+use crate::KeyRecord;
 
 /// The channel key changes are announced on (PostgreSQL).
 pub const CHANNEL: &str = "mediaparse_keys";
@@ -42,9 +40,6 @@ pub const DEFAULT_TTL: Duration = Duration::from_secs(30);
 
 /// PostgreSQL: the cache is bypassed when the listener's last good ping is older.
 pub const HEALTH_TIMEOUT: Duration = Duration::from_secs(3);
-
-/// How often the listener pings its connection.
-const PING_EVERY: Duration = Duration::from_millis(500);
 
 pub struct KeyCache {
     entries: Mutex<HashMap<Vec<u8>, (KeyRecord, Instant)>>,
@@ -163,90 +158,10 @@ impl KeyCache {
     }
 
     /// PostgreSQL: the listener lost its connection.
-    fn lost(&self) {
+    pub(crate) fn lost(&self) {
         self.listening.store(false, Ordering::SeqCst);
         *self.last_healthy.lock().unwrap_or_else(|p| p.into_inner()) = None;
         mediaparse_metrics::global().key_cache_listener(false);
         self.invalidate();
-    }
-
-    /// PostgreSQL: start the listener thread once for this store.
-    pub fn start_listener(self: &Arc<Self>, connector: &Connector) {
-        if self.started.swap(true, Ordering::SeqCst) {
-            return;
-        }
-        let (cache, connector) = (Arc::downgrade(self), connector.clone());
-        let spawned = std::thread::Builder::new()
-            .name("key-cache-listener".into())
-            .spawn(move || listen(cache, connector));
-        if spawned.is_err() {
-            // No listener: the cache stays unusable, lookups go to the database.
-            tracing::warn!("could not start the key cache listener; keys are not cached");
-        }
-    }
-}
-
-/// Hold a `LISTEN` connection while the store lives; clear the cache on every
-/// notification and whenever the connection is lost or regained.
-fn listen(cache: std::sync::Weak<KeyCache>, connector: Connector) {
-    let mut backoff = Duration::from_millis(100);
-    loop {
-        let Some(c) = cache.upgrade() else { return };
-        drop(c);
-        let client = connector.connect().and_then(|mut client| {
-            client.batch_execute(&format!("LISTEN {CHANNEL}"))?;
-            Ok(client)
-        });
-        let mut client = match client {
-            Ok(client) => client,
-            Err(e) => {
-                tracing::warn!(error = %e, "key cache listener cannot connect; keys are read uncached");
-                std::thread::sleep(backoff);
-                backoff = (backoff * 2).min(Duration::from_secs(2));
-                continue;
-            }
-        };
-        backoff = Duration::from_millis(100);
-        // Connected: whatever was missed while away is dropped.
-        match cache.upgrade() {
-            Some(c) => {
-                c.invalidate();
-                c.listening.store(true, Ordering::SeqCst);
-                c.healthy_now();
-            }
-            None => return,
-        }
-        loop {
-            let mut lost = false;
-            {
-                let mut notifications = client.notifications();
-                let mut it = notifications.timeout_iter(PING_EVERY);
-                loop {
-                    match it.next() {
-                        Ok(Some(_)) => match cache.upgrade() {
-                            Some(c) => c.invalidate(),
-                            None => return,
-                        },
-                        Ok(None) => break,
-                        Err(_) => {
-                            lost = true;
-                            break;
-                        }
-                    }
-                }
-            }
-            let Some(c) = cache.upgrade() else { return };
-            drop(c);
-            // A cheap ping finds a connection the server dropped quietly; a
-            // ping that hangs leaves the health stale, so the cache is
-            // bypassed after HEALTH_TIMEOUT while it hangs.
-            let answered = !lost && !client.is_closed() && client.simple_query("").is_ok();
-            let Some(c) = cache.upgrade() else { return };
-            if !answered {
-                c.lost();
-                break;
-            }
-            c.healthy_now();
-        }
     }
 }

@@ -172,7 +172,7 @@ impl Store {
                 // fresh below), so an unknown token never waits for the writer.
                 let needs_check =
                     self.keys.get(token_hash).0.is_some() || !self.keys.data_version_known();
-                !needs_check || self.sqlite_keys_checked(db)?
+                !needs_check || sqlite::keys::cache_checked(db, &self.keys)?
             }
             Backend::Postgres(p) => {
                 self.keys.start_listener(p.connector());
@@ -207,7 +207,7 @@ impl Store {
         }
         let usable = match &self.backend {
             Backend::Sqlite(db) => {
-                self.keys.data_version_known() && self.sqlite_keys_checked(db)?
+                self.keys.data_version_known() && sqlite::keys::cache_checked(db, &self.keys)?
             }
             Backend::Postgres(p) => {
                 self.keys.start_listener(p.connector());
@@ -219,25 +219,6 @@ impl Store {
         } else {
             None
         })
-    }
-
-    /// SQLite: check the key cache against other processes' commits
-    /// without waiting for the writer: read `data_version` on the write
-    /// connection when it is free; while the writer thread holds the write
-    /// lock, nobody else can commit and it checked the cache under that
-    /// lock. Otherwise (another write of this process is under way) the
-    /// cache is not used for this lookup (`false`).
-    fn sqlite_keys_checked(&self, db: &sqlite::Sqlite) -> StoreResult<bool> {
-        let conn = match db.writer.try_lock() {
-            Ok(conn) => conn,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return Ok(db.queue.holds_write_lock()),
-        };
-        let version = conn
-            .prepare_cached("PRAGMA data_version")?
-            .query_row([], |r| r.get::<_, i64>(0))?;
-        self.keys.observe_data_version(version);
-        Ok(true)
     }
 
     /// A key changed on this host: forget cached keys here at once (other

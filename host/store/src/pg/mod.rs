@@ -26,6 +26,7 @@ mod delivery;
 mod holds;
 mod idempotency;
 mod jobs;
+mod key_cache;
 mod keys;
 pub(crate) mod pool;
 pub(crate) mod probe;

@@ -2,6 +2,8 @@
 
 use rusqlite::{Connection, OptionalExtension, params};
 
+use super::Sqlite;
+use crate::key_cache::KeyCache;
 use crate::keys::{KEY_COLUMNS, KeyEdit, delivery_of};
 use crate::{KeyRecord, StoreError, StoreResult};
 
@@ -174,4 +176,23 @@ pub(crate) fn key_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<KeyRecord>
         rate_limit_per_minute: r.get(8)?,
         delivery: delivery_of(r.get(9)?),
     })
+}
+
+/// Check the key cache against other processes' commits
+/// without waiting for the writer: read `data_version` on the write
+/// connection when it is free; while the writer thread holds the write
+/// lock, nobody else can commit and it checked the cache under that
+/// lock. Otherwise (another write of this process is under way) the
+/// cache is not used for this lookup (`false`).
+pub(crate) fn cache_checked(db: &Sqlite, cache: &KeyCache) -> StoreResult<bool> {
+    let conn = match db.writer.try_lock() {
+        Ok(conn) => conn,
+        Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
+        Err(std::sync::TryLockError::WouldBlock) => return Ok(db.queue.holds_write_lock()),
+    };
+    let version = conn
+        .prepare_cached("PRAGMA data_version")?
+        .query_row([], |r| r.get::<_, i64>(0))?;
+    cache.observe_data_version(version);
+    Ok(true)
 }
