@@ -18,10 +18,11 @@
 //! method on each backend is in the same-named file of `sqlite/` and `pg/`
 //! (`sqlite/keys.rs`, `pg/keys.rs`). Beside them `sqlite/mod.rs` and
 //! `sqlite/writer.rs` (the connections, the group-commit thread),
-//! `pg/mod.rs`, `pg/connect.rs` and `pg/pool.rs` (the pool, the URL and its
-//! TLS) are each backend's own machinery; `schema/` holds both migration
-//! lists side by side; `tests/` every test of the crate, a test of behaviour
-//! both backends have running on both.
+//! `pg/mod.rs`, `pg/connect.rs`, `pg/pool.rs` and `pg/key_cache.rs` (the
+//! pool, the URL and its TLS, the key cache's listener) are each backend's
+//! own machinery; `schema/` holds both migration lists side by side;
+//! `tests/` every test of the crate, a test of behaviour both backends have
+//! running on both.
 
 mod accounts;
 mod async_writes;
