@@ -16,7 +16,7 @@
 //!
 //! On: `--canaries on`, or `[health] canaries = "on"`; off by default.
 //! Several hosts on one PostgreSQL database: the hosts with canaries on
-//! take turns through a lease in the database (`store/canaries.rs`), so one
+//! take turns through a lease in the database (`mediaparse_store`, `canaries.rs`), so one
 //! runs them at a time and another takes over within [`LEASE_TTL`] when it
 //! stops. Every result is written to the database, and every PostgreSQL
 //! host ([`follow`], canaries on or off) counts the results other hosts

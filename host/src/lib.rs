@@ -30,6 +30,8 @@ pub mod parse;
 pub mod registry;
 pub mod reload;
 pub mod signing;
-pub mod store;
+/// Storage, its own crate (`host/store`, `mediaparse-store`): it can name
+/// nothing of the host above `core` and `metrics`.
+pub use mediaparse_store as store;
 pub mod tunnel;
 pub mod webhooks;

@@ -9,6 +9,11 @@
 //! skipped: tests may reach across layers to build their fixtures.
 //! It prints the graph, then fails on any import cycle and on any module
 //! naming `AppState` outside the HTTP layer and the wiring.
+//!
+//! Layers that are crates of their own (`pub use mediaparse_x as x;` in
+//! `lib.rs`: `core`, `metrics`, `store`, …) are not host modules: the
+//! compiler already holds their edges (a crate cannot name the host), so
+//! they are listed beside each module's edges, not as nodes of the graph.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -49,7 +54,20 @@ pub fn run(root: &Path) -> Result {
     for deps in graph.values_mut() {
         deps.remove("lib");
     }
-    print!("{}", render(&graph));
+    let lib = std::fs::read_to_string(src.join("lib.rs")).map_err(|e| format!("lib.rs: {e}"))?;
+    let crates = crate_layers(&code_only(&lib));
+    let mut uses_crates = Graph::new();
+    for (module, deps) in graph.iter_mut() {
+        let named: BTreeSet<String> = deps.intersection(&crates).cloned().collect();
+        deps.retain(|d| !crates.contains(d));
+        uses_crates.insert(module.clone(), named);
+    }
+    if let Some(name) = crates.iter().find(|c| graph.contains_key(*c)) {
+        return Err(format!(
+            "{name} is a crate (lib.rs) and also has files under host/src"
+        ));
+    }
+    print!("{}", render_with_crates(&graph, &uses_crates));
     let cycles = cycles(&graph);
     for cycle in &cycles {
         println!("cycle: {}", cycle.join(" ⇄ "));
@@ -57,6 +75,10 @@ pub fn run(root: &Path) -> Result {
     for place in &app_state {
         println!("AppState named below the HTTP layer: {place}");
     }
+    println!(
+        "crates of their own (their edges held by the compiler): {}",
+        crates.iter().cloned().collect::<Vec<_>>().join(", ")
+    );
     println!(
         "{} modules, {} edges, {} cycles, {} AppState violations",
         graph.len(),
@@ -202,6 +224,34 @@ fn group_heads(group: &str) -> Vec<String> {
         .collect()
 }
 
+/// Layers `lib.rs` re-exports from crates of their own
+/// (`pub use mediaparse_store as store;` → `store`).
+fn crate_layers(lib: &str) -> BTreeSet<String> {
+    lib.lines()
+        .filter_map(|line| {
+            let rest = line.trim().strip_prefix("pub use mediaparse_")?;
+            let (_, alias) = rest.split_once(" as ")?;
+            let alias = alias.trim().strip_suffix(';')?;
+            alias.bytes().all(is_ident).then(|| alias.to_string())
+        })
+        .collect()
+}
+
+/// [`render`], each line followed by the crates the module names.
+fn render_with_crates(graph: &Graph, crates: &Graph) -> String {
+    let mut out = String::new();
+    for line in render(graph).lines() {
+        let module = line.split(" -> ").next().unwrap_or_default();
+        out.push_str(line.trim_end());
+        if let Some(named) = crates.get(module).filter(|n| !n.is_empty()) {
+            let named: Vec<&str> = named.iter().map(String::as_str).collect();
+            out.push_str(&format!(" [crates: {}]", named.join(", ")));
+        }
+        out.push('\n');
+    }
+    out
+}
+
 /// `module -> dep, dep` lines, one per module, sorted.
 pub fn render(graph: &Graph) -> String {
     let mut out = String::new();
@@ -303,6 +353,17 @@ mod tests {
         assert_eq!(found, ["auth", "billing", "core", "metrics", "store"]);
         assert!(names_word("x: &AppState", "AppState"));
         assert!(!names_word("AppStateful", "AppState"));
+    }
+
+    #[test]
+    fn crate_layers_are_the_re_exported_crates() {
+        let lib = code_only(
+            "pub mod auth;\n/// Doc.\npub use mediaparse_core as core;\n\
+             pub use mediaparse_store as store;\nuse other_crate as o;\n\
+             // pub use mediaparse_old as old;\n",
+        );
+        let found: Vec<String> = crate_layers(&lib).into_iter().collect();
+        assert_eq!(found, ["core", "store"]);
     }
 
     #[test]

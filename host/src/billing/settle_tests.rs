@@ -128,7 +128,7 @@ fn a_charge_settles_after_the_server_ends_every_idle_connection_of_a_large_pool(
     let url = test_pg::fresh_database();
     let store = Store::connect_for_parses(&DbLocation::Postgres(url.clone()), idle, None).unwrap();
     store.add_credits("acme", 10, 1).unwrap();
-    crate::store::backend_tests::fill_pool(&store, idle);
+    crate::store::test_pg::fill_pool(&store, idle);
     // What a fast shutdown does to every session: FATAL 57P01
     // "terminating connection due to administrator command".
     let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
@@ -163,4 +163,36 @@ fn a_charge_settles_after_the_server_ends_every_idle_connection_of_a_large_pool(
     );
     assert_eq!(store.ledger_count(None).unwrap(), 1);
     runtime.shutdown_background();
+}
+
+/// SQLite: a settled charge queues for the store's writer thread and is
+/// awaited there, so it completes while the runtime's only blocking thread
+/// is taken.
+#[test]
+fn a_sqlite_charge_is_settled_without_a_blocking_thread() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open(&dir.path().join("db.sqlite")).unwrap();
+    store.add_credits("acme", 10, 0).unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .max_blocking_threads(1)
+        .build()
+        .unwrap();
+    let (release, held) = std::sync::mpsc::channel::<()>();
+    let (busy_tx, busy) = std::sync::mpsc::channel();
+    runtime.spawn_blocking(move || {
+        busy_tx.send(()).unwrap();
+        let _ = held.recv();
+    });
+    busy.recv_timeout(Duration::from_secs(10))
+        .expect("the blocking thread is taken");
+    let bill = Bill::new("acme", "k1", "tiktok", 3, "req_1");
+    let charged = runtime.block_on(async {
+        tokio::time::timeout(Duration::from_secs(10), charge_settled(&store, bill, 10)).await
+    });
+    release.send(()).unwrap();
+    assert!(
+        matches!(charged, Ok(Ok(Charge::Charged { balance_after: 7 }))),
+        "{charged:?}"
+    );
 }

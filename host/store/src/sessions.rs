@@ -1,0 +1,72 @@
+//! Console sessions: a random token in an HttpOnly cookie, stored here only
+//! as its hex SHA-256, with the session's CSRF token and its times. A
+//! session belongs to a user, or to the operator (signed in with the
+//! operator token). Expiry (idle and absolute) is the caller's rule: it
+//! passes the cut-off times.
+
+use crate::{Backend, Store, StoreResult, dispatch, sqlite};
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SessionRecord {
+    pub token_hash: String,
+    /// `None` for an operator session.
+    pub user_id: Option<String>,
+    pub operator: bool,
+    pub csrf: String,
+    pub created_at: i64,
+    pub last_seen_at: i64,
+}
+
+impl Store {
+    pub fn create_session(&self, session: &SessionRecord) -> StoreResult<()> {
+        dispatch!(
+            self,
+            |c| sqlite::sessions::create_session(c, session),
+            |p| p.create_session(session)
+        )
+    }
+
+    /// The session of `token_hash` if it was created after `created_after`
+    /// and seen after `seen_after`; a live one is marked seen at `now`, an
+    /// expired one is deleted.
+    pub fn live_session(
+        &self,
+        token_hash: &str,
+        created_after: i64,
+        seen_after: i64,
+        now: i64,
+    ) -> StoreResult<Option<SessionRecord>> {
+        dispatch!(
+            self,
+            |c| sqlite::sessions::live_session(c, token_hash, created_after, seen_after, now),
+            |p| p.live_session(token_hash, created_after, seen_after, now)
+        )
+    }
+
+    pub fn delete_session(&self, token_hash: &str) -> StoreResult<()> {
+        dispatch!(
+            self,
+            |c| sqlite::sessions::delete_session(c, token_hash),
+            |p| p.delete_session(token_hash)
+        )
+    }
+
+    /// Sign out everywhere: every session of the user (or, for `None`, every
+    /// operator session). Returns how many ended.
+    pub fn delete_sessions_of(&self, user_id: Option<&str>) -> StoreResult<usize> {
+        dispatch!(
+            self,
+            |c| sqlite::sessions::delete_sessions_of(c, user_id),
+            |p| p.delete_sessions_of(user_id)
+        )
+    }
+
+    /// Forget sessions that can no longer be used.
+    pub fn prune_sessions(&self, created_after: i64, seen_after: i64) -> StoreResult<usize> {
+        dispatch!(
+            self,
+            |c| sqlite::sessions::prune_sessions(c, created_after, seen_after),
+            |p| p.prune_sessions(created_after, seen_after)
+        )
+    }
+}

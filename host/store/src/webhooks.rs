@@ -1,0 +1,242 @@
+//! Webhooks in the database: each key's signing secret and the delivery
+//! queue (`webhook_deliveries`, one row per event) with every attempt
+//! (`webhook_attempts`). A host claims due deliveries for a lease
+//! ([`Store::claim_webhooks`]; on PostgreSQL with `FOR UPDATE SKIP LOCKED`,
+//! so two hosts never claim the same one), sends them and records the
+//! attempt under that lease ([`Store::finish_webhook_attempt`]); a host
+//! that dies mid-send leaves a lease that expires, and another host (or
+//! this one, restarted) claims the delivery again. Times are Unix ms.
+
+use serde::Serialize;
+
+use crate::{Backend, Store, StoreError, StoreResult, dispatch, sqlite};
+
+/// One delivery claimed for sending.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClaimedDelivery {
+    pub id: String,
+    pub key_id: String,
+    pub url: String,
+    pub event_type: String,
+    pub data: String,
+    /// Attempts made before this one.
+    pub attempts: u32,
+    pub created_ms: i64,
+    /// The claim's token: the attempt is recorded only under it.
+    pub lease: String,
+}
+
+/// One attempt as recorded.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AttemptRecord {
+    /// 1 for the first attempt.
+    pub attempt: u32,
+    pub at_ms: i64,
+    /// The receiver's HTTP status, when it answered.
+    pub status: Option<u16>,
+    /// Why the attempt failed without a 2xx (refused destination, timeout,
+    /// connection error, non-2xx status).
+    pub error: Option<String>,
+    pub duration_ms: i64,
+}
+
+/// What an attempt leads to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttemptOutcome {
+    Delivered,
+    /// Try again at this time (Unix ms).
+    RetryAt(i64),
+    GiveUp,
+}
+
+/// A delivery with its attempts, as the admin API and the console list it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DeliveryRecord {
+    pub id: String,
+    pub key_id: String,
+    pub account_id: String,
+    pub url: String,
+    pub event_type: String,
+    /// `pending`, `delivered` or `failed`.
+    pub state: String,
+    pub created_ms: i64,
+    pub next_attempt_ms: Option<i64>,
+    pub finished_ms: Option<i64>,
+    pub last_error: Option<String>,
+    pub attempts: Vec<AttemptRecord>,
+}
+
+/// Which deliveries to list.
+#[derive(Clone, Debug, Default)]
+pub struct DeliveryFilter {
+    pub key: Option<String>,
+    pub account: Option<String>,
+    pub limit: usize,
+}
+
+/// The longest error text kept per attempt.
+const MAX_ERROR_CHARS: usize = 300;
+
+/// The most deliveries one listing returns.
+pub const MAX_LISTED: usize = 200;
+
+fn clip(error: Option<&str>) -> Option<String> {
+    error.map(|e| e.chars().take(MAX_ERROR_CHARS).collect())
+}
+
+/// What one attempt writes to its delivery's and its own row, computed
+/// once for both backends.
+#[derive(Clone, Copy)]
+pub(crate) struct AttemptColumns<'a> {
+    pub id: &'a str,
+    pub lease: &'a str,
+    pub state: &'static str,
+    pub next: Option<i64>,
+    pub finished: Option<i64>,
+    pub error: Option<&'a str>,
+    pub status: Option<i32>,
+    pub number: i32,
+}
+
+fn outcome_columns(
+    outcome: AttemptOutcome,
+    now_ms: i64,
+) -> (&'static str, Option<i64>, Option<i64>) {
+    match outcome {
+        AttemptOutcome::Delivered => ("delivered", None, Some(now_ms)),
+        AttemptOutcome::RetryAt(at) => ("pending", Some(at), None),
+        AttemptOutcome::GiveUp => ("failed", None, Some(now_ms)),
+    }
+}
+
+pub(crate) const DELIVERY_COLUMNS: &str = "id, key_id, account_id, url, event_type, state, created_ms, next_attempt_ms, finished_ms, last_error";
+
+impl Store {
+    /// Set key `id`'s webhook secret (`whsec_…`), replacing any before.
+    pub fn set_webhook_secret(&self, id: &str, secret: &str, now: i64) -> StoreResult<()> {
+        let updated = dispatch!(
+            self,
+            |c| sqlite::webhooks::set_webhook_secret(c, id, secret, now),
+            |p| p.set_webhook_secret(id, secret, now)
+        )?;
+        if updated == 0 {
+            return Err(StoreError::NotFound("key", id.into()));
+        }
+        Ok(())
+    }
+
+    /// Key `id`'s webhook secret (`None`: it has none).
+    pub fn webhook_secret(&self, id: &str) -> StoreResult<Option<String>> {
+        let found: Option<Option<String>> =
+            dispatch!(self, |c| sqlite::webhooks::webhook_secret(c, id), |p| p
+                .webhook_secret(id))?;
+        found.ok_or_else(|| StoreError::NotFound("key", id.into()))
+    }
+
+    /// Queue one event for key `key_id` to `url`, due at once; refused
+    /// while the key has `max_pending` deliveries waiting. An event already
+    /// queued under `id` is left as it is.
+    #[allow(clippy::too_many_arguments)]
+    pub fn enqueue_webhook(
+        &self,
+        id: &str,
+        key_id: &str,
+        url: &str,
+        event_type: &str,
+        data: &str,
+        now_ms: i64,
+        max_pending: u32,
+    ) -> StoreResult<()> {
+        let full = || {
+            StoreError::Invalid(format!(
+                "key {key_id} already has {max_pending} webhook deliveries waiting"
+            ))
+        };
+        dispatch!(
+            self,
+            |c| sqlite::webhooks::enqueue_webhook(
+                c,
+                id,
+                key_id,
+                url,
+                event_type,
+                data,
+                now_ms,
+                max_pending,
+                full
+            ),
+            |p| p.enqueue_webhook(id, key_id, url, event_type, data, now_ms, max_pending, full)
+        )
+    }
+
+    /// Claim up to `limit` deliveries due at `now_ms` and not claimed by a
+    /// live lease, for `lease_ms`, under the token `lease`.
+    pub fn claim_webhooks(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: u32,
+        lease: &str,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
+        let until = now_ms.saturating_add(lease_ms);
+        let limit = i64::from(limit);
+        dispatch!(
+            self,
+            |c| sqlite::webhooks::claim_webhooks(c, now_ms, limit, lease, until),
+            |p| p.claim_webhooks(now_ms, limit, lease, until)
+        )
+    }
+
+    /// Record an attempt of a claimed delivery and what it leads to; only
+    /// while the claim is still `lease`'s (`false`: the lease was lost and
+    /// nothing was recorded).
+    pub fn finish_webhook_attempt(
+        &self,
+        delivery: &ClaimedDelivery,
+        attempt: &AttemptRecord,
+        outcome: AttemptOutcome,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        let (state, next, finished) = outcome_columns(outcome, now_ms);
+        let error = clip(attempt.error.as_deref());
+        let columns = AttemptColumns {
+            id: &delivery.id,
+            lease: &delivery.lease,
+            state,
+            next,
+            finished,
+            error: error.as_deref(),
+            status: attempt.status.map(i32::from),
+            number: attempt.attempt as i32,
+        };
+        dispatch!(
+            self,
+            |c| sqlite::webhooks::finish_webhook_attempt(c, attempt, columns),
+            |p| p.finish_webhook_attempt(attempt, columns)
+        )
+    }
+
+    /// Remove deliveries that ended (delivered or given up) before
+    /// `finished_before_ms`, with their attempts; returns how many.
+    pub fn prune_webhooks(&self, finished_before_ms: i64) -> StoreResult<usize> {
+        dispatch!(
+            self,
+            |c| sqlite::webhooks::prune_webhooks(c, finished_before_ms),
+            |p| p.prune_webhooks(finished_before_ms)
+        )
+    }
+
+    /// Deliveries, newest first, with their attempts.
+    pub fn webhook_deliveries(&self, filter: &DeliveryFilter) -> StoreResult<Vec<DeliveryRecord>> {
+        let limit = filter.limit.clamp(1, MAX_LISTED) as i64;
+        let (key, account) = (filter.key.as_deref(), filter.account.as_deref());
+        let sql_where = "(?1 IS NULL OR key_id = ?1) AND (?2 IS NULL OR account_id = ?2)";
+        dispatch!(
+            self,
+            |c| sqlite::webhooks::webhook_deliveries(c, limit, (key, account), sql_where),
+            |p| p.webhook_deliveries(limit, (key, account), sql_where)
+        )
+    }
+}
