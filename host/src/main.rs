@@ -3,12 +3,6 @@ use mediaparse::cli::{Cli, Command};
 use mediaparse::config::test_mode;
 use mediaparse::http::server::{ServeOptions, TunnelOptions, serve};
 
-/// mimalloc instead of the system allocator: glibc's malloc kept memory
-/// freed after start-up and between bursts in its per-thread arenas, and its
-/// malloc/free were a fifth of a parse's CPU.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() {
     let cli = Cli::parse();
     // The admin commands print results on stdout; keep their stderr quiet.
