@@ -3,7 +3,24 @@ use mediaparse::cli::{Cli, Command};
 use mediaparse::config::test_mode;
 use mediaparse::http::server::{ServeOptions, TunnelOptions, serve};
 
+/// glibc's malloc raises its mmap threshold each time a large mapped block
+/// is freed; after that, large blocks (compiled components read at start,
+/// large upstream bodies) come from its arenas and stay resident once freed.
+/// Fixed at 128 KiB (its default start), large blocks are mapped and go
+/// back to the system when freed: `cargo xtask bench` measured the RSS at
+/// rest at 70 MiB with the threshold fixed against 91–95 MiB without.
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+fn return_large_blocks_to_the_system() {
+    // SAFETY: mallopt only sets a parameter of glibc's allocator, and this
+    // runs first in `main`, before any other thread exists.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
+    }
+}
+
 fn main() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    return_large_blocks_to_the_system();
     let cli = Cli::parse();
     // The admin commands print results on stdout; keep their stderr quiet.
     init_tracing(if matches!(cli.command, Command::Serve(_)) {
