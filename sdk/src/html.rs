@@ -22,7 +22,7 @@ pub fn attr_by_id(html: &str, id: &str, attr: &str) -> Option<String> {
 /// the balanced `{…}` or `[…]` text after `name =`.
 pub fn assigned_value<'a>(html: &'a str, name: &str) -> Option<&'a str> {
     let mut from = 0;
-    while let Some(pos) = html[from..].find(name) {
+    while let Some(pos) = find(&html[from..], name) {
         let after = from + pos + name.len();
         let rest = html[after..].trim_start();
         if let Some(value) = rest.strip_prefix('=') {
@@ -34,6 +34,19 @@ pub fn assigned_value<'a>(html: &'a str, name: &str) -> Option<&'a str> {
         from = after;
     }
     None
+}
+
+/// Where `needle` first occurs in `haystack`: `str::find`'s answer, from
+/// `memchr`'s substring search. In a guest `str::find` is a scalar Two-Way
+/// search; this one is vectorised (wasm `simd128`) and picks candidates by
+/// the needle's rarest byte, which counts on a page of hundreds of KB.
+pub fn find(haystack: &str, needle: &str) -> Option<usize> {
+    memchr::memmem::find(haystack.as_bytes(), needle.as_bytes())
+}
+
+/// Whether `needle` occurs in `haystack` (see [`find`]).
+pub fn contains(haystack: &str, needle: &str) -> bool {
+    find(haystack, needle).is_some()
 }
 
 /// The balanced object or array at the start of `text`, respecting strings.
@@ -226,7 +239,7 @@ fn find_ascii_ci(haystack: &str, needle: &str) -> Option<usize> {
         let at = if first.is_ascii_alphabetic() {
             rest.iter().position(|b| b.eq_ignore_ascii_case(&first))?
         } else {
-            haystack[from..].find(char::from(first))?
+            memchr::memchr(first, rest)?
         };
         let start = from + at;
         let candidate = bytes.get(start..start + wanted.len())?;
@@ -247,6 +260,26 @@ mod tests {
 <script id="__UNIVERSAL_DATA_FOR_REHYDRATION__" type="application/json">{"a":"</div>","b":[1,2]}</script>
 <div id='cs' class="eyJ2Ijp7fX0=" data-x=1></div>
 <script>window.__INITIAL_STATE__ = {"note":{"s":"}{"},"n":undefined};window.other=1</script></head></html>"#;
+
+    #[test]
+    fn find_answers_as_str_find_does() {
+        let page = format!("{PAGE}<p>抱歉出错了</p> window.a = 1; window.ab = {{}}");
+        for needle in [
+            "",
+            "<",
+            "script",
+            "</script",
+            "window.ab",
+            "抱歉出错了",
+            "出错",
+            "missing",
+            "b\":[1,2]",
+        ] {
+            assert_eq!(find(&page, needle), page.find(needle), "{needle:?}");
+            assert_eq!(contains(&page, needle), page.contains(needle), "{needle:?}");
+        }
+        assert_eq!(find("ab", "abc"), None);
+    }
 
     #[test]
     fn finds_script_by_id() {

@@ -21,6 +21,14 @@ use std::process::{Command, ExitCode};
 
 const WASM_TARGET: &str = "wasm32-wasip2";
 const GUEST_PROFILE: &str = "extractor";
+/// Code generation flags for every guest: wasm `simd128` lets byte scans
+/// (memchr's substring search, `sdk::html::find`) run vectorised; Wasmtime
+/// compiles it to SSE on the host. Set per target, so build scripts and
+/// proc-macros (host code) are untouched.
+const GUEST_RUSTFLAGS: (&str, &str) = (
+    "CARGO_TARGET_WASM32_WASIP2_RUSTFLAGS",
+    "-C target-feature=+simd128",
+);
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -68,6 +76,16 @@ fn root() -> PathBuf {
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default()
+}
+
+/// `cargo` set up to build guests: `args` for the wasm target in the guest
+/// profile, with the guest code generation flags.
+fn guest_cargo(args: &[&str]) -> Command {
+    let mut c = cargo();
+    c.args(args)
+        .args(["--target", WASM_TARGET, "--profile", GUEST_PROFILE])
+        .env(GUEST_RUSTFLAGS.0, GUEST_RUSTFLAGS.1);
+    c
 }
 
 fn cargo() -> Command {
@@ -155,8 +173,7 @@ fn build_extractors() -> Result<Vec<PathBuf>> {
     ensure_wasm_target()?;
     native::ensure_guest_build_tools()?;
     let platforms = platforms()?;
-    let mut c = cargo();
-    c.args(["build", "--target", WASM_TARGET, "--profile", GUEST_PROFILE]);
+    let mut c = guest_cargo(&["build"]);
     for p in &platforms {
         c.args(["-p", &format!("mediaparse-extractor-{p}")]);
     }
@@ -234,8 +251,7 @@ fn build_test_guests() -> Result<PathBuf> {
     if guests.is_empty() {
         return Ok(out_dir);
     }
-    let mut c = cargo();
-    c.args(["build", "--target", WASM_TARGET, "--profile", GUEST_PROFILE]);
+    let mut c = guest_cargo(&["build"]);
     for (_, package) in &guests {
         c.args(["-p", package]);
     }
@@ -599,24 +615,17 @@ fn check_template(host_bin: &Path) -> Result {
     let crate_dir = dir.join("extractors").join(NAME);
     render_template(NAME, &crate_dir)?;
     let package = format!("mediaparse-extractor-{NAME}");
-    let scratch = |args: &[&str]| {
-        let mut c = cargo();
-        c.args(args)
-            .arg("--manifest-path")
+    let scratch = |mut c: Command| {
+        c.arg("--manifest-path")
             .arg(dir.join("Cargo.toml"))
             .args(["-p", &package])
             .env("CARGO_TARGET_DIR", root().join("target"));
         c
     };
-    run(scratch(&["test", "--quiet"]))?;
-    run(scratch(&[
-        "build",
-        "--quiet",
-        "--target",
-        WASM_TARGET,
-        "--profile",
-        GUEST_PROFILE,
-    ]))?;
+    let mut test = cargo();
+    test.args(["test", "--quiet"]);
+    run(scratch(test))?;
+    run(scratch(guest_cargo(&["build", "--quiet"])))?;
     let wasm = template_wasm();
     let mut replay = Command::new(host_bin);
     replay

@@ -4,7 +4,7 @@
 
 use mediaparse_sdk::cascade::Attempt;
 use mediaparse_sdk::fields::{self, RawValue, kind_of};
-use mediaparse_sdk::html::assigned_value;
+use mediaparse_sdk::html::{self, assigned_value};
 use mediaparse_sdk::spec::{fill_missing_members, listed_members};
 use mediaparse_sdk::{
     Audio, Extraction, Failure, HttpResponse, Image, Media, MediaSource, ObjectWriter, Result,
@@ -39,11 +39,11 @@ fn is_anti_bot(text: &str) -> bool {
         "__ac_nonce",
     ]
     .iter()
-    .any(|m| text.contains(m))
+    .any(|m| html::contains(text, m))
 }
 
 fn is_blocked_page(text: &str) -> bool {
-    text.contains("抱歉出错了") || text.contains("请尝试在抖音内观看")
+    html::contains(text, "抱歉出错了") || html::contains(text, "请尝试在抖音内观看")
 }
 
 /// Common HTTP-level signals; `None` when the body should be read.
