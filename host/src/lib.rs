@@ -29,7 +29,8 @@ pub mod operator;
 pub mod parse;
 pub mod registry;
 pub mod reload;
-pub mod signing;
+/// Standard Webhooks signatures, a leaf crate (`host/signing`).
+pub use mediaparse_signing as signing;
 pub mod store;
 pub mod tunnel;
 pub mod webhooks;

@@ -9,6 +9,11 @@
 //! skipped: tests may reach across layers to build their fixtures.
 //! It prints the graph, then fails on any import cycle and on any module
 //! naming `AppState` outside the HTTP layer and the wiring.
+//!
+//! Layers that are crates of their own (`pub use mediaparse_fetch as fetch;`
+//! in `lib.rs`) are no host modules: they show only as edge targets, listed
+//! on the `crates:` line, and the compiler holds their edges (a crate cannot
+//! name the host).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -50,6 +55,9 @@ pub fn run(root: &Path) -> Result {
         deps.remove("lib");
     }
     print!("{}", render(&graph));
+    let lib = std::fs::read_to_string(src.join("lib.rs")).map_err(|e| format!("lib.rs: {e}"))?;
+    let crates = crate_layers(&code_only(&lib));
+    println!("crates: {}", crates.join(", "));
     let cycles = cycles(&graph);
     for cycle in &cycles {
         println!("cycle: {}", cycle.join(" ⇄ "));
@@ -202,6 +210,19 @@ fn group_heads(group: &str) -> Vec<String> {
         .collect()
 }
 
+/// The layers `lib.rs` re-exports from crates of their own, sorted:
+/// `pub use mediaparse_fetch as fetch;` → `fetch`.
+fn crate_layers(lib: &str) -> Vec<String> {
+    let mut crates: Vec<String> = lib
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("pub use mediaparse_"))
+        .filter_map(|rest| rest.split_once(" as "))
+        .map(|(_, alias)| alias.trim_end_matches(';').trim().to_string())
+        .collect();
+    crates.sort();
+    crates
+}
+
 /// `module -> dep, dep` lines, one per module, sorted.
 pub fn render(graph: &Graph) -> String {
     let mut out = String::new();
@@ -302,6 +323,8 @@ mod tests {
         let found: Vec<String> = referenced_modules(&code, "crate").into_iter().collect();
         assert_eq!(found, ["auth", "billing", "core", "metrics", "store"]);
         assert!(names_word("x: &AppState", "AppState"));
+        let lib = "pub mod http;\n/// The leaf.\npub use mediaparse_fetch as fetch;\npub use mediaparse_core as core;\n";
+        assert_eq!(crate_layers(lib), ["core", "fetch"]);
         assert!(!names_word("AppStateful", "AppState"));
     }
 
