@@ -22,7 +22,8 @@ pub use mediaparse_core as core;
 pub mod fetch;
 pub mod http;
 pub mod jobs;
-pub mod mail;
+/// The console's e-mail through the operator's command, a leaf crate (`host/mail`).
+pub use mediaparse_mail as mail;
 /// The process-wide metrics, a leaf crate of their own (`host/metrics`).
 pub use mediaparse_metrics as metrics;
 pub mod operator;
