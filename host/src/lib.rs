@@ -19,7 +19,9 @@ pub mod config;
 /// The leaf layer, its own crate (`host/core`, `mediaparse-core`): it can
 /// name nothing of the host.
 pub use mediaparse_core as core;
-pub mod fetch;
+/// The only network code (egress clients, TLS profiles, exits), its own
+/// crate (`host/fetch`).
+pub use mediaparse_fetch as fetch;
 pub mod http;
 pub mod jobs;
 /// The console's e-mail through the operator's command, a leaf crate (`host/mail`).
