@@ -30,7 +30,9 @@ pub use mediaparse_mail as mail;
 pub use mediaparse_metrics as metrics;
 pub mod operator;
 pub mod parse;
-pub mod registry;
+/// The extractor components and their wasmtime runtime, its own crate
+/// (`host/registry`).
+pub use mediaparse_registry as registry;
 pub mod reload;
 /// Standard Webhooks signatures, a leaf crate (`host/signing`).
 pub use mediaparse_signing as signing;
