@@ -15,7 +15,8 @@ pub mod billing;
 pub mod call;
 pub mod canary;
 pub mod cli;
-pub mod config;
+/// The operator configuration file, its own crate (`host/config`).
+pub use mediaparse_config as config;
 /// The leaf layer, its own crate (`host/core`, `mediaparse-core`): it can
 /// name nothing of the host.
 pub use mediaparse_core as core;
