@@ -15,21 +15,28 @@ pub mod billing;
 pub mod call;
 pub mod canary;
 pub mod cli;
-pub mod config;
+/// The operator configuration file, its own crate (`host/config`).
+pub use mediaparse_config as config;
 /// The leaf layer, its own crate (`host/core`, `mediaparse-core`): it can
 /// name nothing of the host.
 pub use mediaparse_core as core;
-pub mod fetch;
+/// The only network code (egress clients, TLS profiles, exits), its own
+/// crate (`host/fetch`).
+pub use mediaparse_fetch as fetch;
 pub mod http;
 pub mod jobs;
-pub mod mail;
+/// The console's e-mail through the operator's command, a leaf crate (`host/mail`).
+pub use mediaparse_mail as mail;
 /// The process-wide metrics, a leaf crate of their own (`host/metrics`).
 pub use mediaparse_metrics as metrics;
 pub mod operator;
 pub mod parse;
-pub mod registry;
+/// The extractor components and their wasmtime runtime, its own crate
+/// (`host/registry`).
+pub use mediaparse_registry as registry;
 pub mod reload;
-pub mod signing;
+/// Standard Webhooks signatures, a leaf crate (`host/signing`).
+pub use mediaparse_signing as signing;
 /// Storage, its own crate (`host/store`, `mediaparse-store`): it can name
 /// nothing of the host above `core` and `metrics`.
 pub use mediaparse_store as store;

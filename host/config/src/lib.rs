@@ -42,12 +42,12 @@ use std::time::Duration;
 use mediaparse_sdk::Header;
 use serde::Deserialize;
 
-use crate::core::ParseLimits;
-pub use crate::core::Secrets;
-use crate::core::health::HealthPolicy;
-use crate::fetch::{Cooling, ExitSpec, FetchLimits, Pace, ProfileSetting, SessionSpec};
-use crate::registry::SandboxLimits;
 pub use health::{BreakerSwitch, HealthSettings};
+use mediaparse_core::ParseLimits;
+pub use mediaparse_core::Secrets;
+use mediaparse_core::health::HealthPolicy;
+use mediaparse_fetch::{Cooling, ExitSpec, FetchLimits, Pace, ProfileSetting, SessionSpec};
+use mediaparse_registry::SandboxLimits;
 
 #[derive(Clone, Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -763,7 +763,7 @@ mod tests {
     #[test]
     fn fetch_profile_operator_then_platform_default_then_rustls() {
         let c = OperatorConfig::parse("[platforms.tiktok]\nfetch_profile = \"okhttp\"\n").unwrap();
-        let okhttp = ProfileSetting::Fixed(crate::fetch::FetchProfile::OkHttp);
+        let okhttp = ProfileSetting::Fixed(mediaparse_fetch::FetchProfile::OkHttp);
         assert_eq!(c.fetch_profile("tiktok", Some("browser")), okhttp);
         assert_eq!(
             c.fetch_profile("threads", Some("browser")),

@@ -2,7 +2,7 @@
 //! `<platform>.toml` (the platform's facts: `mediaparse_catalogue`),
 //! checking who they say they are, routing inputs to them by their declared
 //! hosts, and replacing them while the service runs (hot reload:
-//! `crate::reload`). The loaded manifests are the service's catalogue.
+//! the host's `reload` module). The loaded manifests are the service's catalogue.
 //!
 //! A parse holds an `Arc<LoadedExtractor>` for its whole life, so a swap
 //! never disturbs a parse in flight: it finishes on the component it
@@ -29,7 +29,7 @@ pub use memo::{MemoUsage, Memos};
 pub use pool::{Cancel, WasmPool};
 pub use runtime::{Next, Round, Runtime, RuntimeError, SandboxLimits, Session};
 
-use crate::core::Secrets;
+use mediaparse_core::Secrets;
 
 /// A compiled, checked, ready-to-instantiate extractor.
 pub struct LoadedExtractor {
@@ -231,7 +231,7 @@ impl Registry {
         let stem = file_stem(path);
         let path = &path.with_extension("wasm");
         self.declare(&stem, manifest_beside(path, &stem).ok().map(Arc::new));
-        let metrics = crate::metrics::global();
+        let metrics = mediaparse_metrics::global();
         if !path.exists() {
             let removed = self.remove(&stem);
             self.forget_error(&stem);
@@ -286,7 +286,7 @@ impl Registry {
     fn failed(&self, stem: &str, message: String) -> Reload {
         let serving = self.get(stem).map(|e| e.info.version.clone());
         tracing::error!(file = %stem, error = %message, serving_version = ?serving, "extractor not loaded; the previous component (if any) keeps serving");
-        crate::metrics::global().reload(stem, "failed");
+        mediaparse_metrics::global().reload(stem, "failed");
         let failure = LoadFailure {
             message: message.clone(),
             at_unix_s: chrono::Utc::now().timestamp(),
@@ -346,7 +346,7 @@ impl Registry {
             map.remove(platform);
             map
         });
-        crate::metrics::global().set_loaded(self.extractors.load().len());
+        mediaparse_metrics::global().set_loaded(self.extractors.load().len());
         true
     }
 
@@ -461,7 +461,7 @@ impl Registry {
                 map
             });
         }
-        crate::metrics::global().set_loaded(self.extractors.load().len());
+        mediaparse_metrics::global().set_loaded(self.extractors.load().len());
     }
 
     /// The platform whose removed component accepted URLs on `host`.

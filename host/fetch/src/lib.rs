@@ -457,7 +457,7 @@ impl Fetcher {
                 Err(FetchError::Timeout) => "timeout",
                 Err(_) => "error",
             };
-            crate::metrics::global().upstream(
+            mediaparse_metrics::global().upstream(
                 call.platform,
                 outcome,
                 started.elapsed().as_secs_f64(),
@@ -914,7 +914,7 @@ mod tests {
         let proxy_url = format!("http://{}", proxy.local_addr().unwrap());
         let mut child = std::process::Command::new(std::env::current_exe().unwrap());
         child
-            .args(["--exact", "fetch::tests::env_proxy_child", "--nocapture"])
+            .args(["--exact", "tests::env_proxy_child", "--nocapture"])
             .env(CHILD, "1");
         for var in [
             "HTTP_PROXY",

@@ -586,7 +586,7 @@ impl FingerprintServer {
                 )
             })
             .collect();
-        if let Ok(answer) = axum::http::Response::builder().status(200).body(()) {
+        if let Ok(answer) = http::Response::builder().status(200).body(()) {
             let _ = respond.send_response(answer, true);
         }
         tokio::spawn(async move { while conn.accept().await.is_some() {} });
@@ -601,8 +601,8 @@ mod tests {
     use mediaparse_sdk::{Header, HttpRequest};
 
     use super::*;
-    use crate::fetch::identity::named_browser;
-    use crate::fetch::{FetchLimits, FetchProfile, Fetcher, ProfileSetting, UpstreamOverride};
+    use crate::identity::named_browser;
+    use crate::{FetchLimits, FetchProfile, Fetcher, ProfileSetting, UpstreamOverride};
 
     // Published fingerprints. Chrome 143: the tls.browserleaks.com/json
     // capture of Chrome 143.0.0.0 (github.com/service0427/v2_cp_app, tls.md).

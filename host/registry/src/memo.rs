@@ -159,7 +159,7 @@ impl Memos {
 fn persist(path: &Path, table: &Table) {
     let written = serde_json::to_vec(table)
         .map_err(std::io::Error::other)
-        .and_then(|bytes| crate::core::private_file::write_private(path, &bytes));
+        .and_then(|bytes| mediaparse_core::private_file::write_private(path, &bytes));
     if let Err(e) = written {
         tracing::warn!(file = %path.display(), error = %e, "remembered values not persisted");
     }

@@ -291,7 +291,7 @@ impl ExitPools {
             h.requests += 1;
         }
         let metric = |until: Option<i64>| {
-            crate::metrics::global().egress(
+            mediaparse_metrics::global().egress(
                 &lease.platform,
                 self.kind,
                 &lease.label,

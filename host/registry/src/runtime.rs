@@ -16,18 +16,18 @@ use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::convert;
 use super::pool::Cancel;
-use crate::core::Secrets;
+use mediaparse_core::Secrets;
 use mediaparse_sdk as sdk;
 
 /// `mediaparse:extractor@1.1.0` (`wit/extractor.wit`).
 pub(super) mod bindings {
-    wasmtime::component::bindgen!({ path: "../wit", world: "extractor" });
+    wasmtime::component::bindgen!({ path: "../../wit", world: "extractor" });
 }
 
 /// The frozen `mediaparse:extractor@1.0.0` (`wit/1.0/extractor.wit`): one
 /// bindings module per WIT version, chosen by the version a component names.
 pub(super) mod bindings_1_0 {
-    wasmtime::component::bindgen!({ path: "../wit/1.0", world: "extractor" });
+    wasmtime::component::bindgen!({ path: "../../wit/1.0", world: "extractor" });
 }
 
 /// A component linked and ready to instantiate, by the WIT version it was built against.
@@ -356,7 +356,7 @@ fn guest_error(platform: &str, e: wasmtime::Error) -> RuntimeError {
         None => (None, text.lines().next().unwrap_or_default().to_string()),
     };
     if let Some(reason) = reason {
-        crate::metrics::global().sandbox_kill(platform, reason);
+        mediaparse_metrics::global().sandbox_kill(platform, reason);
     }
     RuntimeError::Guest {
         platform: platform.to_string(),
@@ -365,7 +365,7 @@ fn guest_error(platform: &str, e: wasmtime::Error) -> RuntimeError {
 }
 
 fn output_too_large(platform: &str, what: &str, size: usize, limit: usize) -> RuntimeError {
-    crate::metrics::global().sandbox_kill(platform, "output_limit");
+    mediaparse_metrics::global().sandbox_kill(platform, "output_limit");
     RuntimeError::Guest {
         platform: platform.to_string(),
         message: format!("{what} output of {size} bytes is over the {limit}-byte cap"),

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
-use crate::core::health::HealthPolicy;
+use mediaparse_core::health::HealthPolicy;
 
 /// `[health]` as written; [`HealthSettings::policy`] fills in the defaults.
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -129,7 +129,7 @@ pub struct AlertSettings {
 
 /// The key of a `whsec_…` secret; the error never quotes it.
 pub fn alert_key(secret: &str) -> Result<Vec<u8>, String> {
-    crate::signing::secret_key(secret).map_err(|e| format!("[health] alert_secret {e}"))
+    mediaparse_signing::secret_key(secret).map_err(|e| format!("[health] alert_secret {e}"))
 }
 
 /// Failing parses kept per platform unless configured.

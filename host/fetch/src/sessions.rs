@@ -291,7 +291,7 @@ impl Sessions {
             .collect();
         let written = serde_json::to_vec(&saved)
             .map_err(std::io::Error::other)
-            .and_then(|bytes| crate::core::private_file::write_private(path, &bytes));
+            .and_then(|bytes| mediaparse_core::private_file::write_private(path, &bytes));
         if let Err(e) = written {
             tracing::warn!(path = %path.display(), error = %e.kind(), "cannot save session state");
         }
