@@ -315,9 +315,17 @@ impl Runtime {
 /// instance's `map` paying 30–50 % more than a second call in the same
 /// instance, from growing and first touching its heap.
 ///
-/// Every live parse holds one instance, so `MAX_LIVE_INSTANCES` bounds the
-/// parses in flight; past it, instantiation fails and the parse answers
-/// `500 extractor_failed` (the semaphore in front of the pool is future work).
+/// On Linux 6.7 and later a slot is reset by scanning which of its pages
+/// were written (`PAGEMAP_SCAN`) and resetting only those, instead of
+/// `memset` over the whole kept-resident prefix: a parse makes a fresh
+/// instance for every trip to the wasm pool, and a `detect` trip writes a
+/// few pages of a memory over a MiB long. Older kernels keep the `memset`.
+///
+/// An instance lives only while its guest runs (one per trip of a parse),
+/// so the live instances are bounded by the pool's threads and the
+/// process's other users (the CLI, component checks), far below
+/// `MAX_LIVE_INSTANCES`; past it, instantiation fails and the parse answers
+/// `500 extractor_failed`.
 fn pooling(_limits: &SandboxLimits) -> PoolingAllocationConfig {
     const WASM32_MAX_MEMORY: usize = 1 << 32;
     const MAX_LIVE_INSTANCES: u32 = 1000;
@@ -335,7 +343,8 @@ fn pooling(_limits: &SandboxLimits) -> PoolingAllocationConfig {
         // store limiter's, with its clear trap on a failed growth.
         .max_memory_size(WASM32_MAX_MEMORY)
         .linear_memory_keep_resident(KEEP_RESIDENT)
-        .table_keep_resident(64 << 10);
+        .table_keep_resident(64 << 10)
+        .pagemap_scan(wasmtime::Enabled::Auto);
     pool
 }
 
