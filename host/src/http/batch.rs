@@ -46,7 +46,11 @@ async fn handle(
     };
     let idempotency = match step.idempotency_key {
         Ok(k) => k.map(|key| Idempotency {
-            fingerprint: idempotency::fingerprint(&fingerprint_parts(&raw_delivery, &items)),
+            fingerprint: idempotency::fingerprint(&fingerprint_parts(
+                "batch",
+                &raw_delivery,
+                &items,
+            )),
             key,
         }),
         Err(e) => return e.into_response(),
@@ -70,10 +74,14 @@ async fn handle(
     render(&batch::answer(state.callee(), &call).await)
 }
 
-/// What makes two batches "the same": the door, the delivery asked for and
-/// every item's platform and input, in order.
-pub fn fingerprint_parts<'a>(raw_delivery: &'a str, items: &'a [BatchItem]) -> Vec<&'a str> {
-    let mut parts = vec!["batch", raw_delivery];
+/// What makes two batches (or job submissions: `door`) "the same": the
+/// door, the delivery asked for and every item's platform and input, in order.
+pub fn fingerprint_parts<'a>(
+    door: &'a str,
+    raw_delivery: &'a str,
+    items: &'a [BatchItem],
+) -> Vec<&'a str> {
+    let mut parts = vec![door, raw_delivery];
     for item in items {
         parts.push(item.platform.as_deref().unwrap_or(""));
         parts.push(&item.input);

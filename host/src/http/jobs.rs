@@ -25,6 +25,7 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 
+use super::batch::fingerprint_parts;
 use super::body::JobInput;
 use super::envelope::{ApiError, credits_zero_unless_set, store_failure};
 use super::extract::{ApiKey, JsonBody};
@@ -33,7 +34,6 @@ use super::parse::Doorstep;
 use super::rate_headers::{self, RateSlot};
 use super::state::AppState;
 use crate::call::Idempotency;
-use crate::call::batch::BatchItem;
 use crate::core::ErrorCode;
 use crate::jobs::{
     JobRequest, JobSignal, JobView, Jobs, MAX_WAIT_S, OTHER_HOST_POLL, Submission, Submit,
@@ -66,11 +66,14 @@ async fn submit(
     }
     let idempotency = match step.idempotency_key {
         Ok(k) => k.map(|key| Idempotency {
-            fingerprint: idempotency::fingerprint(&fingerprint_parts(
-                &raw_delivery,
-                &input.items,
-                input.callback_url.as_deref(),
-            )),
+            // The batch's parts, then the callback URL.
+            fingerprint: idempotency::fingerprint(
+                &[
+                    fingerprint_parts("job", &raw_delivery, &input.items),
+                    vec![input.callback_url.as_deref().unwrap_or("")],
+                ]
+                .concat(),
+            ),
             key,
         }),
         Err(e) => return e.into_response(),
@@ -94,19 +97,6 @@ async fn submit(
         })
         .await;
     render_submission(&submission)
-}
-
-/// What makes two job submissions "the same": the door, the delivery asked
-/// for, the callback URL and every item's platform and input, in order.
-pub fn fingerprint_parts<'a>(
-    raw_delivery: &'a str,
-    items: &'a [BatchItem],
-    callback_url: Option<&'a str>,
-) -> Vec<&'a str> {
-    let mut parts = super::batch::fingerprint_parts(raw_delivery, items);
-    parts[0] = "job";
-    parts.insert(2, callback_url.unwrap_or(""));
-    parts
 }
 
 /// A submission over HTTP: `202` with `data.id`, `data.state` and

@@ -104,13 +104,11 @@ pub async fn start_job(
     let idempotency_key = take_idempotency_key(&mut arguments, header_key);
     match start(state, key, &arguments, ids, idempotency_key).await {
         Ok((data, replayed)) => {
-            let result = meta(CallToolResult::structured(data), ids.ledger());
-            if !replayed {
-                return result;
+            let mut result = meta(CallToolResult::structured(data), ids.ledger());
+            if replayed && let Some(m) = result.meta.as_mut() {
+                m.0.insert("replayed".into(), true.into());
             }
-            let mut marked = result.meta.clone().unwrap_or_default();
-            marked.0.insert("replayed".into(), true.into());
-            result.with_meta(Some(marked))
+            result
         }
         Err(e) => tool_error(&e, ids.ledger()),
     }
