@@ -475,9 +475,7 @@ fn detect(input: &str, json: bool, dir: &Path, cache: Option<PathBuf>) -> anyhow
         .load_dir(dir)
         .map_err(|e| anyhow::anyhow!("reading {}: {e}", dir.display()))?;
     let detected = crate::parse::route(&registry, input, None).and_then(|ext| {
-        let mut session = registry.session(&ext)?;
-        session
-            .detect(input)?
+        crate::registry::run_blocking(async { registry.session(&ext).await?.detect(input).await })?
             .map_err(crate::parse::ParseError::Failure)
     });
     match detected {

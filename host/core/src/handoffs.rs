@@ -1,5 +1,6 @@
 //! Thread hand-offs of one parse: every time its work is sent to another
-//! thread (the wasm pool, a blocking store call) and its answer sent back.
+//! thread (the SQLite writer thread, a blocking store call) and its answer
+//! sent back.
 //! Counted per parse task so the cost of the path can be seen (a metric,
 //! and tests that hold the count), not guessed.
 

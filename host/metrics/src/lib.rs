@@ -161,7 +161,7 @@ impl Metrics {
         let handoffs = Family::<PlatformLabel, Counter>::default();
         registry.register(
             "parse_thread_handoffs",
-            "Times parses sent their work to another thread or got it back (wasm pool, blocking store calls); divide by parses for the count per parse",
+            "Times parses sent their work to another thread or got it back (the SQLite writer thread, blocking store calls); divide by parses for the count per parse",
             handoffs.clone(),
         );
         let credits = Family::<PlatformLabel, Counter>::default();

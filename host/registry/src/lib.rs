@@ -11,7 +11,6 @@
 mod cache;
 mod convert;
 mod memo;
-pub mod pool;
 pub mod runtime;
 
 use std::collections::BTreeMap;
@@ -26,8 +25,7 @@ use sha2::{Digest, Sha256};
 
 pub use cache::{CacheRefused, CompiledCache};
 pub use memo::{MemoUsage, Memos};
-pub use pool::{Cancel, WasmPool};
-pub use runtime::{Next, Round, Runtime, RuntimeError, SandboxLimits, Session};
+pub use runtime::{Next, Round, Runtime, RuntimeError, SandboxLimits, Session, run_blocking};
 
 use mediaparse_core::Secrets;
 
@@ -408,7 +406,7 @@ impl Registry {
         check_wit_major(&wit_version)?;
         let pre = self.runtime.prepare(&component, &wit_version)?;
         let stem = file_stem(path);
-        let info = self.runtime.session(&stem, &pre)?.info()?;
+        let info = run_blocking(async { self.runtime.session(&stem, &pre).await?.info().await })?;
         if !check_identity {
             // A candidate: nothing more to check.
         } else if !mediaparse_catalogue::is_platform_id(&info.platform) {
@@ -538,12 +536,12 @@ impl Registry {
     }
 
     /// A fresh instance of this extractor for one parse, default limits.
-    pub fn session(&self, ext: &LoadedExtractor) -> Result<Session, RuntimeError> {
-        self.runtime.session(ext.platform(), &ext.pre)
+    pub async fn session(&self, ext: &LoadedExtractor) -> Result<Session, RuntimeError> {
+        self.runtime.session(ext.platform(), &ext.pre).await
     }
 
     /// A fresh instance with the platform's limits; `secrets` are scrubbed from its logs.
-    pub fn session_with(
+    pub async fn session_with(
         &self,
         ext: &LoadedExtractor,
         limits: &SandboxLimits,
@@ -551,6 +549,7 @@ impl Registry {
     ) -> Result<Session, RuntimeError> {
         self.runtime
             .session_with(ext.platform(), &ext.pre, limits, secrets)
+            .await
     }
 }
 

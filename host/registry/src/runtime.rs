@@ -15,19 +15,26 @@ use wasmtime::{
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
 use super::convert;
-use super::pool::Cancel;
 use mediaparse_core::Secrets;
 use mediaparse_sdk as sdk;
 
 /// `mediaparse:extractor@1.1.0` (`wit/extractor.wit`).
 pub(super) mod bindings {
-    wasmtime::component::bindgen!({ path: "../../wit", world: "extractor" });
+    wasmtime::component::bindgen!({
+        path: "../../wit",
+        world: "extractor",
+        exports: { default: async },
+    });
 }
 
 /// The frozen `mediaparse:extractor@1.0.0` (`wit/1.0/extractor.wit`): one
 /// bindings module per WIT version, chosen by the version a component names.
 pub(super) mod bindings_1_0 {
-    wasmtime::component::bindgen!({ path: "../../wit/1.0", world: "extractor" });
+    wasmtime::component::bindgen!({
+        path: "../../wit/1.0",
+        world: "extractor",
+        exports: { default: async },
+    });
 }
 
 /// A component linked and ready to instantiate, by the WIT version it was built against.
@@ -82,6 +89,14 @@ impl Default for SandboxLimits {
 
 const EPOCH_TICK: Duration = Duration::from_millis(10);
 
+/// Drive a guest call to its end on this thread: for callers outside an
+/// async runtime (the CLI's tools, the component checks at load, the
+/// bench). Guests do no I/O, so the call needs no reactor; its yields at
+/// each epoch tick resume at once.
+pub fn run_blocking<F: std::future::Future>(call: F) -> F::Output {
+    futures::executor::block_on(call)
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum RuntimeError {
     /// The guest trapped, ran out of time or memory, or broke the contract.
@@ -128,9 +143,6 @@ pub struct GuestState {
     secrets: Secrets,
     /// When the call in progress must stop (its wall-time budget).
     call_deadline: std::time::Instant,
-    /// Set when the parse stopped waiting: the guest is interrupted at the
-    /// next epoch tick instead of running to its own deadline.
-    cancel: Cancel,
 }
 
 impl WasiView for GuestState {
@@ -183,7 +195,7 @@ impl Runtime {
         config.allocation_strategy(InstanceAllocationStrategy::Pooling(pooling(&limits)));
         let engine = Engine::new(&config).map_err(|e| anyhow::anyhow!("wasm engine: {e}"))?;
         let mut linker = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker)
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker)
             .map_err(|e| anyhow::anyhow!("linking WASI: {e}"))?;
         let mut linker_1_0 = linker.clone();
         bindings::Extractor::add_to_linker::<_, wasmtime::component::HasSelf<_>>(
@@ -251,14 +263,19 @@ impl Runtime {
     }
 
     /// A fresh store and instance with the runtime's default limits.
-    pub fn session(self: &Arc<Self>, platform: &str, pre: &Pre) -> Result<Session, RuntimeError> {
+    pub async fn session(
+        self: &Arc<Self>,
+        platform: &str,
+        pre: &Pre,
+    ) -> Result<Session, RuntimeError> {
         self.session_with(platform, pre, &self.limits, Secrets::default())
+            .await
     }
 
     /// A fresh store and instance: nothing leaks between parses. `limits`
     /// are the platform's (operator configuration); `secrets` are scrubbed
     /// from the guest's log lines.
-    pub fn session_with(
+    pub async fn session_with(
         self: &Arc<Self>,
         platform: &str,
         pre: &Pre,
@@ -278,23 +295,23 @@ impl Runtime {
             log_lines_left: 64,
             secrets,
             call_deadline: std::time::Instant::now() + limits.call_timeout,
-            cancel: Cancel::new(),
         };
         let mut store = Store::new(&self.engine, state);
         store.limiter(|s| &mut s.limits);
         // Every tick the guest runs, look at its deadline and its parse.
         store.epoch_deadline_callback(|ctx| {
             let state = ctx.data();
-            if state.cancel.is_cancelled() || std::time::Instant::now() >= state.call_deadline {
+            if std::time::Instant::now() >= state.call_deadline {
                 Ok(UpdateDeadline::Interrupt)
             } else {
-                Ok(UpdateDeadline::Continue(1))
+                // Let the thread's other tasks run before going on.
+                Ok(UpdateDeadline::Yield(1))
             }
         });
         store.set_epoch_deadline(1);
         let guest = match pre {
-            Pre::V1_1(pre) => pre.instantiate(&mut store).map(Guest::V1_1),
-            Pre::V1_0(pre) => pre.instantiate(&mut store).map(Guest::V1_0),
+            Pre::V1_1(pre) => pre.instantiate_async(&mut store).await.map(Guest::V1_1),
+            Pre::V1_0(pre) => pre.instantiate_async(&mut store).await.map(Guest::V1_0),
         }
         .map_err(|e| guest_error(platform, e))?;
         Ok(Session {
@@ -318,20 +335,25 @@ impl Runtime {
 /// On Linux 6.7 and later a slot is reset by scanning which of its pages
 /// were written (`PAGEMAP_SCAN`) and resetting only those, instead of
 /// `memset` over the whole kept-resident prefix: a parse makes a fresh
-/// instance for every trip to the wasm pool, and a `detect` trip writes a
+/// instance for every guest call, and a `detect` call writes a
 /// few pages of a memory over a MiB long. Older kernels keep the `memset`.
 ///
-/// An instance lives only while its guest runs (one per trip of a parse),
-/// so the live instances are bounded by the pool's threads and the
-/// process's other users (the CLI, component checks), far below
-/// `MAX_LIVE_INSTANCES`; past it, instantiation fails and the parse answers
-/// `500 extractor_failed`.
+/// An instance lives only while its guest call runs (one per call of a
+/// parse), so the live instances are bounded by the parses admitted at once
+/// (admission keeps them below `MAX_LIVE_INSTANCES`) and the process's other
+/// users (the CLI, component checks); past it, instantiation fails and the
+/// parse answers `500 extractor_failed`. Each running call also holds one
+/// of as many fiber stacks, whose first `STACK_KEEP_RESIDENT` bytes stay
+/// resident across calls like the memories' prefix.
 fn pooling(_limits: &SandboxLimits) -> PoolingAllocationConfig {
     const WASM32_MAX_MEMORY: usize = 1 << 32;
     const MAX_LIVE_INSTANCES: u32 = 1000;
     const KEEP_RESIDENT: usize = 4 << 20;
+    const STACK_KEEP_RESIDENT: usize = 128 << 10;
     let mut pool = PoolingAllocationConfig::new();
     pool.total_component_instances(MAX_LIVE_INSTANCES)
+        .total_stacks(MAX_LIVE_INSTANCES)
+        .async_stack_keep_resident(STACK_KEEP_RESIDENT)
         .total_memories(MAX_LIVE_INSTANCES)
         .total_tables(MAX_LIVE_INSTANCES * 4)
         .total_core_instances(MAX_LIVE_INSTANCES * 8)
@@ -381,7 +403,10 @@ fn output_too_large(platform: &str, what: &str, size: usize, limit: usize) -> Ru
     }
 }
 
-/// One parse's instance. Calls are blocking CPU work: run them on a blocking thread.
+/// One instance. Its calls are futures that run the guest on the polling
+/// thread and yield to the thread's other tasks at every epoch tick, so a
+/// long guest call shares its thread instead of holding it. Callers with no
+/// async runtime drive them with [`run_blocking`].
 pub struct Session {
     store: Store<GuestState>,
     guest: Guest,
@@ -397,19 +422,7 @@ impl Session {
         self.guest_calls += 1;
         let state = self.store.data_mut();
         state.call_deadline = std::time::Instant::now() + self.limits.call_timeout;
-        // A cancelled parse's guest stops at its first instruction.
-        let ticks = if state.cancel.is_cancelled() { 0 } else { 1 };
-        self.store.set_epoch_deadline(ticks);
-    }
-
-    /// What interrupts this session's guest calls.
-    pub fn cancel(&self) -> &Cancel {
-        &self.store.data().cancel
-    }
-
-    /// Interrupt this session's guest calls once `cancel` is set.
-    pub fn cancel_on(&mut self, cancel: Cancel) {
-        self.store.data_mut().cancel = cancel;
+        self.store.set_epoch_deadline(1);
     }
 
     /// Calls made into the guest by this session (each one a trip into the sandbox).
@@ -437,26 +450,26 @@ impl Session {
         }
     }
 
-    pub fn info(&mut self) -> Result<sdk::Info, RuntimeError> {
+    pub async fn info(&mut self) -> Result<sdk::Info, RuntimeError> {
         self.arm();
         let info = match &self.guest {
-            Guest::V1_1(g) => g.call_info(&mut self.store).map(convert::v1_1::info),
-            Guest::V1_0(g) => g.call_info(&mut self.store).map(convert::v1_0::info),
+            Guest::V1_1(g) => g.call_info(&mut self.store).await.map(convert::v1_1::info),
+            Guest::V1_0(g) => g.call_info(&mut self.store).await.map(convert::v1_0::info),
         };
         info.map_err(|e| guest_error(&self.platform, e))
     }
 
-    pub fn detect(
+    pub async fn detect(
         &mut self,
         input: &str,
     ) -> Result<Result<sdk::Target, sdk::Failure>, RuntimeError> {
         self.arm();
         let out = match &self.guest {
-            Guest::V1_1(g) => g.call_detect(&mut self.store, input).map(|o| {
+            Guest::V1_1(g) => g.call_detect(&mut self.store, input).await.map(|o| {
                 o.map(convert::v1_1::target_in)
                     .map_err(convert::v1_1::failure_in)
             }),
-            Guest::V1_0(g) => g.call_detect(&mut self.store, input).map(|o| {
+            Guest::V1_0(g) => g.call_detect(&mut self.store, input).await.map(|o| {
                 o.map(convert::v1_0::target_in)
                     .map_err(convert::v1_0::failure_in)
             }),
@@ -467,14 +480,14 @@ impl Session {
     /// One round: the next requests or the finished extraction. A 1.1 guest
     /// answers in one `step` call, reading the last page once; a 1.0 guest
     /// is asked `plan`, then `map` when it is ready (two calls, two reads).
-    pub fn step(
+    pub async fn step(
         &mut self,
         target: &sdk::Target,
         ctx: &sdk::Context,
         done: &[sdk::Exchange],
     ) -> Result<Result<Round, sdk::Failure>, RuntimeError> {
         if let Guest::V1_0(_) = self.guest {
-            return self.step_by_plan_and_map(target, ctx, done);
+            return self.step_by_plan_and_map(target, ctx, done).await;
         }
         self.arm();
         self.seal(target, ctx);
@@ -484,8 +497,8 @@ impl Session {
             convert::v1_1::exchanges_out(done),
         );
         let out = match &self.guest {
-            Guest::V1_1(g) => g.call_step(&mut self.store, &t, &c, &d),
-            Guest::V1_0(_) => return self.step_by_plan_and_map(target, ctx, done),
+            Guest::V1_1(g) => g.call_step(&mut self.store, &t, &c, &d).await,
+            Guest::V1_0(_) => return self.step_by_plan_and_map(target, ctx, done).await,
         }
         .map_err(|e| guest_error(&self.platform, e))?;
         let stepped = match out {
@@ -508,22 +521,25 @@ impl Session {
     }
 
     /// A 1.0 guest's round: `plan`, then `map` once it is ready.
-    fn step_by_plan_and_map(
+    async fn step_by_plan_and_map(
         &mut self,
         target: &sdk::Target,
         ctx: &sdk::Context,
         done: &[sdk::Exchange],
     ) -> Result<Result<Round, sdk::Failure>, RuntimeError> {
-        Ok(match self.plan(target, ctx, done)? {
+        Ok(match self.plan(target, ctx, done).await? {
             Err(f) => Err(f),
             Ok(sdk::Plan::Fetch(requests)) => Ok(Round {
                 next: Next::Fetch(requests),
                 remember: Vec::new(),
             }),
-            Ok(sdk::Plan::Ready) => self.map(target, ctx, done)?.map(|(media, data)| Round {
-                next: Next::Done(media, data),
-                remember: Vec::new(),
-            }),
+            Ok(sdk::Plan::Ready) => self
+                .map(target, ctx, done)
+                .await?
+                .map(|(media, data)| Round {
+                    next: Next::Done(media, data),
+                    remember: Vec::new(),
+                }),
         })
     }
 
@@ -539,7 +555,7 @@ impl Session {
         Ok(())
     }
 
-    pub fn plan(
+    pub async fn plan(
         &mut self,
         target: &sdk::Target,
         ctx: &sdk::Context,
@@ -554,7 +570,7 @@ impl Session {
                     convert::v1_1::context_out(ctx),
                     convert::v1_1::exchanges_out(done),
                 );
-                g.call_plan(&mut self.store, &t, &c, &d).map(|o| {
+                g.call_plan(&mut self.store, &t, &c, &d).await.map(|o| {
                     o.map(convert::v1_1::plan_in)
                         .map_err(convert::v1_1::failure_in)
                 })
@@ -565,7 +581,7 @@ impl Session {
                     convert::v1_0::context_out(ctx),
                     convert::v1_0::exchanges_out(done),
                 );
-                g.call_plan(&mut self.store, &t, &c, &d).map(|o| {
+                g.call_plan(&mut self.store, &t, &c, &d).await.map(|o| {
                     o.map(convert::v1_0::plan_in)
                         .map_err(convert::v1_0::failure_in)
                 })
@@ -578,7 +594,7 @@ impl Session {
         Ok(out)
     }
 
-    pub fn map(
+    pub async fn map(
         &mut self,
         target: &sdk::Target,
         ctx: &sdk::Context,
@@ -593,7 +609,7 @@ impl Session {
                     convert::v1_1::context_out(ctx),
                     convert::v1_1::exchanges_out(done),
                 );
-                g.call_map(&mut self.store, &t, &c, &d).map(|o| {
+                g.call_map(&mut self.store, &t, &c, &d).await.map(|o| {
                     o.map(|x| (convert::v1_1::media_in(x.media), x.platform_data))
                         .map_err(convert::v1_1::failure_in)
                 })
@@ -604,7 +620,7 @@ impl Session {
                     convert::v1_0::context_out(ctx),
                     convert::v1_0::exchanges_out(done),
                 );
-                g.call_map(&mut self.store, &t, &c, &d).map(|o| {
+                g.call_map(&mut self.store, &t, &c, &d).await.map(|o| {
                     o.map(|x| (convert::v1_0::media_in(x.media), x.platform_data))
                         .map_err(convert::v1_0::failure_in)
                 })

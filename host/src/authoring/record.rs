@@ -100,7 +100,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
 
     // The live parse: detect, then the pipeline's rounds.
     let guest = parse::Guest::unplanned(&registry, &ext);
-    let ((), detected) = guest.detect_after(&options.input, || Ok(())).await?;
+    let detected = guest.detect(&options.input).await?;
     let (target, result) = match detected {
         Err(failure) => (None, Err(failure)),
         Ok(mut target) => {

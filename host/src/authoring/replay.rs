@@ -10,7 +10,7 @@ use mediaparse_sdk::fixture::Case;
 use mediaparse_sdk::replay::{self, Driver};
 use mediaparse_sdk::{Context, Exchange, Extraction, Failure, Info, Plan, Target};
 
-use crate::registry::{LoadedExtractor, Registry, Runtime, SandboxLimits, Session};
+use crate::registry::{LoadedExtractor, Registry, Runtime, SandboxLimits, Session, run_blocking};
 
 /// A [`Driver`] backed by one instance of a wasm component.
 pub struct WasmDriver {
@@ -20,18 +20,18 @@ pub struct WasmDriver {
 impl WasmDriver {
     pub fn new(registry: &Registry, ext: &LoadedExtractor) -> anyhow::Result<WasmDriver> {
         Ok(WasmDriver {
-            session: registry.session(ext)?,
+            session: run_blocking(registry.session(ext))?,
         })
     }
 }
 
 impl Driver for WasmDriver {
     fn info(&mut self) -> Result<Info, String> {
-        self.session.info().map_err(|e| e.to_string())
+        run_blocking(self.session.info()).map_err(|e| e.to_string())
     }
 
     fn detect(&mut self, input: &str) -> Result<Result<Target, Failure>, String> {
-        let detected = self.session.detect(input).map_err(|e| e.to_string())?;
+        let detected = run_blocking(self.session.detect(input)).map_err(|e| e.to_string())?;
         // The host hands the extractor the caller's input with the target.
         Ok(detected.map(|mut t| {
             t.input = input.to_string();
@@ -45,9 +45,7 @@ impl Driver for WasmDriver {
         ctx: &Context,
         done: &[Exchange],
     ) -> Result<Result<Plan, Failure>, String> {
-        self.session
-            .plan(target, ctx, done)
-            .map_err(|e| e.to_string())
+        run_blocking(self.session.plan(target, ctx, done)).map_err(|e| e.to_string())
     }
 
     fn map(
@@ -56,10 +54,8 @@ impl Driver for WasmDriver {
         ctx: &Context,
         done: &[Exchange],
     ) -> Result<Result<Extraction, Failure>, String> {
-        let mapped = self
-            .session
-            .map(target, ctx, done)
-            .map_err(|e| e.to_string())?;
+        let mapped =
+            run_blocking(self.session.map(target, ctx, done)).map_err(|e| e.to_string())?;
         match mapped {
             Ok((media, data)) => {
                 let platform_data = serde_json::from_str(&data)
@@ -79,14 +75,11 @@ impl Driver for WasmDriver {
         done: &[Exchange],
     ) -> Result<Result<mediaparse_sdk::Stepped, Failure>, String> {
         use crate::registry::Next;
-        let round = match self
-            .session
-            .step(target, ctx, done)
-            .map_err(|e| e.to_string())?
-        {
-            Ok(round) => round,
-            Err(f) => return Ok(Err(f)),
-        };
+        let round =
+            match run_blocking(self.session.step(target, ctx, done)).map_err(|e| e.to_string())? {
+                Ok(round) => round,
+                Err(f) => return Ok(Err(f)),
+            };
         let next = match round.next {
             Next::Fetch(requests) => mediaparse_sdk::Step::Fetch(requests),
             Next::Done(media, data) => {

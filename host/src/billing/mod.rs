@@ -16,12 +16,12 @@ pub enum Funds {
     Short { balance: i64 },
 }
 
-/// The pre-check: does `account`'s balance cover `price`? (Blocking: reads
-/// the store; on SQLite it never waits for a group of charges being
-/// committed, see [`Store::balance_for_charge`].)
-pub fn precheck(store: &Store, account: &str, price: i64) -> StoreResult<Funds> {
+/// The pre-check: does `account`'s balance cover `price`? On SQLite it is
+/// answered on the calling thread unless it would wait, and never waits for
+/// a group of charges being committed ([`Store::balance_for_charge_async`]).
+pub async fn precheck(store: &Store, account: &str, price: i64) -> StoreResult<Funds> {
     // Under the write lock: a locked database fails here, before any upstream request.
-    let balance = store.balance_for_charge(account)?;
+    let balance = store.balance_for_charge_async(account).await?;
     Ok(if balance < price {
         Funds::Short { balance }
     } else {

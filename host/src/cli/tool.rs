@@ -80,8 +80,14 @@ pub fn run(args: &[String], dir: &Path) -> anyhow::Result<i32> {
         config: Vec::new(),
         remembered: Vec::new(),
     };
-    let mut session = registry.session(&ext)?;
-    match session.step(&target, &ctx, &done)? {
+    let stepped = crate::registry::run_blocking(async {
+        registry
+            .session(&ext)
+            .await?
+            .step(&target, &ctx, &done)
+            .await
+    })?;
+    match stepped {
         Ok(round) => match round.next {
             Next::Done(_, data) => {
                 println!("{data}");

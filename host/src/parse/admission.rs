@@ -4,10 +4,8 @@
 //! bound stays below the instance pool, so a busy service never reaches the
 //! pool's end (where instantiation fails with `500 extractor_failed`).
 //!
-//! A slot is released when the parse and every blocking guest call it
-//! started have ended: a parse that timed out leaves its guest call running
-//! until the call's own epoch deadline traps it, and the slot counts that
-//! guest until then (see [`Slot::current`]).
+//! A slot is released when its parse ends: the parse's guest calls run
+//! inside it (`guest.rs`), so a parse that timed out has no guest left running.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -50,26 +48,18 @@ pub struct Admission {
     queued: AtomicUsize,
 }
 
-/// A parse's admission; dropping every clone frees its places.
+/// A parse's admission; dropping it frees its places.
 pub struct Slot {
     _account: OwnedSemaphorePermit,
     _overall: OwnedSemaphorePermit,
 }
 
-tokio::task_local! {
-    static CURRENT: Arc<Slot>;
-}
-
 impl Slot {
-    /// The slot of the parse running on this task, if any: blocking guest
-    /// calls keep a clone so the slot outlives a timed-out parse's guest.
-    pub fn current() -> Option<Arc<Slot>> {
-        CURRENT.try_with(Arc::clone).ok()
-    }
-
     /// Run `parse` holding `slot`.
     pub async fn hold<T>(slot: Slot, parse: impl Future<Output = T>) -> T {
-        CURRENT.scope(Arc::new(slot), parse).await
+        let out = parse.await;
+        drop(slot);
+        out
     }
 }
 
@@ -215,16 +205,5 @@ mod tests {
             "{:?}",
             refused.map(|r| r.err())
         );
-    }
-
-    #[tokio::test]
-    async fn a_slot_outlives_the_parse_while_a_clone_is_held() {
-        let a = admission(1, 1, 0);
-        let slot = a.admit("a").await.unwrap();
-        let kept = Slot::hold(slot, async { Slot::current() }).await;
-        assert!(kept.is_some());
-        assert_eq!(a.in_flight(), 1, "a guest call's clone keeps the slot");
-        drop(kept);
-        assert_eq!(a.in_flight(), 0);
     }
 }

@@ -1,55 +1,32 @@
-//! A parse's guest: its calls run on the wasm worker pool
-//! ([`crate::registry::WasmPool`]), each trip on a fresh instance that ends
-//! with the trip. `detect` is one trip (with the balance pre-check), each
-//! round one more.
+//! A parse's guest: each of its calls (`detect`, then one `step` per
+//! round) runs on a fresh instance that ends with the call, on the thread
+//! that polls the parse. The guest yields to that thread's other tasks at
+//! every epoch tick (`registry::Runtime`), so a long call shares the thread
+//! instead of holding it, and the parse crosses to no other thread for it.
 //!
 //! An instance lives only while its guest runs, never while the parse waits
 //! for the platform: the parses in flight hold no linear memory between
-//! rounds, so memory grows with the pool's threads, not with the parses
-//! waiting on slow upstreams. The rounds carry nothing from one call to the
-//! next but what the host passes in (target, context, exchanges), so a
-//! fresh instance answers as the previous one would. If the parse stops
-//! waiting (its deadline), the guest is cancelled and stops at once.
+//! rounds. The rounds carry nothing from one call to the next but what the
+//! host passes in (target, context, exchanges), so a fresh instance answers
+//! as the previous one would. If the parse stops waiting (its deadline), the
+//! call's future is dropped and its guest never runs again.
 
 use std::sync::Arc;
 
 use super::ParseError;
-use super::admission::Slot;
 use super::plan::PlatformPlan;
 use crate::core::Secrets;
-use crate::registry::{Cancel, LoadedExtractor, Registry, SandboxLimits, Session, WasmPool};
+use crate::registry::{LoadedExtractor, Registry, Round, SandboxLimits, Session};
 use mediaparse_sdk as sdk;
 
-/// Run `f` on the pool, inside the request's span, holding the parse's
-/// admission slot until the guest is done, cancelling it if this future is dropped.
-async fn on_pool<T: Send + 'static>(
-    cancel: &Cancel,
-    f: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, ParseError> {
-    let span = tracing::Span::current();
-    let slot = Slot::current();
-    let armed = cancel.on_drop();
-    crate::core::handoffs::trip();
-    let out = WasmPool::global()
-        .run(move || {
-            let out = span.in_scope(f);
-            drop(slot);
-            out
-        })
-        .await;
-    armed.disarm();
-    out.map_err(|e| ParseError::Internal(e.to_string()))
-}
-
-/// What a parse's trips instantiate: one extractor with the plan's sandbox
-/// limits and secrets, all its instances interrupted by one [`Cancel`].
+/// What a parse's calls instantiate: one extractor with the plan's sandbox
+/// limits and secrets.
 #[derive(Clone)]
 pub struct Guest {
     registry: Arc<Registry>,
     ext: Arc<LoadedExtractor>,
     /// The plan's limits and secrets; `None`: the runtime's defaults.
     sandbox: Option<(SandboxLimits, Secrets)>,
-    cancel: Cancel,
 }
 
 impl Guest {
@@ -62,7 +39,6 @@ impl Guest {
             registry: registry.clone(),
             ext: ext.clone(),
             sandbox: Some((plan.limits.sandbox.clone(), plan.secrets.clone())),
-            cancel: Cancel::new(),
         }
     }
 
@@ -73,49 +49,38 @@ impl Guest {
             registry: registry.clone(),
             ext: ext.clone(),
             sandbox: None,
-            cancel: Cancel::new(),
         }
     }
 
-    /// A fresh instance (called on a pool thread).
-    fn instance(&self) -> Result<Session, ParseError> {
-        let mut session = match &self.sandbox {
+    /// A fresh instance.
+    async fn instance(&self) -> Result<Session, ParseError> {
+        Ok(match &self.sandbox {
             Some((limits, secrets)) => {
                 self.registry
-                    .session_with(&self.ext, limits, secrets.clone())?
+                    .session_with(&self.ext, limits, secrets.clone())
+                    .await?
             }
-            None => self.registry.session(&self.ext)?,
-        };
-        session.cancel_on(self.cancel.clone());
-        Ok(session)
+            None => self.registry.session(&self.ext).await?,
+        })
     }
 
-    /// `before` (the balance pre-check: a store read that may block), then
-    /// `detect(input)`, in one trip.
-    pub async fn detect_after<B: Send + 'static>(
+    /// `detect(input)` on a fresh instance.
+    pub async fn detect(
         &self,
         input: &str,
-        before: impl FnOnce() -> Result<B, ParseError> + Send + 'static,
-    ) -> Result<(B, Result<sdk::Target, sdk::Failure>), ParseError> {
-        let (guest, input) = (self.clone(), input.to_string());
-        on_pool(&self.cancel, move || {
-            let first = before()?;
-            let detected = guest.instance()?.detect(&input)?;
-            Ok::<_, ParseError>((first, detected))
-        })
-        .await?
+    ) -> Result<Result<sdk::Target, sdk::Failure>, ParseError> {
+        Ok(self.instance().await?.detect(input).await?)
     }
 
-    /// Run guest calls on a fresh instance in one trip.
-    pub async fn call<T: Send + 'static>(
+    /// One round on a fresh instance, and the WIT version that answered it.
+    pub async fn step(
         &self,
-        f: impl FnOnce(&mut Session) -> T + Send + 'static,
-    ) -> Result<T, ParseError> {
-        let guest = self.clone();
-        on_pool(&self.cancel, move || {
-            let mut session = guest.instance()?;
-            Ok::<_, ParseError>(f(&mut session))
-        })
-        .await?
+        target: &sdk::Target,
+        ctx: &sdk::Context,
+        done: &[sdk::Exchange],
+    ) -> Result<(&'static str, Result<Round, sdk::Failure>), ParseError> {
+        let mut session = self.instance().await?;
+        let stepped = session.step(target, ctx, done).await?;
+        Ok((session.wit(), stepped))
     }
 }

@@ -363,8 +363,7 @@ async fn extract_admitted(
 }
 
 /// The balance pre-check (before any instance exists), then a fresh
-/// instance and its `detect`, which must name the routed platform: one trip
-/// to the wasm pool.
+/// instance and its `detect`, which must name the routed platform.
 async fn detect(
     routed: Routed<'_>,
     request: &ParseRequest<'_>,
@@ -375,24 +374,14 @@ async fn detect(
         plan,
         ..
     } = routed;
-    let precheck = {
-        let (store, account, price) = (
-            services.store.clone(),
-            request.key.account_id.clone(),
-            plan.price,
-        );
-        let canary = request.purpose == Purpose::Canary;
-        let held = request.hold.is_some();
-        // A canary is charged to no one; credits set aside for this parse cover it.
-        move || {
-            if canary || held {
-                return Ok(Funds::Covered);
-            }
-            billing::precheck(&store, &account, price).map_err(ParseError::from)
-        }
+    // A canary is charged to no one; credits set aside for this parse cover it.
+    let funds = if request.purpose == Purpose::Canary || request.hold.is_some() {
+        Funds::Covered
+    } else {
+        billing::precheck(&services.store, &request.key.account_id, plan.price).await?
     };
     let guest = Guest::new(&services.registry, ext, plan);
-    let (funds, detected) = guest.detect_after(request.input, precheck).await?;
+    let detected = guest.detect(request.input).await?;
     let mut target = detected.map_err(ParseError::Failure)?;
     if target.platform != plan.platform {
         return Err(ParseError::ExtractorFailed(format!(

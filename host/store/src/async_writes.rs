@@ -109,7 +109,7 @@ impl Store {
     }
 
     /// PostgreSQL: one blocking store call on a blocking thread.
-    async fn blocking<T: Send + 'static>(
+    pub(crate) async fn blocking<T: Send + 'static>(
         &self,
         call: impl FnOnce(&Store) -> StoreResult<T> + Send + 'static,
     ) -> StoreResult<T> {

@@ -84,6 +84,40 @@ impl Store {
         }
     }
 
+    /// [`Store::balance_for_charge`] for async callers. On SQLite it is
+    /// answered on the calling thread whenever that cannot wait: the writer
+    /// connection is free and no other process holds the write lock (a
+    /// moment's lock with no busy wait), or this store's writer thread holds
+    /// the lock (a reader answers). Otherwise (another caller holds the
+    /// connection, another process the lock) and on PostgreSQL it runs on a
+    /// blocking thread, waiting as the blocking method does.
+    pub async fn balance_for_charge_async(&self, account: &str) -> StoreResult<i64> {
+        if let Some(now) = self.balance_for_charge_now(account) {
+            return now;
+        }
+        let account = account.to_string();
+        mediaparse_core::handoffs::trip();
+        self.blocking(move |s| s.balance_for_charge(&account)).await
+    }
+
+    /// [`Store::balance_for_charge`] if it can be answered without waiting
+    /// (see [`Store::balance_for_charge_async`]); `None` if it would wait.
+    fn balance_for_charge_now(&self, account: &str) -> Option<StoreResult<i64>> {
+        let Backend::Sqlite(db) = &self.backend else {
+            return None;
+        };
+        match db.writer.try_lock() {
+            Ok(mut c) => sqlite::idempotency::balance_locked_now(&mut c, account),
+            Err(std::sync::TryLockError::Poisoned(p)) => {
+                sqlite::idempotency::balance_locked_now(&mut p.into_inner(), account)
+            }
+            Err(std::sync::TryLockError::WouldBlock) if db.queue.holds_write_lock() => {
+                Some(self.read(|c| sqlite::idempotency::balance(c, account)))
+            }
+            Err(std::sync::TryLockError::WouldBlock) => None,
+        }
+    }
+
     /// Claim `idempotency_key` of `key_id` for the request `fingerprint`;
     /// `fresh_request_id` becomes its ledger id if the key is new. Keys
     /// older than [`IDEMPOTENCY_TTL_S`] are forgotten here.

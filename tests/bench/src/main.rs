@@ -30,7 +30,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use mediaparse::registry::{Registry, Runtime, SandboxLimits};
+use mediaparse::registry::{Registry, Runtime, SandboxLimits, run_blocking};
 use mediaparse_sdk::fixture::Case;
 use mediaparse_sdk::{Context, Exchange, Extractor, Target};
 use mediaparse_tests::fake_upstream::FakeUpstream;
@@ -228,41 +228,45 @@ fn cost<E: Extractor>(platform: &str, registry: &Registry, quick: bool) -> anyho
     let mut failed = None;
     let instantiate = median_time(runs, budget, || {
         let t = Instant::now();
-        let s = registry.session(&ext);
+        let s = run_blocking(registry.session(&ext));
         let d = t.elapsed();
         drop(s);
         d
     });
-    let wasm = median_time(runs, budget, || match registry.session(&ext) {
-        Ok(mut session) => {
-            let t = Instant::now();
-            let out = session.map(&target, &ctx, &done);
-            let d = t.elapsed();
-            match out {
-                Ok(Ok(_)) => {}
-                Ok(Err(f)) => failed = Some(format!("failure {}", f.code())),
-                Err(e) => failed = Some(e.to_string()),
+    let wasm = median_time(runs, budget, || {
+        match run_blocking(registry.session(&ext)) {
+            Ok(mut session) => {
+                let t = Instant::now();
+                let out = run_blocking(session.map(&target, &ctx, &done));
+                let d = t.elapsed();
+                match out {
+                    Ok(Ok(_)) => {}
+                    Ok(Err(f)) => failed = Some(format!("failure {}", f.code())),
+                    Err(e) => failed = Some(e.to_string()),
+                }
+                d
             }
-            d
-        }
-        Err(e) => {
-            failed = Some(e.to_string());
-            Duration::ZERO
+            Err(e) => {
+                failed = Some(e.to_string());
+                Duration::ZERO
+            }
         }
     });
     // The same call a second time in one instance: its linear memory is
     // already grown and touched. The gap to `wasm` is what a fresh instance
     // pays for memory (growth and first-touch page faults).
-    let warm = median_time(runs, budget, || match registry.session(&ext) {
-        Ok(mut session) => {
-            let _ = session.map(&target, &ctx, &done);
-            let t = Instant::now();
-            let out = session.map(&target, &ctx, &done);
-            let d = t.elapsed();
-            std::hint::black_box(out).ok();
-            d
+    let warm = median_time(runs, budget, || {
+        match run_blocking(registry.session(&ext)) {
+            Ok(mut session) => {
+                let _ = run_blocking(session.map(&target, &ctx, &done));
+                let t = Instant::now();
+                let out = run_blocking(session.map(&target, &ctx, &done));
+                let d = t.elapsed();
+                std::hint::black_box(out).ok();
+                d
+            }
+            Err(_) => Duration::ZERO,
         }
-        Err(_) => Duration::ZERO,
     });
     if let Some(why) = failed {
         anyhow::bail!("{platform}/{case} in wasm: {why}");

@@ -11,7 +11,7 @@
 
 use std::time::{Duration, Instant};
 
-use mediaparse::registry::{Registry, Runtime, SandboxLimits};
+use mediaparse::registry::{Registry, Runtime, SandboxLimits, run_blocking};
 use mediaparse_extractor_youtube::YouTube;
 use mediaparse_sdk::fixture::Case;
 use mediaparse_tests::paths;
@@ -37,9 +37,10 @@ fn last_round(registry: &Registry, case_name: &str, runs: usize) -> anyhow::Resu
         .ok_or_else(|| anyhow::anyhow!("youtube not installed"))?;
     let mut times = Vec::new();
     for _ in 0..runs {
-        let mut session = registry.session(&ext).map_err(|e| anyhow::anyhow!("{e}"))?;
+        let mut session =
+            run_blocking(registry.session(&ext)).map_err(|e| anyhow::anyhow!("{e}"))?;
         let t = Instant::now();
-        let out = session.map(&target, &ctx, &done);
+        let out = run_blocking(session.map(&target, &ctx, &done));
         let d = t.elapsed();
         match out {
             Ok(Ok(_)) => times.push(d),

@@ -556,10 +556,10 @@ fn detect_never_traps_on_any_platform() {
         let result = runner.run(&strategy, |input| {
             // Routing is native host code: it must not panic either.
             let _ = mediaparse::parse::route(&registry, &input, Some(&platform));
-            let mut session = registry
-                .session(&ext)
-                .map_err(|e| TestCaseError::fail(e.to_string()))?;
-            match session.detect(&input) {
+            let detected = mediaparse::registry::run_blocking(async {
+                registry.session(&ext).await?.detect(&input).await
+            });
+            match detected {
                 Err(e) => Err(TestCaseError::fail(format!("{input:?}: {e}"))),
                 Ok(Ok(t)) => {
                     prop_assert_eq!(&t.platform, &platform, "{:?}", input);

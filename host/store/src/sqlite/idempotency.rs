@@ -19,6 +19,23 @@ pub(crate) fn balance_locked(c: &mut Connection, account: &str) -> StoreResult<i
     Ok(balance)
 }
 
+/// [`balance_locked`] if the write lock is free now: `None` if another
+/// process holds it (the caller then waits for it the blocking way).
+pub(crate) fn balance_locked_now(c: &mut Connection, account: &str) -> Option<StoreResult<i64>> {
+    let unset = c.busy_timeout(std::time::Duration::ZERO);
+    let out = match unset {
+        Err(e) => Some(Err(e.into())),
+        Ok(()) => match balance_locked(c, account) {
+            Err(e) if e.is_busy() => None,
+            out => Some(out),
+        },
+    };
+    match c.busy_timeout(super::BUSY_TIMEOUT) {
+        Ok(()) => out,
+        Err(e) => Some(Err(e.into())),
+    }
+}
+
 pub(crate) fn charge_work(bill: Bill, now: i64) -> Work<Charge> {
     Box::new(move |c| charge(c, &bill, now))
 }

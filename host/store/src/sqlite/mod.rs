@@ -88,7 +88,7 @@ pub(crate) fn open_sqlite(path: &Path) -> StoreResult<Connection> {
             .map_err(|e| StoreError::Invalid(format!("cannot create {}: {e}", path.display())))?;
     }
     let conn = Connection::open(path)?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     conn.pragma_update(None, "journal_mode", "WAL")?;
     // FULL: an acknowledged charge or grant survives power loss, not
     // only a process crash (NORMAL may lose the last commits in WAL mode).
@@ -97,13 +97,16 @@ pub(crate) fn open_sqlite(path: &Path) -> StoreResult<Connection> {
     Ok(conn)
 }
 
+/// How long a connection waits for a lock another process holds.
+pub(crate) const BUSY_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// A read-only connection to a migrated file (WAL mode is the file's).
 fn open_sqlite_reader(path: &Path) -> StoreResult<Connection> {
     let conn = Connection::open_with_flags(
         path,
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )?;
-    conn.busy_timeout(std::time::Duration::from_secs(5))?;
+    conn.busy_timeout(BUSY_TIMEOUT)?;
     Ok(conn)
 }
 
