@@ -84,6 +84,20 @@ impl Store {
         }
     }
 
+    /// [`Store::balance_for_charge`] for async callers (the pre-check): on
+    /// PostgreSQL a plain read on the async pool, holding no thread; on
+    /// SQLite the blocking read runs on a blocking thread.
+    pub async fn balance_for_charge_async(&self, account: &str) -> StoreResult<i64> {
+        match &self.backend {
+            Backend::Postgres(p) => p.balance_for_charge_async(account).await,
+            Backend::Sqlite(_) => {
+                let account = account.to_string();
+                self.on_blocking_thread(move |s| s.balance_for_charge(&account))
+                    .await
+            }
+        }
+    }
+
     /// Claim `idempotency_key` of `key_id` for the request `fingerprint`;
     /// `fresh_request_id` becomes its ledger id if the key is new. Keys
     /// older than [`IDEMPOTENCY_TTL_S`] are forgotten here.
