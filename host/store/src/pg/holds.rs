@@ -4,7 +4,6 @@
 //! The parse path's holds (reserve, charge, release) run on the async pool
 //! (`*_async`), their statements pipelined; expiry runs on the blocking one.
 
-use postgres::GenericClient;
 use postgres::error::SqlState;
 use postgres::types::{ToSql, Type};
 
@@ -13,24 +12,6 @@ use super::async_pool::{Answer, both_in_order, pipeline};
 use super::idempotency::{already_charged_async, charge_statement_async};
 use crate::holds::{HoldRequest, Reserved};
 use crate::{Bill, Charge, StoreResult};
-
-/// Delete hold `hold` and give its credits back (in the caller's
-/// transaction, if any); whether it was there.
-fn release_with(c: &mut impl GenericClient, hold: &str) -> StoreResult<bool> {
-    let gone = c.query_typed_opt(
-        "DELETE FROM credit_holds WHERE id = $1 RETURNING account_id, credits",
-        &[(&hold, Type::TEXT)],
-    )?;
-    let Some(row) = gone else {
-        return Ok(false);
-    };
-    let (account, credits): (String, i64) = (row.get(0), row.get(1));
-    c.execute_typed(
-        "UPDATE accounts SET balance = balance + $2 WHERE id = $1",
-        &[(&account, Type::TEXT), (&credits, Type::INT8)],
-    )?;
-    Ok(true)
-}
 
 /// Take one hold if the balance covers it: the count of holds taken (0 or
 /// 1) and the balance after.
@@ -168,9 +149,8 @@ impl Pg {
             .collect();
         let mut released = 0;
         for id in ids {
-            let mut tx = c.transaction()?;
-            released += u64::from(release_with(&mut tx, &id)?);
-            tx.commit()?;
+            let rows = c.query_typed(RELEASE, &[(&id, Type::TEXT)])?;
+            released += u64::from(released_of(&rows));
         }
         Ok(released)
     }

@@ -114,17 +114,7 @@ fn the_async_pool_recovers_from_a_server_that_ended_every_connection() {
         .enable_all()
         .build()
         .unwrap();
-    // Open `idle` connections at once (each held until all are open),
-    // then give them back idle.
-    runtime.block_on(async {
-        let mut held = Vec::new();
-        for _ in 0..idle {
-            held.push(pool.client().await.unwrap());
-        }
-        for c in &held {
-            c.simple_query("").await.unwrap();
-        }
-    });
+    runtime.block_on(test_pg::fill_async_pool(&store, idle));
     assert_eq!(pool.open(), idle);
     // What a fast shutdown does to every session: FATAL 57P01.
     let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
