@@ -12,6 +12,10 @@
 //! most one call fails (answered `database_unavailable`, retried by the
 //! charge's settle loop), however many idle connections the pool held.
 //!
+//! Connections are opened on demand. Opening one to a host *name* resolves
+//! it with tokio's resolver, which runs on a blocking thread, once per new
+//! connection; a host given as an address needs none.
+//!
 //! Statements a method sends together are pipelined: [`pipeline`] sends
 //! them in order on one client before awaiting any answer (tokio-postgres
 //! queues them on the connection), so they cost one round trip.
