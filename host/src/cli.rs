@@ -260,10 +260,11 @@ pub struct ServeArgs {
     /// instance pool, 1000).
     #[arg(long, env = "MEDIAPARSE_MAX_PARSES", default_value_t = 256)]
     pub max_parses: usize,
-    /// PostgreSQL connections per host at most. The pool holds one connection
-    /// per parse in flight (`--max-parses`) plus 8, bounded by this and by
-    /// the server's `max_connections`; a smaller pool lowers `--max-parses`
-    /// to it less 8. Default: no bound but the server's.
+    /// PostgreSQL connections per pool at most (two pools per host: the
+    /// parse path's async one and the blocking one). Each holds one
+    /// connection per parse in flight (`--max-parses`) plus 8, bounded by
+    /// this and by half the server's `max_connections`; a smaller pool
+    /// lowers `--max-parses` to it less 8. Default: no bound but the server's.
     #[arg(long, env = "MEDIAPARSE_PG_POOL_SIZE", value_parser = clap::value_parser!(u32).range(1..))]
     pub pg_pool_size: Option<u32>,
     /// Parses in flight at most per account.

@@ -52,19 +52,16 @@ impl Store {
                 )));
             }
         }
-        let (account, holds) = (account.to_string(), holds.to_vec());
         match &self.backend {
             Backend::Sqlite(_) => {
+                let (account, holds) = (account.to_string(), holds.to_vec());
                 let work: Work<Vec<Reserved>> =
                     Box::new(move |c| sqlite::holds::reserve(c, &account, &holds, expires_at, now));
                 self.write_async(work).await
             }
-            Backend::Postgres(_) => {
-                self.blocking_call(move |s| match &s.backend {
-                    Backend::Postgres(p) => p.reserve_credits(&account, &holds, expires_at, now),
-                    Backend::Sqlite(_) => unreachable_backend(),
-                })
-                .await
+            Backend::Postgres(p) => {
+                p.reserve_credits_async(account, holds, expires_at, now)
+                    .await
             }
         }
     }
@@ -80,39 +77,27 @@ impl Store {
         bill: &Bill,
         now: i64,
     ) -> StoreResult<Charge> {
-        let (hold, bill) = (hold.to_string(), bill.clone());
         match &self.backend {
             Backend::Sqlite(_) => {
+                let (hold, bill) = (hold.to_string(), bill.clone());
                 let work: Work<Charge> =
                     Box::new(move |c| sqlite::holds::charge_held(c, &hold, &bill, now));
                 self.write_async(work).await
             }
-            Backend::Postgres(_) => {
-                self.blocking_call(move |s| match &s.backend {
-                    Backend::Postgres(p) => p.charge_held(&hold, &bill, now),
-                    Backend::Sqlite(_) => unreachable_backend(),
-                })
-                .await
-            }
+            Backend::Postgres(p) => p.charge_held_async(hold, bill, now).await,
         }
     }
 
     /// Give hold `hold`'s credits back; `false` if it was already gone
     /// (charged, released or expired).
     pub async fn release_hold_async(&self, hold: &str) -> StoreResult<bool> {
-        let hold = hold.to_string();
         match &self.backend {
             Backend::Sqlite(_) => {
+                let hold = hold.to_string();
                 let work: Work<bool> = Box::new(move |c| sqlite::holds::release(c, &hold));
                 self.write_async(work).await
             }
-            Backend::Postgres(_) => {
-                self.blocking_call(move |s| match &s.backend {
-                    Backend::Postgres(p) => p.release_hold(&hold),
-                    Backend::Sqlite(_) => unreachable_backend(),
-                })
-                .await
-            }
+            Backend::Postgres(p) => p.release_hold_async(hold).await,
         }
     }
 
@@ -132,21 +117,4 @@ impl Store {
         dispatch!(self, |c| sqlite::holds::held_credits(c, account), |p| p
             .held_credits(account))
     }
-
-    /// One blocking store call on a blocking thread.
-    async fn blocking_call<T: Send + 'static>(
-        &self,
-        call: impl FnOnce(&Store) -> StoreResult<T> + Send + 'static,
-    ) -> StoreResult<T> {
-        let store = self.clone();
-        tokio::task::spawn_blocking(move || call(&store))
-            .await
-            .map_err(|e| StoreError::Invalid(format!("store task: {e}")))?
-    }
-}
-
-fn unreachable_backend<T>() -> StoreResult<T> {
-    Err(StoreError::Invalid(
-        "backend changed under a store call".into(),
-    ))
 }

@@ -84,28 +84,35 @@ impl Store {
         }
     }
 
-    /// [`Store::balance_for_charge`] for async callers. On SQLite it is
-    /// answered on the calling thread whenever that cannot wait: the writer
-    /// connection is free and no other process holds the write lock (a
-    /// moment's lock with no busy wait), or this store's writer thread holds
-    /// the lock (a reader answers). Otherwise (another caller holds the
-    /// connection, another process the lock) and on PostgreSQL it runs on a
-    /// blocking thread, waiting as the blocking method does.
+    /// [`Store::balance_for_charge`] for async callers (the pre-check). On
+    /// PostgreSQL a plain read on the async pool, holding no thread. On
+    /// SQLite it is answered on the calling thread whenever that cannot
+    /// wait: the writer connection is free and no other process holds the
+    /// write lock (a moment's lock with no busy wait), or this store's writer
+    /// thread holds the lock (a reader answers); otherwise (another caller
+    /// holds the connection, another process the lock) the blocking read
+    /// runs on a blocking thread, waiting as the blocking method does.
     pub async fn balance_for_charge_async(&self, account: &str) -> StoreResult<i64> {
-        if let Some(now) = self.balance_for_charge_now(account) {
+        let db = match &self.backend {
+            Backend::Postgres(p) => return p.balance_for_charge_async(account).await,
+            Backend::Sqlite(db) => db,
+        };
+        if let Some(now) = self.balance_for_charge_now(db, account) {
             return now;
         }
         let account = account.to_string();
         mediaparse_core::handoffs::trip();
-        self.blocking(move |s| s.balance_for_charge(&account)).await
+        self.on_blocking_thread(move |s| s.balance_for_charge(&account))
+            .await
     }
 
-    /// [`Store::balance_for_charge`] if it can be answered without waiting
-    /// (see [`Store::balance_for_charge_async`]); `None` if it would wait.
-    fn balance_for_charge_now(&self, account: &str) -> Option<StoreResult<i64>> {
-        let Backend::Sqlite(db) = &self.backend else {
-            return None;
-        };
+    /// SQLite's [`Store::balance_for_charge`] if it can be answered without
+    /// waiting (see [`Store::balance_for_charge_async`]); `None` if it would wait.
+    fn balance_for_charge_now(
+        &self,
+        db: &sqlite::Sqlite,
+        account: &str,
+    ) -> Option<StoreResult<i64>> {
         match db.writer.try_lock() {
             Ok(mut c) => sqlite::idempotency::balance_locked_now(&mut c, account),
             Err(std::sync::TryLockError::Poisoned(p)) => {

@@ -196,6 +196,33 @@ impl Store {
         Ok(key)
     }
 
+    /// [`Store::key_by_token_hash`] for async callers (the key lookup of a
+    /// request): on PostgreSQL the cache is consulted the same way and a
+    /// miss is read on the async pool, holding no thread; on SQLite the
+    /// blocking lookup runs on a blocking thread.
+    pub async fn key_by_token_hash_async(
+        &self,
+        token_hash: &[u8],
+    ) -> StoreResult<Option<KeyRecord>> {
+        let Backend::Postgres(p) = &self.backend else {
+            let hash = token_hash.to_vec();
+            return self
+                .on_blocking_thread(move |s| s.key_by_token_hash(&hash))
+                .await;
+        };
+        self.keys.start_listener(p.connector());
+        let usable = self.keys.usable();
+        let (cached, generation) = self.keys.get(token_hash);
+        if usable && let Some(key) = cached {
+            return Ok(Some(key));
+        }
+        let key = p.key_by_token_hash_async(token_hash).await?;
+        if usable && let Some(key) = &key {
+            self.keys.put(token_hash, key, generation);
+        }
+        Ok(key)
+    }
+
     /// The key whose token hashes to `token_hash` when the key cache can
     /// answer at once, without waiting for anything (`None`: ask
     /// [`Store::key_by_token_hash`], which may read the database). On SQLite

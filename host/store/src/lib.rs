@@ -7,10 +7,13 @@
 //! but `mediaparse-core` and `mediaparse-metrics`.
 //!
 //! Calls are blocking (async callers go through `tokio::task::spawn_blocking`),
-//! except the parse path's writes, which have async twins (`async_writes`:
-//! [`Store::charge_attempt_async`], the idempotency keys, the client's
-//! request id). On SQLite those writes, blocking or async, queue for the
-//! writer thread (`sqlite::writer`), which commits them in groups.
+//! except the parse path's, which have async twins: the writes
+//! (`async_writes`: [`Store::charge_attempt_async`], the idempotency keys,
+//! the client's request id; `holds`: reserve, charge, release) and the reads
+//! ([`Store::key_by_token_hash_async`], [`Store::balance_for_charge_async`]).
+//! On SQLite those writes, blocking or async, queue for the writer thread
+//! (`sqlite::writer`), which commits them in groups; on PostgreSQL the async
+//! twins run on an async pool (`pg/async_pool.rs`) and hold no thread.
 //!
 //! The layout, by subject: a top-level file (`keys.rs`, `holds.rs`, …) is
 //! the facade: the subject's types and its `Store` methods, which validate
@@ -321,6 +324,18 @@ impl Store {
                 "the SQLite writer thread has no PostgreSQL counterpart".into(),
             )),
         }
+    }
+
+    /// One blocking store call on a blocking thread (the SQLite side of an
+    /// async read).
+    async fn on_blocking_thread<T: Send + 'static>(
+        &self,
+        call: impl FnOnce(&Store) -> StoreResult<T> + Send + 'static,
+    ) -> StoreResult<T> {
+        let store = self.clone();
+        tokio::task::spawn_blocking(move || call(&store))
+            .await
+            .map_err(|e| StoreError::Invalid(format!("store task: {e}")))?
     }
 
     /// Charge `credits` if the balance still covers them: one transaction,

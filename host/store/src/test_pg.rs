@@ -316,3 +316,20 @@ pub fn fill_pool(store: &crate::Store, n: usize) {
         }
     });
 }
+
+/// Hold `n` connections of `store`'s async pool at once, then give them
+/// back idle. Call it on the runtime that will use them: a connection runs
+/// as a task of the runtime that opened it.
+pub async fn fill_async_pool(store: &crate::Store, n: usize) {
+    let crate::Backend::Postgres(pg) = &store.backend else {
+        unreachable!("a PostgreSQL store")
+    };
+    let mut held = Vec::with_capacity(n);
+    for _ in 0..n {
+        let client = pg
+            .async_client()
+            .await
+            .expect("a connection for every admitted parse");
+        held.push(client);
+    }
+}

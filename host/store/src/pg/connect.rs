@@ -20,7 +20,10 @@ use crate::{StoreError, StoreResult};
 /// A parsed URL and the TLS connector its connections use; cheap to clone.
 #[derive(Clone)]
 pub struct Connector {
+    /// The blocking client's settings.
     pub config: postgres::Config,
+    /// The same settings for the async client (`async_pool`).
+    pub async_config: tokio_postgres::Config,
     pub tls: MakeRustlsConnect,
 }
 
@@ -51,7 +54,7 @@ impl Connector {
         } else {
             parsed.query_pairs_mut().clear().extend_pairs(kept);
         }
-        let mut config: postgres::Config = parsed
+        let mut config: tokio_postgres::Config = parsed
             .as_str()
             .parse()
             .map_err(|e: postgres::Error| bad(e.to_string()))?;
@@ -70,7 +73,8 @@ impl Connector {
         .with_root_certificates(roots)
         .with_no_client_auth();
         Ok(Connector {
-            config,
+            config: postgres::Config::from(config.clone()),
+            async_config: config,
             tls: MakeRustlsConnect::new(tls),
         })
     }

@@ -102,6 +102,21 @@ impl Pg {
             .map(|r| key_from_row(&r)))
     }
 
+    /// [`Pg::key_by_token_hash`] on the async pool (a parse's key lookup
+    /// when the key cache cannot answer).
+    pub async fn key_by_token_hash_async(
+        &self,
+        token_hash: &[u8],
+    ) -> StoreResult<Option<KeyRecord>> {
+        let c = self.async_client().await?;
+        Ok(c.query_typed_opt(
+            &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE token_hash = $1"),
+            &[(&token_hash, Type::BYTEA)],
+        )
+        .await?
+        .map(|r| key_from_row(&r)))
+    }
+
     pub fn key(&self, id: &str) -> StoreResult<KeyRecord> {
         key_by_id(&mut **self.client()?, id)
     }

@@ -1,11 +1,29 @@
-//! The PostgreSQL backend: an r2d2 pool of blocking `postgres` clients.
+//! The PostgreSQL backend: two pools to one database.
 //!
-//! `Store` is a blocking API (async callers use `spawn_blocking`), so the
-//! blocking client fits it without a second runtime hop; each method takes a
-//! pooled connection for one statement or one transaction. The books are the
-//! same as on SQLite: a charge is one transaction with a conditional
-//! decrement and a ledger row whose id (`GENERATED ALWAYS AS IDENTITY`) is
-//! minted by the database, so it is unique across every host.
+//! - The async pool (`async_pool.rs`: deadpool over `tokio-postgres`) runs
+//!   the parse path, which runs on the service's async workers: the charge
+//!   (`charge_attempt_async`), the holds (`reserve_credits_async`,
+//!   `charge_held_async`, `release_hold_async`), the Idempotency-Key records
+//!   and the client's request id (`*_async` in `idempotency.rs`), and the two
+//!   reads before a parse (the key lookup on a key-cache miss, the balance
+//!   of the pre-check). None of them holds a thread while it waits for the
+//!   server, so a slow or restarting database cannot use up the runtime's
+//!   blocking threads, and statements one method sends together are
+//!   pipelined (one round trip).
+//! - The blocking pool (r2d2 of `postgres` clients, `pool.rs`) runs every
+//!   other `Store` method: `Store` is a blocking API (the console, the admin
+//!   API, the CLI, the background tasks call it directly or through
+//!   `spawn_blocking`), and the blocking client needs no runtime, which the
+//!   CLI's one-shot commands and the migrations do not have. The blocking
+//!   twins of the parse path's methods stay too, for those callers.
+//!
+//! Both pools are sized alike (`pool_size_for`, each taking at most half of
+//! what the server allows) and both recover from a server restart the same
+//! way (a lost connection discards every idle one from before it).
+//!
+//! The books are the same as on SQLite: a charge is one transaction with a
+//! conditional decrement and a ledger row whose id (`GENERATED ALWAYS AS
+//! IDENTITY`) is minted by the database, so it is unique across every host.
 //!
 //! The files beside this one hold the PostgreSQL body of each `Store`
 //! method, by subject, named as the SQLite ones under `sqlite/`: the same
@@ -14,10 +32,11 @@
 //! one transaction on one pooled connection. The statements of a parse
 //! (balance, key lookup, delivery, charge, rate count) are sent typed
 //! (`query_typed*`): parse, bind and execute in one round trip instead of a
-//! prepare round trip first. `connect.rs` (the URL and its TLS) and
-//! `pool.rs` (the pool's manager and size) are this backend's own.
+//! prepare round trip first. `connect.rs` (the URL and its TLS), `pool.rs`
+//! and `async_pool.rs` (the pools' managers and size) are this backend's own.
 
 mod accounts;
+pub(crate) mod async_pool;
 mod backup;
 mod canaries;
 pub(crate) mod connect;
@@ -54,6 +73,7 @@ pub use idempotency::CHARGE_SETTLE_BUDGET;
 pub use pool::{DEFAULT_POOL_SIZE, POOL_RESERVE, parses_for_pool, pool_size_for};
 pub(super) use report::Filter;
 
+use async_pool::{AsyncClient, AsyncPool};
 use pool::Manager;
 pub(super) type PooledClient = r2d2::PooledConnection<Manager>;
 
@@ -61,10 +81,12 @@ pub(super) type PooledClient = r2d2::PooledConnection<Manager>;
 /// "database unavailable" (a stopped server must not hang every request).
 const CHECKOUT_TIMEOUT: Duration = Duration::from_secs(2);
 
-/// A pool of connections to one PostgreSQL database; cheap to clone.
+/// Two pools of connections to one PostgreSQL database (the module's
+/// text says which calls use which); cheap to clone.
 #[derive(Clone)]
 pub struct Pg {
     pool: Arc<PoolHolder>,
+    async_pool: AsyncPool,
     connector: Arc<Connector>,
 }
 
@@ -100,7 +122,9 @@ impl Pg {
         })?;
         let server_allows = server_allows(&mut direct)?;
         drop(direct);
-        let size = pool_size_for(max_parses, cap, Some(server_allows));
+        // Two pools, each with a connection per parse: each may take half
+        // of what the server allows.
+        let size = pool_size_for(max_parses, cap, Some((server_allows / 2).max(1)));
         Pg::connect_sized(url, size)
     }
 
@@ -142,8 +166,15 @@ impl Pg {
                 };
                 StoreError::Unavailable(format!("cannot reach PostgreSQL: {why}"))
             })?;
+        let async_pool = AsyncPool::new(
+            connector.async_config.clone(),
+            connector.tls.clone(),
+            pool_size,
+            CHECKOUT_TIMEOUT,
+        )?;
         Ok(Pg {
             pool: Arc::new(PoolHolder(Some(pool))),
+            async_pool,
             connector: Arc::new(connector),
         })
     }
@@ -157,7 +188,18 @@ impl Pg {
             .map_err(|e| StoreError::Unavailable(e.to_string()))
     }
 
-    /// Connections this pool holds at most.
+    /// An async pooled connection, or `Unavailable` when none can be had in time.
+    pub(super) async fn async_client(&self) -> StoreResult<AsyncClient> {
+        self.async_pool.client().await
+    }
+
+    /// The async pool (its tests).
+    #[cfg(test)]
+    pub(crate) fn async_pool(&self) -> &AsyncPool {
+        &self.async_pool
+    }
+
+    /// Connections each of the two pools holds at most.
     pub fn pool_size(&self) -> u32 {
         self.pool.0.as_ref().map_or(0, |p| p.max_size())
     }

@@ -116,3 +116,54 @@ fn concurrent_reservations_never_overdraw() {
         books_balance(&t.store, "acme");
     });
 }
+
+/// A held charge under a ledger id another charge already took is refused
+/// and changes nothing (the hold stays, to be released); a held charge that
+/// lands is in the ledger and the day's aggregate exactly once.
+#[test]
+fn a_held_charge_under_another_charges_id_is_refused_and_keeps_its_hold() {
+    each_backend(|t| {
+        let rt = runtime();
+        let s = &t.store;
+        s.add_credits("acme", 10, 0).unwrap();
+        let first = Bill::new("acme", "k", "youtube", 2, "req_x");
+        assert_eq!(
+            rt.block_on(s.charge_attempt_async(&first, 1)).unwrap(),
+            Charge::Charged { balance_after: 8 }
+        );
+        let got = rt
+            .block_on(s.reserve_credits_async("acme", &holds("h", &[3, 4]), 100, 1))
+            .unwrap();
+        assert_eq!(got, [Reserved::Held, Reserved::Held]);
+        let other = Bill::new("acme", "k", "tiktok", 3, "req_x");
+        assert!(matches!(
+            rt.block_on(s.charge_held_async("h-0", &other, 1)),
+            Err(crate::StoreError::LedgerIdTaken(_))
+        ));
+        assert_eq!(
+            (
+                s.balance("acme").unwrap(),
+                s.held_credits(Some("acme")).unwrap()
+            ),
+            (1, 7)
+        );
+        books_balance(s, "acme");
+        let own = Bill::new("acme", "k", "tiktok", 4, "req_y");
+        assert_eq!(
+            rt.block_on(s.charge_held_async("h-1", &own, 1)).unwrap(),
+            Charge::Charged { balance_after: 1 }
+        );
+        assert!(rt.block_on(s.release_hold_async("h-0")).unwrap());
+        assert_eq!(
+            (s.balance("acme").unwrap(), s.held_credits(None).unwrap()),
+            (4, 0)
+        );
+        assert_eq!(
+            (s.ledger_count(None).unwrap(), s.ledger_sum(None).unwrap()),
+            (2, 6)
+        );
+        let days = s.daily_credits("acme", 0, 86_400).unwrap();
+        assert_eq!(days.iter().map(|d| d.credits).sum::<i64>(), 6, "{days:?}");
+        books_balance(s, "acme");
+    });
+}

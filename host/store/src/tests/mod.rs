@@ -16,6 +16,7 @@ mod jobs;
 mod key_cache;
 mod keys;
 mod location;
+mod pg_async;
 mod pg_connect;
 mod pg_pool;
 mod pg_tls;
