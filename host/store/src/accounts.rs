@@ -8,7 +8,7 @@
 //! balance. So for every account, at every commit:
 //! `Σ credit_grants − Σ ledger − Σ credit_holds = balance` (holds: `holds.rs`) ([`AccountSummary::consistent`]).
 
-use crate::{Backend, Store, StoreError, StoreResult, dispatch, sqlite};
+use crate::{Backend, Store, StoreError, StoreResult, dispatch, dispatch_tx, sqlite};
 
 /// The largest balance an account may hold (keeps SQLite integer arithmetic exact).
 pub const MAX_CREDITS: i64 = 1_000_000_000_000;
@@ -124,7 +124,7 @@ impl Store {
             )));
         }
         validate_account_id(account)?;
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::accounts::set_credits_noted(c, account, amount, reason, now),
             |p| p.set_credits(account, amount, reason, now)
@@ -182,7 +182,7 @@ impl Store {
                 "credits to add must be a number from 1 to {MAX_CREDITS}"
             )));
         }
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::accounts::add_credits_noted(c, account, amount, reason, now),
             |p| p.add_credits(account, amount, reason, now)

@@ -5,7 +5,7 @@
 //! again. An item's answer is written once (the first write wins), so a
 //! job run again keeps what already finished. Times in Unix milliseconds.
 
-use crate::{Backend, Store, StoreResult, dispatch, sqlite};
+use crate::{Backend, Store, StoreResult, dispatch, dispatch_tx, sqlite};
 
 /// One job as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,7 +59,7 @@ impl Store {
     ) -> StoreResult<Vec<JobRecord>> {
         let until = now_ms.saturating_add(lease_ms);
         let limit = i64::from(limit);
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::jobs::claim_jobs(c, now_ms, limit, lease, until),
             |p| p.claim_jobs(now_ms, limit, lease, until)
@@ -98,7 +98,7 @@ impl Store {
     /// no claim is alive). On PostgreSQL other hosts' leases stand: `0`.
     pub fn drop_job_leases(&self) -> StoreResult<usize> {
         match &self.backend {
-            Backend::Sqlite(_) => self.with(sqlite::jobs::drop_job_leases),
+            Backend::Sqlite(_) => self.with(|c| sqlite::jobs::drop_job_leases(c)),
             Backend::Postgres(_) => Ok(0),
         }
     }
@@ -106,7 +106,7 @@ impl Store {
     /// Remove the jobs done before `finished_before_ms`, with their items;
     /// how many jobs went.
     pub fn prune_jobs(&self, finished_before_ms: i64) -> StoreResult<usize> {
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::jobs::prune_jobs(c, finished_before_ms),
             |p| p.prune_jobs(finished_before_ms)

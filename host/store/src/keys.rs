@@ -4,7 +4,7 @@
 //! `sqlite/keys.rs` and `pg/keys.rs`; every change is one statement or one
 //! transaction and drops the cached keys.
 
-use crate::{Backend, Store, StoreResult, accounts, dispatch, dispatch_read, sqlite};
+use crate::{Backend, Store, StoreResult, accounts, dispatch, dispatch_tx, dispatch_read, sqlite};
 
 /// What an edit changes; `None` leaves a field as it is. The token never changes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,7 +43,7 @@ impl KeyEdit {
 impl Store {
     /// Apply `edit` to key `id`; returns the key as it now is.
     pub fn edit_key(&self, id: &str, edit: &KeyEdit, now: i64) -> StoreResult<KeyRecord> {
-        let changed = dispatch!(self, |c| sqlite::keys::edit_key(c, id, edit, now), |p| p
+        let changed = dispatch_tx!(self, |c| sqlite::keys::edit_key(c, id, edit, now), |p| p
             .edit_key(id, edit, now));
         self.key_changed();
         changed
@@ -58,7 +58,7 @@ impl Store {
         token_prefix: &str,
         now: i64,
     ) -> StoreResult<KeyRecord> {
-        let changed = dispatch!(
+        let changed = dispatch_tx!(
             self,
             |c| sqlite::keys::rotate_key(c, id, token_hash, token_prefix, now),
             |p| p.rotate_key(id, token_hash, token_prefix, now)
@@ -70,7 +70,7 @@ impl Store {
     /// Delete key `id`. Its ledger rows stay (they name the key id), so usage
     /// by key still answers for a deleted key.
     pub fn delete_key(&self, id: &str) -> StoreResult<KeyRecord> {
-        let changed = dispatch!(self, |c| sqlite::keys::delete_key(c, id), |p| p
+        let changed = dispatch_tx!(self, |c| sqlite::keys::delete_key(c, id), |p| p
             .delete_key(id));
         self.key_changed();
         changed
@@ -149,7 +149,7 @@ impl Store {
         max_keys: Option<u32>,
     ) -> StoreResult<()> {
         accounts::validate_account_id(&key.account_id)?;
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::keys::insert_key_within(c, key, token_hash, max_keys),
             |p| p.insert_key(key, token_hash, max_keys)

@@ -6,11 +6,13 @@
 //! hosts on one database). This crate names nothing of the host above it
 //! but `mediaparse-core` and `mediaparse-metrics`.
 //!
-//! Calls are blocking (async callers go through `tokio::task::spawn_blocking`),
-//! except the parse path's writes, which have async twins (`async_writes`:
-//! [`Store::charge_attempt_async`], the idempotency keys, the client's
-//! request id). On SQLite those writes, blocking or async, queue for the
-//! writer thread (`sqlite::writer`), which commits them in groups.
+//! Calls are blocking; each call the service makes while it runs also has
+//! an awaited twin named `<call>_async`, beside it in its subject's file
+//! (`awaited` holds the one way they wait). On SQLite an awaited write
+//! queues for the writer thread (`sqlite::writer`), which commits writes in
+//! groups, and is awaited without holding a thread; an awaited read, and
+//! every awaited call on PostgreSQL, runs the blocking call on a blocking
+//! thread inside the store. The host itself never blocks on the store.
 //!
 //! The layout, by subject: a top-level file (`keys.rs`, `holds.rs`, …) is
 //! the facade: the subject's types and its `Store` methods, which validate
@@ -26,6 +28,7 @@
 
 mod accounts;
 mod async_writes;
+mod awaited;
 mod backup;
 mod canaries;
 mod copy;
@@ -185,6 +188,19 @@ macro_rules! dispatch_read {
 }
 pub(crate) use dispatch_read;
 
+/// [`dispatch!`] for a write whose SQLite body works inside its caller's
+/// transaction (the writer thread's savepoint for the async twin): on the
+/// blocking path it runs in one immediate transaction of its own.
+macro_rules! dispatch_tx {
+    ($self:ident, |$c:ident| $sqlite:expr, |$p:ident| $pg:expr) => {
+        match &$self.backend {
+            Backend::Sqlite(_) => $self.with_transaction(|$c| $sqlite),
+            Backend::Postgres($p) => $pg,
+        }
+    };
+}
+pub(crate) use dispatch_tx;
+
 /// Keys one account may have unless the operator says otherwise
 /// (`--max-keys-per-account`): per-key rate limits are not multiplied by
 /// creating keys without end.
@@ -265,6 +281,17 @@ impl Store {
             ));
         };
         f(&mut sqlite::lock(&db.writer))
+    }
+
+    /// Run `f` in one immediate transaction on the SQLite write connection,
+    /// committed if `f` succeeds (rolled back otherwise).
+    fn with_transaction<T>(&self, f: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        })
     }
 
     /// Run a read-only `f` on one of the SQLite readers (the writer when

@@ -4,7 +4,7 @@
 //! operator token). Expiry (idle and absolute) is the caller's rule: it
 //! passes the cut-off times.
 
-use crate::{Backend, Store, StoreResult, dispatch, sqlite};
+use crate::{Backend, Store, StoreResult, dispatch, dispatch_tx, sqlite};
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SessionRecord {
@@ -36,7 +36,7 @@ impl Store {
         seen_after: i64,
         now: i64,
     ) -> StoreResult<Option<SessionRecord>> {
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::sessions::live_session(c, token_hash, created_after, seen_after, now),
             |p| p.live_session(token_hash, created_after, seen_after, now)

@@ -4,7 +4,7 @@
 //! Portable SQL only: the PostgreSQL backend runs the same statements.
 
 use crate::accounts::validate_account_id;
-use crate::{Backend, Store, StoreError, StoreResult, dispatch, sqlite};
+use crate::{Backend, Store, StoreError, StoreResult, dispatch, dispatch_tx, sqlite};
 
 /// A user as the console and the admin API show it (never a secret).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -72,7 +72,7 @@ impl Store {
     ) -> StoreResult<UserRecord> {
         validate_account_id(account)?;
         let email = normalize_email(email)?;
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::users::invite_user(
                 c,
@@ -111,7 +111,7 @@ impl Store {
         password_hash: &str,
         now: i64,
     ) -> StoreResult<UserRecord> {
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::users::accept_invite(c, invite_hash, password_hash, now),
             |p| p.accept_invite(invite_hash, password_hash, now)
@@ -137,7 +137,7 @@ impl Store {
         let email = normalize_email(email)?;
         validate_account_id(&email)?;
         let credits = starting_credits.max(0);
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::users::sign_up(
                 c,

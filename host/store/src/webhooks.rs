@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::{Backend, Store, StoreError, StoreResult, dispatch, sqlite};
+use crate::{Backend, Store, StoreError, StoreResult, dispatch, dispatch_tx, sqlite};
 
 /// One delivery claimed for sending.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -154,7 +154,7 @@ impl Store {
                 "key {key_id} already has {max_pending} webhook deliveries waiting"
             ))
         };
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::webhooks::enqueue_webhook(
                 c,
@@ -182,7 +182,7 @@ impl Store {
     ) -> StoreResult<Vec<ClaimedDelivery>> {
         let until = now_ms.saturating_add(lease_ms);
         let limit = i64::from(limit);
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::webhooks::claim_webhooks(c, now_ms, limit, lease, until),
             |p| p.claim_webhooks(now_ms, limit, lease, until)
@@ -211,7 +211,7 @@ impl Store {
             status: attempt.status.map(i32::from),
             number: attempt.attempt as i32,
         };
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::webhooks::finish_webhook_attempt(c, attempt, columns),
             |p| p.finish_webhook_attempt(attempt, columns)
@@ -221,7 +221,7 @@ impl Store {
     /// Remove deliveries that ended (delivered or given up) before
     /// `finished_before_ms`, with their attempts; returns how many.
     pub fn prune_webhooks(&self, finished_before_ms: i64) -> StoreResult<usize> {
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::webhooks::prune_webhooks(c, finished_before_ms),
             |p| p.prune_webhooks(finished_before_ms)
