@@ -200,3 +200,12 @@ impl Store {
             .ledger_count(account))
     }
 }
+
+/// The awaited twins of the account reads (see `awaited`).
+impl Store {
+    /// [`Store::balance`], awaited.
+    pub async fn balance_async(&self, account: &str) -> StoreResult<i64> {
+        let account = account.to_string();
+        self.off_thread(move |s| s.balance(&account)).await
+    }
+}

@@ -4,7 +4,7 @@
 //! `sqlite/keys.rs` and `pg/keys.rs`; every change is one statement or one
 //! transaction and drops the cached keys.
 
-use crate::{Backend, Store, StoreResult, accounts, dispatch, dispatch_tx, dispatch_read, sqlite};
+use crate::{Backend, Store, StoreResult, accounts, dispatch, dispatch_read, dispatch_tx, sqlite};
 
 /// What an edit changes; `None` leaves a field as it is. The token never changes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -233,5 +233,24 @@ impl Store {
 
     pub fn keys(&self) -> StoreResult<Vec<KeyRecord>> {
         dispatch!(self, |c| sqlite::keys::keys(c), |p| p.keys())
+    }
+}
+
+/// The awaited twins of the key reads (see `awaited`).
+impl Store {
+    /// [`Store::key`], awaited.
+    pub async fn key_async(&self, id: &str) -> StoreResult<KeyRecord> {
+        let id = id.to_string();
+        self.off_thread(move |s| s.key(&id)).await
+    }
+
+    /// [`Store::key_by_token_hash`], awaited.
+    pub async fn key_by_token_hash_async(
+        &self,
+        token_hash: &[u8],
+    ) -> StoreResult<Option<KeyRecord>> {
+        let token_hash = token_hash.to_vec();
+        self.off_thread(move |s| s.key_by_token_hash(&token_hash))
+            .await
     }
 }

@@ -34,6 +34,7 @@ mod canaries;
 mod copy;
 mod daily;
 mod delivery;
+mod expired_holds;
 pub mod holds;
 mod idempotency;
 mod jobs;
@@ -234,6 +235,16 @@ impl Store {
                 keys: Default::default(),
             }),
         }
+    }
+
+    /// [`Store::connect_for_parses`], awaited.
+    pub async fn connect_for_parses_async(
+        location: &DbLocation,
+        max_parses: usize,
+        pool_cap: Option<u32>,
+    ) -> StoreResult<Store> {
+        let location = location.clone();
+        awaited::blocking(move || Store::connect_for_parses(&location, max_parses, pool_cap)).await
     }
 
     /// The PostgreSQL pool's size (`None` on SQLite).

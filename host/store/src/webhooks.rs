@@ -149,11 +149,7 @@ impl Store {
         now_ms: i64,
         max_pending: u32,
     ) -> StoreResult<()> {
-        let full = || {
-            StoreError::Invalid(format!(
-                "key {key_id} already has {max_pending} webhook deliveries waiting"
-            ))
-        };
+        let full = || pending_full(key_id, max_pending);
         dispatch_tx!(
             self,
             |c| sqlite::webhooks::enqueue_webhook(
@@ -239,4 +235,115 @@ impl Store {
             |p| p.webhook_deliveries(limit, (key, account), sql_where)
         )
     }
+}
+
+/// The awaited twins of the webhook calls (see `awaited`).
+impl Store {
+    /// [`Store::webhook_secret`], awaited.
+    pub async fn webhook_secret_async(&self, id: &str) -> StoreResult<Option<String>> {
+        let id = id.to_string();
+        self.off_thread(move |s| s.webhook_secret(&id)).await
+    }
+
+    /// [`Store::enqueue_webhook`], awaited.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn enqueue_webhook_async(
+        &self,
+        id: &str,
+        key_id: &str,
+        url: &str,
+        event_type: &str,
+        data: &str,
+        now_ms: i64,
+        max_pending: u32,
+    ) -> StoreResult<()> {
+        let owned = [id, key_id, url, event_type, data].map(str::to_string);
+        let again = owned.clone();
+        self.write_or_off_thread(
+            move |c| {
+                let [id, key_id, url, event_type, data] = &owned;
+                let full = || pending_full(key_id, max_pending);
+                sqlite::webhooks::enqueue_webhook(
+                    c,
+                    id,
+                    key_id,
+                    url,
+                    event_type,
+                    data,
+                    now_ms,
+                    max_pending,
+                    full,
+                )
+            },
+            move |s| {
+                let [id, key_id, url, event_type, data] = &again;
+                s.enqueue_webhook(id, key_id, url, event_type, data, now_ms, max_pending)
+            },
+        )
+        .await
+    }
+
+    /// [`Store::claim_webhooks`], awaited.
+    pub async fn claim_webhooks_async(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: u32,
+        lease: &str,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
+        let until = now_ms.saturating_add(lease_ms);
+        let (a, b) = (lease.to_string(), lease.to_string());
+        self.write_or_off_thread(
+            move |c| sqlite::webhooks::claim_webhooks(c, now_ms, i64::from(limit), &a, until),
+            move |s| s.claim_webhooks(now_ms, lease_ms, limit, &b),
+        )
+        .await
+    }
+
+    /// [`Store::finish_webhook_attempt`], awaited.
+    pub async fn finish_webhook_attempt_async(
+        &self,
+        delivery: &ClaimedDelivery,
+        attempt: &AttemptRecord,
+        outcome: AttemptOutcome,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        let (d1, a1) = (delivery.clone(), attempt.clone());
+        let (d2, a2) = (delivery.clone(), attempt.clone());
+        self.write_or_off_thread(
+            move |c| {
+                let (state, next, finished) = outcome_columns(outcome, now_ms);
+                let error = clip(a1.error.as_deref());
+                let columns = AttemptColumns {
+                    id: &d1.id,
+                    lease: &d1.lease,
+                    state,
+                    next,
+                    finished,
+                    error: error.as_deref(),
+                    status: a1.status.map(i32::from),
+                    number: a1.attempt as i32,
+                };
+                sqlite::webhooks::finish_webhook_attempt(c, &a1, columns)
+            },
+            move |s| s.finish_webhook_attempt(&d2, &a2, outcome, now_ms),
+        )
+        .await
+    }
+
+    /// [`Store::prune_webhooks`], awaited.
+    pub async fn prune_webhooks_async(&self, finished_before_ms: i64) -> StoreResult<usize> {
+        self.write_or_off_thread(
+            move |c| sqlite::webhooks::prune_webhooks(c, finished_before_ms),
+            move |s| s.prune_webhooks(finished_before_ms),
+        )
+        .await
+    }
+}
+
+/// The refusal of a delivery past the key's bound of waiting ones.
+fn pending_full(key_id: &str, max_pending: u32) -> StoreError {
+    StoreError::Invalid(format!(
+        "key {key_id} already has {max_pending} webhook deliveries waiting"
+    ))
 }
