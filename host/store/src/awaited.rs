@@ -34,11 +34,13 @@ impl Store {
     }
 }
 
-/// Run `f` (blocking database work) on a blocking thread and await it.
+/// Run `f` (blocking database work) on a blocking thread, in the caller's
+/// span (its logs keep the request id), and await it.
 pub(crate) async fn blocking<T: Send + 'static>(
     f: impl FnOnce() -> StoreResult<T> + Send + 'static,
 ) -> StoreResult<T> {
-    tokio::task::spawn_blocking(f)
+    let span = tracing::Span::current();
+    tokio::task::spawn_blocking(move || span.in_scope(f))
         .await
         .map_err(|e| StoreError::Invalid(format!("store task: {e}")))?
 }

@@ -266,7 +266,7 @@ async fn invite_user(State(state): State<Arc<AppState>>, o: Operator, body: Byte
         return csrf_refused();
     }
     match invite(&state, form.get("account"), form.get("email")).await {
-        Ok(Ok(invited)) => {
+        Ok(invited) => {
             let shown = html! {
                 p { "Send this one-time link to " (invited.user.email) "; it sets a password and expires " (invited.expires_at) "." }
                 (shown_once("invite-link", &invited.link))
@@ -280,10 +280,7 @@ async fn invite_user(State(state): State<Arc<AppState>>, o: Operator, body: Byte
             )
             .await
         }
-        Ok(Err(m)) => {
-            accounts_page(&state, &o, Flash::Error(m), None, StatusCode::BAD_REQUEST).await
-        }
-        Err(e) => internal(e).into_response(),
+        Err(m) => accounts_page(&state, &o, Flash::Error(m), None, StatusCode::BAD_REQUEST).await,
     }
 }
 
