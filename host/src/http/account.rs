@@ -65,6 +65,8 @@ async fn view(
     let auth_now = state.auth_now();
     let catalogue = state.services.registry.known();
     let known: Vec<String> = catalogue.ids().into_iter().map(String::from).collect();
+    // Blocks: `operator::usage` is shared with the blocking CLI; its store
+    // calls are not awaited yet.
     let (balance, usage) = tokio::task::spawn_blocking(move || {
         let balance = store.balance(&filter.account.clone().unwrap_or_default());
         let usage = operator::usage(&store, &filter, &known);

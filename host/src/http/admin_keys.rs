@@ -81,6 +81,8 @@ pub(super) async fn op<T: Send + 'static>(
     let store = state.services.store.clone();
     // The auth clock, so a key's `status` agrees with what a parse would see.
     let now = state.auth_now();
+    // Blocks: `operator::*` is shared with the blocking CLI; its store
+    // calls are not awaited yet.
     Ok(tokio::task::spawn_blocking(move || f(&store, now))
         .await
         .map_err(internal)??)

@@ -151,6 +151,7 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
     );
     let loaded = {
         let (registry, dir) = (registry.clone(), options.extractors.clone());
+        // Blocks: reads and compiles the extractors' WebAssembly (not a store call).
         tokio::task::spawn_blocking(move || {
             let loaded = registry.load_dir(&dir);
             registry.prune_cache();

@@ -303,6 +303,7 @@ async fn recheck(State(state): State<Arc<AppState>>, o: Operator, body: Bytes) -
         return csrf_refused();
     }
     let registry = state.services.registry.clone();
+    // Blocks: reads and compiles the extractors' WebAssembly (not a store call).
     let outcomes = match tokio::task::spawn_blocking(move || registry.rescan()).await {
         Ok(Some(Ok(outcomes))) => outcomes,
         Ok(Some(Err(e))) => {
@@ -452,6 +453,7 @@ async fn failures(State(state): State<Arc<AppState>>, o: Operator) -> Response {
         .failures
         .as_ref()
         .map(|sink| sink.dir().to_path_buf());
+    // Blocks: reads the kept failure files on disk (not a store call).
     let kept = tokio::task::spawn_blocking(move || {
         dir.map(|d| crate::authoring::failures::list(&d, None))
             .transpose()

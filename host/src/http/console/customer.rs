@@ -39,6 +39,8 @@ pub async fn blocking<T: Send + 'static>(
 ) -> Result<Result<T, OperatorError>, Response> {
     let store = state.services.store.clone();
     let now = state.auth_now();
+    // Blocks: `operator::*` is shared with the blocking CLI; its store
+    // calls are not awaited yet.
     tokio::task::spawn_blocking(move || f(&store, now))
         .await
         .map_err(|e| internal(e).into_response())
