@@ -195,23 +195,13 @@ impl Store {
         outcome: AttemptOutcome,
         now_ms: i64,
     ) -> StoreResult<bool> {
-        let (state, next, finished) = outcome_columns(outcome, now_ms);
-        let error = clip(attempt.error.as_deref());
-        let columns = AttemptColumns {
-            id: &delivery.id,
-            lease: &delivery.lease,
-            state,
-            next,
-            finished,
-            error: error.as_deref(),
-            status: attempt.status.map(i32::from),
-            number: attempt.attempt as i32,
-        };
-        dispatch_tx!(
-            self,
-            |c| sqlite::webhooks::finish_webhook_attempt(c, attempt, columns),
-            |p| p.finish_webhook_attempt(attempt, columns)
-        )
+        with_attempt_columns(delivery, attempt, outcome, now_ms, |columns| {
+            dispatch_tx!(
+                self,
+                |c| sqlite::webhooks::finish_webhook_attempt(c, attempt, columns),
+                |p| p.finish_webhook_attempt(attempt, columns)
+            )
+        })
     }
 
     /// Remove deliveries that ended (delivered or given up) before
@@ -312,19 +302,9 @@ impl Store {
         let (d2, a2) = (delivery.clone(), attempt.clone());
         self.write_or_off_thread(
             move |c| {
-                let (state, next, finished) = outcome_columns(outcome, now_ms);
-                let error = clip(a1.error.as_deref());
-                let columns = AttemptColumns {
-                    id: &d1.id,
-                    lease: &d1.lease,
-                    state,
-                    next,
-                    finished,
-                    error: error.as_deref(),
-                    status: a1.status.map(i32::from),
-                    number: a1.attempt as i32,
-                };
-                sqlite::webhooks::finish_webhook_attempt(c, &a1, columns)
+                with_attempt_columns(&d1, &a1, outcome, now_ms, |columns| {
+                    sqlite::webhooks::finish_webhook_attempt(c, &a1, columns)
+                })
             },
             move |s| s.finish_webhook_attempt(&d2, &a2, outcome, now_ms),
         )
@@ -339,6 +319,28 @@ impl Store {
         )
         .await
     }
+}
+
+/// Run `f` with the columns `attempt` of `delivery` and its `outcome` set.
+fn with_attempt_columns<T>(
+    delivery: &ClaimedDelivery,
+    attempt: &AttemptRecord,
+    outcome: AttemptOutcome,
+    now_ms: i64,
+    f: impl FnOnce(AttemptColumns<'_>) -> T,
+) -> T {
+    let (state, next, finished) = outcome_columns(outcome, now_ms);
+    let error = clip(attempt.error.as_deref());
+    f(AttemptColumns {
+        id: &delivery.id,
+        lease: &delivery.lease,
+        state,
+        next,
+        finished,
+        error: error.as_deref(),
+        status: attempt.status.map(i32::from),
+        number: attempt.attempt as i32,
+    })
 }
 
 /// The refusal of a delivery past the key's bound of waiting ones.
