@@ -236,8 +236,92 @@ impl Store {
     }
 }
 
-/// The awaited twins of the key reads (see `awaited`).
+/// The awaited twins of the key calls (see `awaited`).
 impl Store {
+    /// [`Store::insert_key_within`], awaited.
+    pub async fn insert_key_within_async(
+        &self,
+        key: &KeyRecord,
+        token_hash: &[u8],
+        max_keys: Option<u32>,
+    ) -> StoreResult<()> {
+        accounts::validate_account_id(&key.account_id)?;
+        let (k1, h1) = (key.clone(), token_hash.to_vec());
+        let (k2, h2) = (key.clone(), token_hash.to_vec());
+        self.write_or_off_thread(
+            move |c| sqlite::keys::insert_key_within(c, &k1, &h1, max_keys),
+            move |s| s.insert_key_within(&k2, &h2, max_keys),
+        )
+        .await
+    }
+
+    /// [`Store::edit_key`], awaited.
+    pub async fn edit_key_async(
+        &self,
+        id: &str,
+        edit: &KeyEdit,
+        now: i64,
+    ) -> StoreResult<KeyRecord> {
+        let (i1, e1) = (id.to_string(), edit.clone());
+        let (i2, e2) = (id.to_string(), edit.clone());
+        let changed = self
+            .write_or_off_thread(
+                move |c| sqlite::keys::edit_key(c, &i1, &e1, now),
+                move |s| s.edit_key(&i2, &e2, now),
+            )
+            .await;
+        self.key_changed();
+        changed
+    }
+
+    /// [`Store::rotate_key`], awaited.
+    pub async fn rotate_key_async(
+        &self,
+        id: &str,
+        token_hash: &[u8],
+        token_prefix: &str,
+        now: i64,
+    ) -> StoreResult<KeyRecord> {
+        let (i1, h1, p1) = (
+            id.to_string(),
+            token_hash.to_vec(),
+            token_prefix.to_string(),
+        );
+        let (i2, h2, p2) = (i1.clone(), h1.clone(), p1.clone());
+        let changed = self
+            .write_or_off_thread(
+                move |c| sqlite::keys::rotate_key(c, &i1, &h1, &p1, now),
+                move |s| s.rotate_key(&i2, &h2, &p2, now),
+            )
+            .await;
+        self.key_changed();
+        changed
+    }
+
+    /// [`Store::delete_key`], awaited.
+    pub async fn delete_key_async(&self, id: &str) -> StoreResult<KeyRecord> {
+        let (a, b) = (id.to_string(), id.to_string());
+        let changed = self
+            .write_or_off_thread(
+                move |c| sqlite::keys::delete_key(c, &a),
+                move |s| s.delete_key(&b),
+            )
+            .await;
+        self.key_changed();
+        changed
+    }
+
+    /// [`Store::keys_of_account`], awaited.
+    pub async fn keys_of_account_async(&self, account: &str) -> StoreResult<Vec<KeyRecord>> {
+        let account = account.to_string();
+        self.off_thread(move |s| s.keys_of_account(&account)).await
+    }
+
+    /// [`Store::keys`], awaited.
+    pub async fn keys_async(&self) -> StoreResult<Vec<KeyRecord>> {
+        self.off_thread(|s| s.keys()).await
+    }
+
     /// [`Store::key`], awaited.
     pub async fn key_async(&self, id: &str) -> StoreResult<KeyRecord> {
         let id = id.to_string();

@@ -229,6 +229,38 @@ impl Store {
 
 /// The awaited twins of the webhook calls (see `awaited`).
 impl Store {
+    /// [`Store::set_webhook_secret`], awaited.
+    pub async fn set_webhook_secret_async(
+        &self,
+        id: &str,
+        secret: &str,
+        now: i64,
+    ) -> StoreResult<()> {
+        let (i1, s1) = (id.to_string(), secret.to_string());
+        let (i2, s2) = (i1.clone(), s1.clone());
+        self.write_or_off_thread(
+            move |c| {
+                let updated = sqlite::webhooks::set_webhook_secret(c, &i1, &s1, now)?;
+                if updated == 0 {
+                    return Err(StoreError::NotFound("key", i1));
+                }
+                Ok(())
+            },
+            move |s| s.set_webhook_secret(&i2, &s2, now),
+        )
+        .await
+    }
+
+    /// [`Store::webhook_deliveries`], awaited.
+    pub async fn webhook_deliveries_async(
+        &self,
+        filter: &DeliveryFilter,
+    ) -> StoreResult<Vec<DeliveryRecord>> {
+        let filter = filter.clone();
+        self.off_thread(move |s| s.webhook_deliveries(&filter))
+            .await
+    }
+
     /// [`Store::webhook_secret`], awaited.
     pub async fn webhook_secret_async(&self, id: &str) -> StoreResult<Option<String>> {
         let id = id.to_string();
