@@ -35,18 +35,6 @@ pub const ALLOWED: &[(&str, &str)] = &[
         "billing/settle_tests.rs",
         "a test that takes the runtime's only blocking thread on purpose",
     ),
-    (
-        "http/admin_keys.rs",
-        "operator calls (`operator::*`, shared with the blocking CLI): store calls not yet awaited",
-    ),
-    (
-        "http/account.rs",
-        "the usage report through `operator::usage` (shared with the blocking CLI): store calls not yet awaited",
-    ),
-    (
-        "http/console/customer.rs",
-        "operator calls (`operator::*`, shared with the blocking CLI): store calls not yet awaited",
-    ),
 ];
 
 pub fn run(root: &Path) -> Result {
