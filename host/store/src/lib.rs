@@ -12,13 +12,18 @@
 //! queues for the writer thread (`sqlite::writer`), which commits writes in
 //! groups, and is awaited without holding a thread; an awaited read, and
 //! every awaited call on PostgreSQL, runs the blocking call on a blocking
-//! thread inside the store. The host itself never blocks on the store.
+//! thread inside the store. So the host awaits these rather than holding
+//! a blocking thread of its own for the store (`cargo xtask blocking`).
+//! A write's SQLite body works inside its caller's transaction: the writer
+//! thread's savepoint for the awaited twin, a transaction of its own
+//! (`dispatch_tx!`) for the blocking call.
 //!
 //! The layout, by subject: a top-level file (`keys.rs`, `holds.rs`, …) is
 //! the facade: the subject's types and its `Store` methods, which validate
 //! their input and dispatch on [`Backend`] (`dispatch!`). The body of each
 //! method on each backend is in the same-named file of `sqlite/` and `pg/`
-//! (`sqlite/keys.rs`, `pg/keys.rs`). Beside them `sqlite/mod.rs` and
+//! (`sqlite/keys.rs`, `pg/keys.rs`); `expired_holds.rs` holds the awaited
+//! twin of the holds' sweep beside `holds.rs`. Beside them `sqlite/mod.rs` and
 //! `sqlite/writer.rs` (the connections, the group-commit thread),
 //! `pg/mod.rs`, `pg/connect.rs`, `pg/pool.rs` and `pg/key_cache.rs` (the
 //! pool, the URL and its TLS, the key cache's listener) are each backend's
