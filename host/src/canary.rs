@@ -62,16 +62,18 @@ async fn hold_lease(services: &Services, host: &str) -> bool {
     if !shared(services) {
         return true;
     }
-    let (store, host) = (services.store.clone(), host.to_string());
     let now_ms = chrono::Utc::now().timestamp_millis();
     let until = now_ms + LEASE_TTL.as_millis() as i64;
-    match tokio::task::spawn_blocking(move || store.take_canary_lease(&host, now_ms, until)).await {
-        Ok(Ok(held)) => held,
-        Ok(Err(e)) => {
+    match services
+        .store
+        .take_canary_lease_async(host, now_ms, until)
+        .await
+    {
+        Ok(held) => held,
+        Err(e) => {
             tracing::warn!(error = %e, "canary lease unreadable: not running canaries now");
             false
         }
-        Err(_) => false,
     }
 }
 
@@ -233,11 +235,8 @@ pub async fn run_one(services: &Services, platform: &str, canary: &Canary, host:
         },
         Instant::now(),
     );
-    let store = services.store.clone();
-    match tokio::task::spawn_blocking(move || store.add_canary_result(&row)).await {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => tracing::warn!(platform, error = %e, "canary result not stored"),
-        Err(_) => {}
+    if let Err(e) = services.store.add_canary_result_async(&row).await {
+        tracing::warn!(platform, error = %e, "canary result not stored");
     }
 }
 
@@ -273,14 +272,13 @@ pub fn stored_verdict(row: &CanaryRow) -> Verdict {
 pub async fn follow(services: Arc<Services>, host: String) {
     let mut last_id = None;
     loop {
-        let store = services.store.clone();
         let after = last_id.unwrap_or(0);
-        let read = tokio::task::spawn_blocking(move || {
-            store.canary_results_after(after, crate::store::CANARY_RESULTS_KEPT)
-        })
-        .await;
+        let read = services
+            .store
+            .canary_results_after_async(after, crate::store::CANARY_RESULTS_KEPT)
+            .await;
         match read {
-            Ok(Ok(rows)) => {
+            Ok(rows) => {
                 let first_read = last_id.is_none();
                 if let Some(last) = rows.last() {
                     last_id = Some(last.id);
@@ -305,8 +303,7 @@ pub async fn follow(services: Arc<Services>, host: String) {
                     }
                 }
             }
-            Ok(Err(e)) => tracing::warn!(error = %e, "canary results unreadable"),
-            Err(_) => {}
+            Err(e) => tracing::warn!(error = %e, "canary results unreadable"),
         }
         tokio::time::sleep(RESCAN).await;
     }

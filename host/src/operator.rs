@@ -148,19 +148,35 @@ pub fn parse_rate_limit(value: &str) -> Result<Option<u32>> {
 
 pub use crate::store::DEFAULT_MAX_KEYS_PER_ACCOUNT;
 
-/// [`create_key_within`] at the default bound.
+/// [`create_key_within`] at the default bound, blocking (for tests that
+/// set up keys without a runtime).
 pub fn create_key(store: &Store, spec: KeySpec, now: i64) -> Result<IssuedKey> {
-    create_key_within(store, spec, DEFAULT_MAX_KEYS_PER_ACCOUNT, now)
+    let (key, token) = new_key(spec, now)?;
+    store.insert_key_within(
+        &key,
+        &auth::hash_token(&token),
+        Some(DEFAULT_MAX_KEYS_PER_ACCOUNT),
+    )?;
+    Ok(issued(key, token, now))
 }
 
 /// Create a key unless its account already has `max_keys` keys
 /// (`KeyLimit`, `409 key_limit_reached`).
-pub fn create_key_within(
+pub async fn create_key_within(
     store: &Store,
     spec: KeySpec,
     max_keys: u32,
     now: i64,
 ) -> Result<IssuedKey> {
+    let (key, token) = new_key(spec, now)?;
+    store
+        .insert_key_within_async(&key, &auth::hash_token(&token), Some(max_keys))
+        .await?;
+    Ok(issued(key, token, now))
+}
+
+/// The key `spec` asks for, with its freshly minted token.
+fn new_key(spec: KeySpec, now: i64) -> Result<(KeyRecord, String)> {
     let token = auth::mint_token();
     let key = KeyRecord {
         id: new_id("key"),
@@ -174,14 +190,17 @@ pub fn create_key_within(
         rate_limit_per_minute: spec.rate_limit_per_minute,
         delivery: None,
     };
-    store.insert_key_within(&key, &auth::hash_token(&token), Some(max_keys))?;
-    Ok(IssuedKey {
-        key: key_view(&key, now),
-        token,
-    })
+    Ok((key, token))
 }
 
-pub fn edit_key(store: &Store, id: &str, mut edit: KeyEdit, now: i64) -> Result<KeyView> {
+fn issued(key: KeyRecord, token: String, now: i64) -> IssuedKey {
+    IssuedKey {
+        key: key_view(&key, now),
+        token,
+    }
+}
+
+pub async fn edit_key(store: &Store, id: &str, mut edit: KeyEdit, now: i64) -> Result<KeyView> {
     if edit.is_empty() {
         return Err(OperatorError::Invalid(
             "nothing to change: give a name, an expiry, platforms or a rate limit".into(),
@@ -190,12 +209,17 @@ pub fn edit_key(store: &Store, id: &str, mut edit: KeyEdit, now: i64) -> Result<
     if let Some(name) = &edit.name {
         edit.name = Some(validate_name(name)?);
     }
-    Ok(key_view(&store.edit_key(id, &edit, now)?, now))
+    Ok(key_view(&store.edit_key_async(id, &edit, now).await?, now))
 }
 
 /// Set key `id`'s default media delivery: `direct`, `tunnel`, or `default`
 /// (the service default, direct). Returns the key with its delivery.
-pub fn set_key_delivery(store: &Store, id: &str, value: &str, now: i64) -> Result<KeyDelivery> {
+pub async fn set_key_delivery(
+    store: &Store,
+    id: &str,
+    value: &str,
+    now: i64,
+) -> Result<KeyDelivery> {
     let set = match value {
         "direct" | "tunnel" => Some(value),
         "default" => None,
@@ -205,9 +229,9 @@ pub fn set_key_delivery(store: &Store, id: &str, value: &str, now: i64) -> Resul
             )));
         }
     };
-    let delivery = store.key_delivery(id, Some(set), now)?;
+    let delivery = store.key_delivery_async(id, Some(set), now).await?;
     Ok(KeyDelivery {
-        key: get_key(store, id, now)?,
+        key: get_key(store, id, now).await?,
         delivery,
     })
 }
@@ -222,34 +246,36 @@ pub struct KeyDelivery {
 }
 
 /// A new token for key `id`; the old one stops working with this commit.
-pub fn reset_key(store: &Store, id: &str, now: i64) -> Result<IssuedKey> {
+pub async fn reset_key(store: &Store, id: &str, now: i64) -> Result<IssuedKey> {
     let token = auth::mint_token();
-    let key = store.rotate_key(
-        id,
-        &auth::hash_token(&token),
-        &auth::display_prefix(&token),
-        now,
-    )?;
+    let key = store
+        .rotate_key_async(
+            id,
+            &auth::hash_token(&token),
+            &auth::display_prefix(&token),
+            now,
+        )
+        .await?;
     Ok(IssuedKey {
         key: key_view(&key, now),
         token,
     })
 }
 
-pub fn delete_key(store: &Store, id: &str, now: i64) -> Result<KeyView> {
-    Ok(key_view(&store.delete_key(id)?, now))
+pub async fn delete_key(store: &Store, id: &str, now: i64) -> Result<KeyView> {
+    Ok(key_view(&store.delete_key_async(id).await?, now))
 }
 
-pub fn list_keys(store: &Store, account: Option<&str>, now: i64) -> Result<Vec<KeyView>> {
+pub async fn list_keys(store: &Store, account: Option<&str>, now: i64) -> Result<Vec<KeyView>> {
     let keys = match account {
-        Some(a) => store.keys_of_account(a)?,
-        None => store.keys()?,
+        Some(a) => store.keys_of_account_async(a).await?,
+        None => store.keys_async().await?,
     };
     Ok(keys.iter().map(|k| key_view(k, now)).collect())
 }
 
-pub fn get_key(store: &Store, id: &str, now: i64) -> Result<KeyView> {
-    Ok(key_view(&store.key(id)?, now))
+pub async fn get_key(store: &Store, id: &str, now: i64) -> Result<KeyView> {
+    Ok(key_view(&store.key_async(id).await?, now))
 }
 
 /// An account with its keys.
@@ -261,22 +287,24 @@ pub struct AccountView {
     pub key_list: Vec<KeyView>,
 }
 
-pub fn account(store: &Store, id: &str, now: i64) -> Result<AccountView> {
+pub async fn account(store: &Store, id: &str, now: i64) -> Result<AccountView> {
     Ok(AccountView {
-        account: store.account(id)?,
-        key_list: list_keys(store, Some(id), now)?,
+        account: store.account_async(id).await?,
+        key_list: list_keys(store, Some(id), now).await?,
     })
 }
 
 /// Add credits; `reason` (the operator's words) lands in the grants log.
-pub fn add_credits(
+pub async fn add_credits(
     store: &Store,
     account: &str,
     amount: i64,
     reason: Option<&str>,
     now: i64,
 ) -> Result<CreditChange> {
-    let balance = store.add_credits_noted(account, amount, reason, now)?;
+    let balance = store
+        .add_credits_noted_async(account, amount, reason, now)
+        .await?;
     Ok(CreditChange {
         account: account.to_string(),
         previous: balance - amount,
@@ -286,14 +314,16 @@ pub fn add_credits(
 }
 
 /// Set a balance; `reason` lands in the grants log with the difference.
-pub fn set_credits(
+pub async fn set_credits(
     store: &Store,
     account: &str,
     amount: i64,
     reason: Option<&str>,
     now: i64,
 ) -> Result<CreditChange> {
-    Ok(store.set_credits_noted(account, amount, reason, now)?)
+    Ok(store
+        .set_credits_noted_async(account, amount, reason, now)
+        .await?)
 }
 
 /// Usage with the filter echoed back (times as RFC 3339).
@@ -312,7 +342,7 @@ pub struct UsageView {
 }
 
 /// Usage by `filter`; a platform filter must name one of the `known` platforms.
-pub fn usage(store: &Store, filter: &UsageFilter, known: &[String]) -> Result<UsageView> {
+pub async fn usage(store: &Store, filter: &UsageFilter, known: &[String]) -> Result<UsageView> {
     if let Some(p) = &filter.platform
         && !known.contains(p)
     {
@@ -331,8 +361,8 @@ pub fn usage(store: &Store, filter: &UsageFilter, known: &[String]) -> Result<Us
         platform: filter.platform.clone(),
         from: filter.from.map(rfc3339),
         until: filter.until.map(rfc3339),
-        usage: store.usage_bounded(filter)?,
-        tunnel: store.tunnel_usage(filter)?,
+        usage: store.usage_bounded_async(filter).await?,
+        tunnel: store.tunnel_usage_async(filter).await?,
     })
 }
 
@@ -405,8 +435,8 @@ mod tests {
         assert_eq!(DEFAULT_MAX_KEYS_PER_ACCOUNT, 20);
     }
 
-    #[test]
-    fn reset_keeps_permissions_and_shows_the_new_token_once() {
+    #[tokio::test]
+    async fn reset_keeps_permissions_and_shows_the_new_token_once() {
         let dir = tempfile::tempdir().unwrap();
         let store = Store::open(&dir.path().join("t.db")).unwrap();
         let created = create_key(
@@ -422,7 +452,7 @@ mod tests {
         )
         .unwrap();
         assert_eq!(created.key.name, "app");
-        let reset = reset_key(&store, &created.key.id, 200).unwrap();
+        let reset = reset_key(&store, &created.key.id, 200).await.unwrap();
         assert_ne!(reset.token, created.token);
         assert_eq!(reset.key.platforms, serde_json::json!(["tiktok"]));
         assert_eq!(reset.key.expires_on.as_deref(), Some("2030-01-01"));
@@ -430,11 +460,11 @@ mod tests {
         assert!(auth::authenticate(&store, &created.token, 300).is_err());
         assert!(auth::authenticate(&store, &reset.token, 300).is_ok());
         assert!(matches!(
-            edit_key(&store, &created.key.id, KeyEdit::default(), 0),
+            edit_key(&store, &created.key.id, KeyEdit::default(), 0).await,
             Err(OperatorError::Invalid(_))
         ));
         assert!(matches!(
-            reset_key(&store, "key_nope", 0),
+            reset_key(&store, "key_nope", 0).await,
             Err(OperatorError::NotFound(..))
         ));
     }
@@ -454,10 +484,14 @@ pub struct IssuedWebhookSecret {
 }
 
 /// Give key `id` a new webhook secret (replacing any it had).
-pub fn rotate_webhook_secret(store: &Store, id: &str, now: i64) -> Result<IssuedWebhookSecret> {
-    let had = store.webhook_secret(id)?.is_some();
+pub async fn rotate_webhook_secret(
+    store: &Store,
+    id: &str,
+    now: i64,
+) -> Result<IssuedWebhookSecret> {
+    let had = store.webhook_secret_async(id).await?.is_some();
     let secret = crate::signing::mint_secret();
-    store.set_webhook_secret(id, &secret, now)?;
+    store.set_webhook_secret_async(id, &secret, now).await?;
     Ok(IssuedWebhookSecret {
         key_id: id.to_string(),
         secret,
@@ -501,12 +535,13 @@ fn rfc3339_ms(ms: i64) -> String {
 }
 
 /// The newest deliveries (of one key and/or account), with their attempts.
-pub fn webhook_deliveries(
+pub async fn webhook_deliveries(
     store: &Store,
     filter: &crate::store::DeliveryFilter,
 ) -> Result<Vec<DeliveryView>> {
     Ok(store
-        .webhook_deliveries(filter)?
+        .webhook_deliveries_async(filter)
+        .await?
         .into_iter()
         .map(|d| DeliveryView {
             id: d.id,

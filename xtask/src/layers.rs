@@ -93,7 +93,7 @@ pub fn run(root: &Path) -> Result {
     }
 }
 
-fn rust_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
+pub fn rust_files(dir: &Path) -> Result<Vec<std::path::PathBuf>> {
     let mut out = Vec::new();
     let entries = std::fs::read_dir(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     for entry in entries {
@@ -116,7 +116,7 @@ fn is_test_module(file: &Path) -> bool {
         .is_some_and(|n| n == "tests.rs" || n.ends_with("_tests.rs"))
 }
 
-fn relative(src: &Path, file: &Path) -> String {
+pub fn relative(src: &Path, file: &Path) -> String {
     file.strip_prefix(src).unwrap_or(file).display().to_string()
 }
 
@@ -134,10 +134,19 @@ fn module_of(src: &Path, file: &Path) -> String {
 /// The text without comments and without the `#[cfg(test)]` module (by
 /// house style the last item of a file).
 fn code_only(text: &str) -> String {
+    code_without_comments(text, true)
+}
+
+/// The text without comments, tests included.
+pub fn code_only_keeping_tests(text: &str) -> String {
+    code_without_comments(text, false)
+}
+
+fn code_without_comments(text: &str, skip_tests: bool) -> String {
     let mut out = String::new();
     for line in text.lines() {
         let trimmed = line.trim_start();
-        if trimmed.starts_with("#[cfg(test)]") {
+        if skip_tests && trimmed.starts_with("#[cfg(test)]") {
             break;
         }
         if trimmed.starts_with("//") {

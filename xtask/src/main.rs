@@ -9,8 +9,10 @@
 //! - `fake-upstream [ARGS…]` the tests' fake upstream as a server (see tests/src/bin/mediaparse-fake-upstream.rs)
 //! - `bench [--quick]`   release host + components, then the benchmark table (and `target/bench/bench.json`)
 //! - `layers`            the host's module graph; fails on an import cycle or `AppState` below the HTTP layer
+//! - `blocking`          fails on `spawn_blocking` in `host/src` outside the files allowed to block (each with its reason)
 //! - `dist`              release host + components → `target/dist/mediaparse-<version>-<target>.tar.gz`
 
+mod blocking;
 mod dist;
 mod layers;
 mod native;
@@ -48,10 +50,11 @@ fn main() -> ExitCode {
         "fake-upstream" => fake_upstream(&rest),
         "bench" => bench(&rest),
         "layers" => layers::run(&root()),
+        "blocking" => blocking::run(&root()),
         "dist" => dist::dist(),
         _ => {
             eprintln!(
-                "usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | new-extractor NAME | fake-upstream [ARGS] | bench [--quick] [--json PATH] | layers | dist>"
+                "usage: cargo xtask <build-extractors | serve [ARGS] | test [ARGS] | demo | new-extractor NAME | fake-upstream [ARGS] | bench [--quick] [--json PATH] | layers | blocking | dist>"
             );
             return if cmd == "help" {
                 ExitCode::SUCCESS

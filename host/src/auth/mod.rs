@@ -114,9 +114,21 @@ pub fn authenticate_hash(
     token_hash: &[u8],
     now_unix_s: i64,
 ) -> Result<KeyRecord, AuthError> {
-    let key = store
-        .key_by_token_hash(token_hash)?
-        .ok_or(AuthError::InvalidToken)?;
+    usable(store.key_by_token_hash(token_hash)?, now_unix_s)
+}
+
+/// [`authenticate_hash`], awaited.
+pub async fn authenticate_hash_async(
+    store: &Store,
+    token_hash: &[u8],
+    now_unix_s: i64,
+) -> Result<KeyRecord, AuthError> {
+    usable(store.key_by_token_hash_async(token_hash).await?, now_unix_s)
+}
+
+/// The key a token found, if there is one and it has not expired.
+fn usable(found: Option<KeyRecord>, now_unix_s: i64) -> Result<KeyRecord, AuthError> {
+    let key = found.ok_or(AuthError::InvalidToken)?;
     if is_expired(&key, now_unix_s) {
         return Err(AuthError::TokenExpired);
     }

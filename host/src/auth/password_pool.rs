@@ -55,6 +55,7 @@ impl PasswordPool {
     /// unknown-e-mail sign-in already has a duration to match.
     pub fn calibrate(&self, verify: impl FnOnce() + Send + 'static) {
         let verify_us = self.verify_us.clone();
+        // Blocks: argon2id is CPU work (not a store call).
         std::mem::drop(tokio::task::spawn_blocking(move || {
             let started = Instant::now();
             verify();
@@ -73,6 +74,7 @@ impl PasswordPool {
             .clone()
             .try_acquire_owned()
             .map_err(|_| PoolError::Busy)?;
+        // Blocks: argon2id is CPU work (not a store call), one per permit.
         Ok(tokio::task::spawn_blocking(move || {
             let answer = work();
             drop(permit);

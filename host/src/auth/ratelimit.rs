@@ -150,34 +150,29 @@ impl RateLimits {
             .as_secs();
         let minute = (now / WINDOW_SECS) as i64;
         let window_left = (WINDOW_SECS - now % WINDOW_SECS).max(1);
-        let (store, bucket) = (store.clone(), format!("{scope}:{}", key.id));
-        let counted = tokio::task::spawn_blocking(move || {
-            if n.get() == 1 {
-                store.count_request(&bucket, minute)
-            } else {
-                // Counted only if they all fit; else over the limit.
-                let fits = store.count_requests_within(&bucket, minute, n.get(), limit)?;
-                Ok(fits.unwrap_or(i64::MAX))
-            }
-        })
-        .await;
+        let bucket = format!("{scope}:{}", key.id);
+        let counted = if n.get() == 1 {
+            store.count_request_async(&bucket, minute).await
+        } else {
+            // Counted only if they all fit; else over the limit.
+            store
+                .count_requests_within_async(&bucket, minute, n.get(), limit)
+                .await
+                .map(|fits| fits.unwrap_or(i64::MAX))
+        };
         match counted {
-            Ok(Ok(count)) if count > i64::from(limit) => Err(RateLimited {
+            Ok(count) if count > i64::from(limit) => Err(RateLimited {
                 policy: scope,
                 limit,
                 retry_after_secs: window_left,
             }
             .into()),
-            Ok(Ok(count)) => Ok(Some(Allowance {
+            Ok(count) => Ok(Some(Allowance {
                 policy: scope,
                 limit,
                 remaining: u32::try_from(i64::from(limit) - count.max(0)).unwrap_or(0),
                 reset_secs: window_left,
             })),
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "shared rate limit not counted; request refused");
-                Err(RateRefused::Unavailable(e.to_string()))
-            }
             Err(e) => {
                 tracing::warn!(error = %e, "shared rate limit not counted; request refused");
                 Err(RateRefused::Unavailable(e.to_string()))

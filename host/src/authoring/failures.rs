@@ -52,6 +52,7 @@ impl FailureSink for FailureDir {
             per_platform: bounds.per_platform,
             max_bytes: bounds.max_bytes,
         };
+        // Blocks: writes the fixture case's files to disk (not a store call).
         tokio::task::spawn_blocking(move || {
             let started = std::time::Instant::now();
             let outcome = match keeper.keep(&failed) {

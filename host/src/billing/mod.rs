@@ -101,12 +101,10 @@ pub async fn sweep_expired_holds(store: Store) {
     let mut tick = tokio::time::interval(HOLD_SWEEP_EVERY);
     loop {
         tick.tick().await;
-        let s = store.clone();
         let now = crate::core::clock::unix_now_s();
-        match tokio::task::spawn_blocking(move || s.release_expired_holds(now)).await {
-            Ok(Ok(0)) => {}
-            Ok(Ok(n)) => tracing::info!(released = n, "expired credit holds given back"),
-            Ok(Err(e)) => tracing::warn!(error = %e, "expired credit holds not swept"),
+        match store.release_expired_holds_async(now).await {
+            Ok(0) => {}
+            Ok(n) => tracing::info!(released = n, "expired credit holds given back"),
             Err(e) => tracing::warn!(error = %e, "expired credit holds not swept"),
         }
     }

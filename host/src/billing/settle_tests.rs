@@ -101,6 +101,7 @@ fn a_charge_waiting_out_an_outage_holds_no_blocking_thread() {
         // Let the charge fail a first try and start waiting.
         tokio::time::sleep(Duration::from_secs(3)).await;
         let started = Instant::now();
+        // Blocks on purpose: measures when the blocking thread is free.
         tokio::task::spawn_blocking(|| ()).await.unwrap();
         let waited = started.elapsed();
         assert!(
@@ -189,6 +190,7 @@ fn a_sqlite_charge_is_settled_without_a_blocking_thread() {
         .unwrap();
     let (release, held) = std::sync::mpsc::channel::<()>();
     let (busy_tx, busy) = std::sync::mpsc::channel();
+    // Blocks on purpose: takes the runtime's only blocking thread.
     runtime.spawn_blocking(move || {
         busy_tx.send(()).unwrap();
         let _ = held.recv();

@@ -232,7 +232,12 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
                     None => None,
                 },
             };
-            let issued = operator::create_key_within(&store, spec, max_keys_per_account, now())?;
+            let issued = awaited(operator::create_key_within(
+                &store,
+                spec,
+                max_keys_per_account,
+                now(),
+            ))??;
             if json {
                 print_json(&issued)?;
             } else {
@@ -241,7 +246,7 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
             }
         }
         KeysCommand::List { account, json } => {
-            let keys = operator::list_keys(&store, account.as_deref(), now())?;
+            let keys = awaited(operator::list_keys(&store, account.as_deref(), now()))??;
             if json {
                 print_json(&keys)?;
             } else {
@@ -251,7 +256,7 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
             }
         }
         KeysCommand::Show { id, json } => {
-            let key = operator::get_key(&store, &id, now())?;
+            let key = awaited(operator::get_key(&store, &id, now()))??;
             if json {
                 print_json(&key)?;
             } else {
@@ -287,9 +292,9 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
             if let Some(delivery) = delivery {
                 // Delivery alone is an edit too; the other fields go through edit_key.
                 if !edit.is_empty() {
-                    operator::edit_key(&store, &id, edit, now())?;
+                    awaited(operator::edit_key(&store, &id, edit, now()))??;
                 }
-                let key = operator::set_key_delivery(&store, &id, &delivery, now())?;
+                let key = awaited(operator::set_key_delivery(&store, &id, &delivery, now()))??;
                 if json {
                     print_json(&key)?;
                 } else {
@@ -298,7 +303,7 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
                 }
                 return Ok(0);
             }
-            let key = operator::edit_key(&store, &id, edit, now())?;
+            let key = awaited(operator::edit_key(&store, &id, edit, now()))??;
             if json {
                 print_json(&key)?;
             } else {
@@ -306,7 +311,7 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
             }
         }
         KeysCommand::Reset { id, json } => {
-            let issued = operator::reset_key(&store, &id, now())?;
+            let issued = awaited(operator::reset_key(&store, &id, now()))??;
             if json {
                 print_json(&issued)?;
             } else {
@@ -318,7 +323,7 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
             }
         }
         KeysCommand::WebhookSecret { id, json } => {
-            let issued = operator::rotate_webhook_secret(&store, &id, now())?;
+            let issued = awaited(operator::rotate_webhook_secret(&store, &id, now()))??;
             if json {
                 print_json(&issued)?;
             } else {
@@ -331,7 +336,7 @@ pub fn keys(db: &DbLocation, command: KeysCommand) -> anyhow::Result<i32> {
             }
         }
         KeysCommand::Delete { id, json } => {
-            let key = operator::delete_key(&store, &id, now())?;
+            let key = awaited(operator::delete_key(&store, &id, now()))??;
             if json {
                 print_json(&json!({"deleted": key}))?;
             } else {
@@ -350,7 +355,7 @@ pub fn accounts(db: &DbLocation, command: AccountsCommand) -> anyhow::Result<i32
             if !created {
                 anyhow::bail!("account {id} already exists");
             }
-            let account = operator::account(&store, &id, now())?;
+            let account = awaited(operator::account(&store, &id, now()))??;
             if json {
                 print_json(&account)?;
             } else {
@@ -365,7 +370,7 @@ pub fn accounts(db: &DbLocation, command: AccountsCommand) -> anyhow::Result<i32
 fn show_accounts(store: &Store, account: Option<&str>, json: bool) -> anyhow::Result<()> {
     match account {
         Some(id) => {
-            let view = operator::account(store, id, now())?;
+            let view = awaited(operator::account(store, id, now()))??;
             if json {
                 print_json(&view)?;
             } else {
@@ -410,7 +415,13 @@ pub fn credits(db: &DbLocation, command: CreditsCommand) -> anyhow::Result<i32> 
             json,
         } => (
             "added",
-            operator::add_credits(&store, &account, amount, reason.as_deref(), now())?,
+            awaited(operator::add_credits(
+                &store,
+                &account,
+                amount,
+                reason.as_deref(),
+                now(),
+            ))??,
             json,
         ),
         CreditsCommand::Set {
@@ -420,7 +431,13 @@ pub fn credits(db: &DbLocation, command: CreditsCommand) -> anyhow::Result<i32> 
             json,
         } => (
             "set",
-            operator::set_credits(&store, &account, amount, reason.as_deref(), now())?,
+            awaited(operator::set_credits(
+                &store,
+                &account,
+                amount,
+                reason.as_deref(),
+                now(),
+            ))??,
             json,
         ),
     };
@@ -453,7 +470,11 @@ pub fn usage(db: &DbLocation, args: UsageArgs) -> anyhow::Result<i32> {
             .transpose()?,
         entries: args.entries.min(10_000),
     };
-    let view = operator::usage(&store, &filter, &crate::cli::installed_platforms())?;
+    let view = awaited(operator::usage(
+        &store,
+        &filter,
+        &crate::cli::installed_platforms(),
+    ))??;
     if args.json {
         print_json(&view)?;
         return Ok(0);
@@ -508,4 +529,13 @@ pub fn usage(db: &DbLocation, args: UsageArgs) -> anyhow::Result<i32> {
         }
     }
     Ok(0)
+}
+
+/// Run an operator call (`operator::*` awaits the store) to its end on a
+/// runtime of this command's own: the CLI itself is blocking.
+fn awaited<T>(call: impl std::future::Future<Output = T>) -> anyhow::Result<T> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?
+        .block_on(call))
 }

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::admin_keys::UsageQuery;
-use super::envelope::{ApiError, credits_zero_unless_set, internal};
+use super::envelope::{ApiError, credits_zero_unless_set};
 use super::extract::ApiKey;
 use super::rate_headers::{self, RateSlot};
 use super::state::AppState;
@@ -61,17 +61,14 @@ async fn view(
         key: None,
     }
     .filter()?;
-    let store = state.services.store.clone();
+    let store = &state.services.store;
     let auth_now = state.auth_now();
     let catalogue = state.services.registry.known();
     let known: Vec<String> = catalogue.ids().into_iter().map(String::from).collect();
-    let (balance, usage) = tokio::task::spawn_blocking(move || {
-        let balance = store.balance(&filter.account.clone().unwrap_or_default());
-        let usage = operator::usage(&store, &filter, &known);
-        (balance, usage)
-    })
-    .await
-    .map_err(internal)?;
+    let balance = store
+        .balance_async(&filter.account.clone().unwrap_or_default())
+        .await;
+    let usage = operator::usage(store, &filter, &known).await;
     // An account row exists for every key (created with it).
     let balance = balance.map_err(super::envelope::store_failure)?;
     let usage = usage?;

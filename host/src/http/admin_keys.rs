@@ -73,17 +73,13 @@ pub(super) fn ok(status: StatusCode, data: impl serde::Serialize) -> Answer {
         .into_response())
 }
 
-/// Run an operator call on a blocking thread.
-pub(super) async fn op<T: Send + 'static>(
+/// Run an operator call (`operator::*`, the store's awaited calls).
+pub(super) async fn op<T>(
     state: &AppState,
-    f: impl FnOnce(&Store, i64) -> Result<T, OperatorError> + Send + 'static,
+    f: impl AsyncFnOnce(&Store, i64) -> Result<T, OperatorError>,
 ) -> Result<T, ApiError> {
-    let store = state.services.store.clone();
     // The auth clock, so a key's `status` agrees with what a parse would see.
-    let now = state.auth_now();
-    Ok(tokio::task::spawn_blocking(move || f(&store, now))
-        .await
-        .map_err(internal)??)
+    Ok(f(&state.services.store, state.auth_now()).await?)
 }
 
 pub(super) fn query<T>(q: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
@@ -148,8 +144,8 @@ async fn list_keys(
     q: Result<Query<AccountQuery>, QueryRejection>,
 ) -> Answer {
     let account = query(q)?.account;
-    let keys = op(&state, move |s, now| {
-        operator::list_keys(s, account.as_deref(), now)
+    let keys = op(&state, async move |s, now| {
+        operator::list_keys(s, account.as_deref(), now).await
     })
     .await?;
     ok(StatusCode::OK, keys)
@@ -178,8 +174,8 @@ async fn create_key(
         rate_limit_per_minute: b.rate_limit_per_minute,
     };
     let max_keys = state.guards.max_keys_per_account;
-    let issued = op(&state, move |s, now| {
-        operator::create_key_within(s, spec, max_keys, now)
+    let issued = op(&state, async move |s, now| {
+        operator::create_key_within(s, spec, max_keys, now).await
     })
     .await?;
     ok(StatusCode::CREATED, issued)
@@ -188,7 +184,10 @@ async fn create_key(
 async fn get_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Answer {
     ok(
         StatusCode::OK,
-        op(&state, move |s, now| operator::get_key(s, &id, now)).await?,
+        op(&state, async move |s, now| {
+            operator::get_key(s, &id, now).await
+        })
+        .await?,
     )
 }
 
@@ -223,33 +222,45 @@ async fn edit_key(
     if let Some(delivery) = b.delivery {
         // `null` goes back to the service default.
         let delivery = delivery.unwrap_or_else(|| "default".into());
-        let key = op(&state, move |s, now| {
+        let key = op(&state, async move |s, now| {
             if !edit.is_empty() {
-                operator::edit_key(s, &id, edit, now)?;
+                operator::edit_key(s, &id, edit, now).await?;
             }
-            operator::set_key_delivery(s, &id, &delivery, now)
+            operator::set_key_delivery(s, &id, &delivery, now).await
         })
         .await?;
         return ok(StatusCode::OK, key);
     }
-    let key = op(&state, move |s, now| operator::edit_key(s, &id, edit, now)).await?;
+    let key = op(&state, async move |s, now| {
+        operator::edit_key(s, &id, edit, now).await
+    })
+    .await?;
     ok(StatusCode::OK, key)
 }
 
 async fn reset_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Answer {
     ok(
         StatusCode::OK,
-        op(&state, move |s, now| operator::reset_key(s, &id, now)).await?,
+        op(&state, async move |s, now| {
+            operator::reset_key(s, &id, now).await
+        })
+        .await?,
     )
 }
 
 async fn delete_key(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Answer {
-    let key = op(&state, move |s, now| operator::delete_key(s, &id, now)).await?;
+    let key = op(&state, async move |s, now| {
+        operator::delete_key(s, &id, now).await
+    })
+    .await?;
     ok(StatusCode::OK, json!({"deleted": key}))
 }
 
 async fn list_accounts(State(state): State<Arc<AppState>>) -> Answer {
-    ok(StatusCode::OK, op(&state, |s, _| Ok(s.accounts()?)).await?)
+    ok(
+        StatusCode::OK,
+        op(&state, async |s, _| Ok(s.accounts_async().await?)).await?,
+    )
 }
 
 #[derive(Deserialize)]
@@ -263,21 +274,30 @@ async fn create_account(
     JsonBody(b): JsonBody<CreateAccount>,
 ) -> Answer {
     let id = b.id.clone();
-    let created = op(&state, move |s, now| Ok(s.create_account(&id, now)?)).await?;
+    let created = op(&state, async move |s, now| {
+        Ok(s.create_account_async(&id, now).await?)
+    })
+    .await?;
     if !created {
         return Err(ApiError::new(
             ErrorCode::AccountExists,
             format!("account {} already exists", b.id),
         ));
     }
-    let view = op(&state, move |s, now| operator::account(s, &b.id, now)).await?;
+    let view = op(&state, async move |s, now| {
+        operator::account(s, &b.id, now).await
+    })
+    .await?;
     ok(StatusCode::CREATED, view)
 }
 
 async fn get_account(State(state): State<Arc<AppState>>, Path(id): Path<String>) -> Answer {
     ok(
         StatusCode::OK,
-        op(&state, move |s, now| operator::account(s, &id, now)).await?,
+        op(&state, async move |s, now| {
+            operator::account(s, &id, now).await
+        })
+        .await?,
     )
 }
 
@@ -301,8 +321,8 @@ async fn credits(
             set: None,
             reason,
         } => {
-            op(&state, move |s, now| {
-                operator::add_credits(s, &id, n, reason.as_deref(), now)
+            op(&state, async move |s, now| {
+                operator::add_credits(s, &id, n, reason.as_deref(), now).await
             })
             .await?
         }
@@ -311,8 +331,8 @@ async fn credits(
             set: Some(n),
             reason,
         } => {
-            op(&state, move |s, now| {
-                operator::set_credits(s, &id, n, reason.as_deref(), now)
+            op(&state, async move |s, now| {
+                operator::set_credits(s, &id, n, reason.as_deref(), now).await
             })
             .await?
         }
@@ -366,6 +386,9 @@ async fn usage(
     let known = known_platforms(&state);
     ok(
         StatusCode::OK,
-        op(&state, move |s, _| operator::usage(s, &filter, &known)).await?,
+        op(&state, async move |s, _| {
+            operator::usage(s, &filter, &known).await
+        })
+        .await?,
     )
 }

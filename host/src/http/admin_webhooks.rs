@@ -40,8 +40,8 @@ async fn rotate_webhook_secret(
 ) -> Answer {
     ok(
         StatusCode::OK,
-        op(&state, move |s, now| {
-            operator::rotate_webhook_secret(s, &id, now)
+        op(&state, async move |s, now| {
+            operator::rotate_webhook_secret(s, &id, now).await
         })
         .await?,
     )
@@ -98,7 +98,10 @@ async fn webhook_deliveries(
     };
     ok(
         StatusCode::OK,
-        op(&state, move |s, _| operator::webhook_deliveries(s, &filter)).await?,
+        op(&state, async move |s, _| {
+            operator::webhook_deliveries(s, &filter).await
+        })
+        .await?,
     )
 }
 

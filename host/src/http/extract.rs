@@ -9,7 +9,7 @@ use axum::http::{HeaderMap, header};
 use serde::de::DeserializeOwned;
 use sha2::{Digest, Sha256};
 
-use super::envelope::{ApiError, internal};
+use super::envelope::ApiError;
 use super::state::AppState;
 use crate::auth::AuthError;
 use crate::core::ErrorCode;
@@ -64,18 +64,10 @@ where
         let store = state.services.store.clone();
         let now = state.auth_now();
         // A cached key is answered here; only a lookup that needs the
-        // database goes to a blocking thread.
+        // database is awaited.
         let found = match crate::auth::authenticate_cached(&store, &hash, now) {
             Some(found) => found,
-            None => {
-                let span = tracing::Span::current();
-                let lookup = hash.clone();
-                tokio::task::spawn_blocking(move || {
-                    span.in_scope(|| crate::auth::authenticate_hash(&store, &lookup, now))
-                })
-                .await
-                .map_err(internal)?
-            }
+            None => crate::auth::authenticate_hash_async(&store, &hash, now).await,
         };
         match found {
             Ok(key) => Ok(ApiKey(key)),

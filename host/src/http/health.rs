@@ -59,6 +59,7 @@ async fn admin_failures(
         .as_ref()
         .map(|sink| sink.dir().to_path_buf());
     let platform = query.platform;
+    // Blocks: reads the kept failure files on disk (not a store call).
     let listed = tokio::task::spawn_blocking(move || match dir {
         Some(dir) => crate::authoring::failures::list(&dir, platform.as_deref()),
         None => Ok(Vec::new()),

@@ -101,7 +101,6 @@ pub fn admin_token(configured: Option<&str>) -> anyhow::Result<Option<String>> {
 pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let admin_token = admin_token(options.admin_token.as_deref())?;
-    // Blocking (the PostgreSQL client must not run on an async worker).
     let store = {
         let database = options.database.clone();
         // PostgreSQL: one pooled connection per admitted parse (and a reserve).
@@ -112,8 +111,7 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
                 .clamp(1, crate::parse::admission::INSTANCE_POOL),
             options.pg_pool_size,
         );
-        tokio::task::spawn_blocking(move || Store::connect_for_parses(&database, max_parses, cap))
-            .await??
+        Store::connect_for_parses_async(&database, max_parses, cap).await?
     };
     tracing::info!(backend = store.backend_name(), "database open");
     if let Some(pool) = store.pg_pool_size() {
@@ -153,6 +151,7 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
     );
     let loaded = {
         let (registry, dir) = (registry.clone(), options.extractors.clone());
+        // Blocks: reads and compiles the extractors' WebAssembly (not a store call).
         tokio::task::spawn_blocking(move || {
             let loaded = registry.load_dir(&dir);
             registry.prune_cache();

@@ -31,7 +31,7 @@ use crate::call::batch::BatchItem;
 pub use crate::config::jobs::{JobLimits, JobSettings};
 use crate::core::Delivery;
 use crate::parse::{CacheUse, Services};
-use crate::store::{JobRecord, Store, StoreError, StoreResult};
+use crate::store::{JobRecord, Store, StoreResult};
 use crate::tunnel::TunnelSettings;
 use crate::webhooks::Webhooks;
 
@@ -202,15 +202,13 @@ impl Jobs {
     }
     /// Job `id` if it is `account`'s (another account's is `None`).
     pub async fn find(&self, id: &str, account: &str) -> StoreResult<Option<JobView>> {
-        let job = id.to_string();
-        let Some(record) = blocking(self.store(), move |s| s.job(&job)).await? else {
+        let Some(record) = self.store().job_async(id).await? else {
             return Ok(None);
         };
         if record.account_id != account {
             return Ok(None);
         }
-        let job = id.to_string();
-        let stored = blocking(self.store(), move |s| s.job_answers(&job)).await?;
+        let stored = self.store().job_answers_async(id).await?;
         let items = stored
             .into_iter()
             .map(|(i, answer)| (i, item_body(&answer)))
@@ -262,15 +260,4 @@ async fn until_done(signals: &mut broadcast::Receiver<JobSignal>, job: &str) {
             Err(broadcast::error::RecvError::Closed) => std::future::pending::<()>().await,
         }
     }
-}
-
-/// One blocking store call on a blocking thread.
-pub(crate) async fn blocking<T: Send + 'static>(
-    store: &Store,
-    call: impl FnOnce(&Store) -> StoreResult<T> + Send + 'static,
-) -> StoreResult<T> {
-    let store = store.clone();
-    tokio::task::spawn_blocking(move || call(&store))
-        .await
-        .map_err(|e| StoreError::Invalid(format!("store task: {e}")))?
 }

@@ -10,7 +10,7 @@ use futures::StreamExt;
 use futures::stream::FuturesUnordered;
 use tokio::task::JoinSet;
 
-use super::{DONE_EVENT, JobRequest, JobSignal, Jobs, blocking, item_body};
+use super::{DONE_EVENT, JobRequest, JobSignal, Jobs, item_body};
 use crate::call::batch::{self, BatchCall, BatchItem, Funding};
 use crate::call::{Callee, Door, ParseAnswer, RequestIds};
 use crate::core::{ApiError, ErrorCode};
@@ -20,7 +20,7 @@ use crate::webhooks::now_ms;
 /// Run jobs until the process ends.
 pub async fn run(jobs: Jobs) {
     // A SQLite database has one process: no claim from before is alive.
-    if let Err(e) = blocking(jobs.store(), |s| s.drop_job_leases()).await {
+    if let Err(e) = jobs.store().drop_job_leases_async().await {
         tracing::warn!(error = %e, "job leases not dropped at start");
     }
     let mut running: JoinSet<()> = JoinSet::new();
@@ -30,7 +30,7 @@ pub async fn run(jobs: Jobs) {
         if last_prune.is_none_or(|t| t.elapsed() >= limits.retention.min(Duration::from_secs(60))) {
             last_prune = Some(Instant::now());
             let before = now_ms() - limits.retention.as_millis() as i64;
-            match blocking(jobs.store(), move |s| s.prune_jobs(before)).await {
+            match jobs.store().prune_jobs_async(before).await {
                 Ok(0) => {}
                 Ok(n) => tracing::info!(removed = n, "finished jobs past their retention removed"),
                 Err(e) => tracing::warn!(error = %e, "jobs not pruned"),
@@ -40,10 +40,10 @@ pub async fn run(jobs: Jobs) {
         if free > 0 {
             let lease_ms = limits.lease.as_millis() as i64;
             let host = jobs.host.to_string();
-            let claimed = blocking(jobs.store(), move |s| {
-                s.claim_jobs(now_ms(), lease_ms, free as u32, &host)
-            })
-            .await;
+            let claimed = jobs
+                .store()
+                .claim_jobs_async(now_ms(), lease_ms, free as u32, &host)
+                .await;
             match claimed {
                 Ok(claimed) => {
                     for job in claimed {
@@ -85,8 +85,7 @@ async fn run_items(jobs: &Jobs, job: &JobRecord) -> Result<(), StoreError> {
     let request: JobRequest = serde_json::from_str(&job.request)
         .map_err(|e| StoreError::Invalid(format!("job {} request unreadable: {e}", job.id)))?;
     let items: Vec<BatchItem> = request.batch_items();
-    let id = job.id.clone();
-    let finished = blocking(jobs.store(), move |s| s.job_answers(&id)).await?;
+    let finished = jobs.store().job_answers_async(&job.id).await?;
     let pending: Vec<usize> = (0..items.len())
         .filter(|i| !finished.iter().any(|(f, _)| *f as usize == *i))
         .collect();
@@ -100,8 +99,7 @@ async fn run_items(jobs: &Jobs, job: &JobRecord) -> Result<(), StoreError> {
             .release_hold_async(&format!("hold_{ledger}"))
             .await?;
     }
-    let key_id = job.key_id.clone();
-    let key = match blocking(jobs.store(), move |s| s.key(&key_id)).await {
+    let key = match jobs.store().key_async(&job.key_id).await {
         Ok(key) => key,
         Err(StoreError::NotFound(..)) => {
             // The key was deleted while the job waited: every item is refused.
@@ -172,9 +170,8 @@ async fn run_items(jobs: &Jobs, job: &JobRecord) -> Result<(), StoreError> {
                 }
             }
             _ = renew.tick() => {
-                let (id, host) = (job.id.clone(), jobs.host.to_string());
                 let until = now_ms() + lease.as_millis() as i64;
-                match blocking(jobs.store(), move |s| s.renew_job_lease(&id, &host, until)).await {
+                match jobs.store().renew_job_lease_async(&job.id, &jobs.host, until).await {
                     Ok(true) => {}
                     Ok(false) => tracing::warn!(job = %job.id, "job lease lost; another host runs it too (no item is charged twice)"),
                     Err(e) => tracing::warn!(job = %job.id, error = %e, "job lease not renewed"),
@@ -197,11 +194,9 @@ async fn keep(
 ) -> Result<(), StoreError> {
     let stored = serde_json::to_string(answer)
         .map_err(|e| StoreError::Invalid(format!("job item answer: {e}")))?;
-    let id = job.id.clone();
-    blocking(jobs.store(), move |s| {
-        s.record_job_item(&id, index as u32, &stored)
-    })
-    .await?;
+    jobs.store()
+        .record_job_item_async(&job.id, index as u32, &stored)
+        .await?;
     let _ = jobs.signals.send(JobSignal {
         job: job.id.as_str().into(),
         done: false,
@@ -213,8 +208,7 @@ async fn keep(
 /// mark the job done and tell this host's waiters.
 async fn finish(jobs: &Jobs, job: &JobRecord) -> Result<(), StoreError> {
     if let Some(url) = &job.callback_url {
-        let id = job.id.clone();
-        let answers = blocking(jobs.store(), move |s| s.job_answers(&id)).await?;
+        let answers = jobs.store().job_answers_async(&job.id).await?;
         let items: Vec<serde_json::Value> = answers
             .iter()
             .map(|(_, a)| serde_json::from_str(&item_body(a)).unwrap_or(serde_json::Value::Null))
@@ -240,8 +234,7 @@ async fn finish(jobs: &Jobs, job: &JobRecord) -> Result<(), StoreError> {
             }
         }
     }
-    let id = job.id.clone();
-    blocking(jobs.store(), move |s| s.finish_job(&id, now_ms())).await?;
+    jobs.store().finish_job_async(&job.id, now_ms()).await?;
     let _ = jobs.signals.send(JobSignal {
         job: job.id.as_str().into(),
         done: true,

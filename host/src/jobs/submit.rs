@@ -13,7 +13,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{JobRequest, Jobs, blocking};
+use super::{JobRequest, Jobs};
 use crate::call::answer::Shape;
 use crate::call::idempotency::{self, Completed};
 use crate::call::{Idempotency, RequestIds};
@@ -150,20 +150,7 @@ impl Jobs {
             created_ms: crate::webhooks::now_ms(),
             finished_ms: None,
         };
-        let queued = blocking(self.store(), move |s| {
-            match s.job(&record.id)? {
-                Some(found) if found.account_id == record.account_id => return Ok(found),
-                Some(_) => {
-                    return Err(StoreError::Invalid(format!(
-                        "job id {} already belongs to another account",
-                        record.id
-                    )));
-                }
-                None => s.insert_job(&record)?,
-            }
-            Ok(record)
-        })
-        .await;
+        let queued = self.insert_once(record).await;
         match queued {
             Ok(job) => {
                 self.wake.notify_one();
@@ -179,6 +166,22 @@ impl Jobs {
                 }
             }
             Err(e) => refused(ApiError::from(crate::parse::ParseError::from(e))),
+        }
+    }
+
+    /// Keep `record` as a new job, or answer the job already kept under
+    /// its id (the same account's; another account's is refused).
+    async fn insert_once(&self, record: JobRecord) -> Result<JobRecord, StoreError> {
+        match self.store().job_async(&record.id).await? {
+            Some(found) if found.account_id == record.account_id => Ok(found),
+            Some(_) => Err(StoreError::Invalid(format!(
+                "job id {} already belongs to another account",
+                record.id
+            ))),
+            None => {
+                self.store().insert_job_async(&record).await?;
+                Ok(record)
+            }
         }
     }
 }

@@ -174,12 +174,10 @@ impl Meter {
                 .get(&claims.key_id)
                 .is_some_and(|k| k.day == day && k.stored.is_some());
             if !known {
-                let store = self.store.clone();
-                let key = claims.key_id.clone();
-                let stored =
-                    tokio::task::spawn_blocking(move || store.tunnel_bytes_on_day(&key, now))
-                        .await
-                        .map_err(|e| StoreError::Invalid(format!("tunnel usage read: {e}")))??;
+                let stored = self
+                    .store
+                    .tunnel_bytes_on_day_async(&claims.key_id, now)
+                    .await?;
                 let mut keys = self.keys();
                 let count = keys.entry(claims.key_id.clone()).or_default();
                 count.roll_to(day);
@@ -237,8 +235,8 @@ impl Meter {
             .map_err(|_| LimitError::PlatformBusy(limit))
     }
 
-    /// Write `bytes` (and `streams` ended) to the store, off the async threads,
-    /// on the day the stream was admitted.
+    /// Write `bytes` (and `streams` ended) to the store, without waiting
+    /// for it, on the day the stream was admitted.
     fn record(&self, ticket: &Ticket, bytes: u64, streams: i64) {
         if bytes == 0 && streams == 0 {
             return;
@@ -250,22 +248,36 @@ impl Meter {
             ticket.platform.clone(),
             ticket.admitted_at,
         );
-        let write = move || {
-            let traffic = TunnelTraffic {
-                account: &account,
-                key: &key,
-                platform: &platform,
-                at: ticket_at,
-                bytes: i64::try_from(bytes).unwrap_or(i64::MAX),
-                streams,
-            };
-            if let Err(e) = store.record_tunnel_traffic(&traffic) {
-                tracing::error!(error = %e, "recording tunnel traffic failed");
-            }
-        };
+        let bytes = i64::try_from(bytes).unwrap_or(i64::MAX);
+        let failed = |e: StoreError| tracing::error!(error = %e, "recording tunnel traffic failed");
         match tokio::runtime::Handle::try_current() {
-            Ok(rt) => drop(rt.spawn_blocking(write)),
-            Err(_) => write(),
+            Ok(rt) => drop(rt.spawn(async move {
+                let traffic = TunnelTraffic {
+                    account: &account,
+                    key: &key,
+                    platform: &platform,
+                    at: ticket_at,
+                    bytes,
+                    streams,
+                };
+                if let Err(e) = store.record_tunnel_traffic_async(&traffic).await {
+                    failed(e);
+                }
+            })),
+            // Outside a runtime (a ticket dropped after it ended): written here.
+            Err(_) => {
+                let traffic = TunnelTraffic {
+                    account: &account,
+                    key: &key,
+                    platform: &platform,
+                    at: ticket_at,
+                    bytes,
+                    streams,
+                };
+                if let Err(e) = store.record_tunnel_traffic(&traffic) {
+                    failed(e);
+                }
+            }
         }
     }
 }

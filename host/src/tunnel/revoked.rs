@@ -30,12 +30,7 @@ pub fn honours(key: &KeyRecord, claims: &Claims, key_clock_s: i64) -> bool {
 /// Read the key of `claims` (off the async threads) and refuse the token
 /// if the key no longer honours it.
 pub async fn check(store: &Store, claims: &Claims, key_clock_s: i64) -> Result<(), CheckError> {
-    let store = store.clone();
-    let id = claims.key_id.clone();
-    let read = tokio::task::spawn_blocking(move || store.key(&id))
-        .await
-        .map_err(|e| CheckError::Store(StoreError::Invalid(format!("key read: {e}"))))?;
-    match read {
+    match store.key_async(&claims.key_id).await {
         Ok(key) if honours(&key, claims, key_clock_s) => Ok(()),
         Ok(_) | Err(StoreError::NotFound(..)) => Err(TokenError::Revoked.into()),
         Err(e) => Err(CheckError::Store(e)),

@@ -126,26 +126,9 @@ impl Webhooks {
             )));
         }
         let max_pending = self.schedule().max_pending_per_key;
-        let (store, key_id, url, event_type, delivery) = (
-            self.store.clone(),
-            key_id.to_string(),
-            url.to_string(),
-            event_type.to_string(),
-            id.to_string(),
-        );
-        tokio::task::spawn_blocking(move || {
-            store.enqueue_webhook(
-                &delivery,
-                &key_id,
-                &url,
-                &event_type,
-                &data,
-                now_ms(),
-                max_pending,
-            )
-        })
-        .await
-        .map_err(|e| WebhookError::Invalid(format!("the queue task failed: {e}")))??;
+        self.store
+            .enqueue_webhook_async(id, key_id, url, event_type, &data, now_ms(), max_pending)
+            .await?;
         self.wake.notify_one();
         Ok(())
     }

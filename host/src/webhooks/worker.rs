@@ -43,22 +43,15 @@ pub async fn run(webhooks: Webhooks) {
             prune(&webhooks).await;
         }
         let schedule = webhooks.schedule();
-        let claimed = {
-            let store = webhooks.store.clone();
-            let lease = crate::core::ids::new_request_id();
-            tokio::task::spawn_blocking(move || {
-                store.claim_webhooks(now_ms(), LEASE.as_millis() as i64, BATCH, &lease)
-            })
-            .await
-        };
+        let lease = crate::core::ids::new_request_id();
+        let claimed = webhooks
+            .store
+            .claim_webhooks_async(now_ms(), LEASE.as_millis() as i64, BATCH, &lease)
+            .await;
         let claimed = match claimed {
-            Ok(Ok(claimed)) => claimed,
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "webhooks: cannot claim due deliveries");
-                Vec::new()
-            }
+            Ok(claimed) => claimed,
             Err(e) => {
-                tracing::error!(error = %e, "webhooks: the claim task failed");
+                tracing::warn!(error = %e, "webhooks: cannot claim due deliveries");
                 Vec::new()
             }
         };
@@ -76,13 +69,11 @@ pub async fn run(webhooks: Webhooks) {
 
 /// Remove the deliveries that ended more than [`RETENTION`] ago.
 async fn prune(webhooks: &Webhooks) {
-    let store = webhooks.store.clone();
     let before = now_ms() - RETENTION.as_millis() as i64;
-    match tokio::task::spawn_blocking(move || store.prune_webhooks(before)).await {
-        Ok(Ok(0)) => {}
-        Ok(Ok(removed)) => tracing::info!(removed, "webhooks: old deliveries removed"),
-        Ok(Err(e)) => tracing::warn!(error = %e, "webhooks: cannot remove old deliveries"),
-        Err(e) => tracing::error!(error = %e, "webhooks: the prune task failed"),
+    match webhooks.store.prune_webhooks_async(before).await {
+        Ok(0) => {}
+        Ok(removed) => tracing::info!(removed, "webhooks: old deliveries removed"),
+        Err(e) => tracing::warn!(error = %e, "webhooks: cannot remove old deliveries"),
     }
 }
 
@@ -137,39 +128,33 @@ async fn attempt(webhooks: &Webhooks, delivery: ClaimedDelivery, schedule: Sched
         error,
         duration_ms,
     };
-    let store = webhooks.store.clone();
-    let finished = tokio::task::spawn_blocking(move || {
-        store.finish_webhook_attempt(&delivery, &record, outcome, now_ms())
-    })
-    .await;
+    let finished = webhooks
+        .store
+        .finish_webhook_attempt_async(&delivery, &record, outcome, now_ms())
+        .await;
     match finished {
-        Ok(Ok(true)) => crate::metrics::global().webhook_delivery(metric),
-        Ok(Ok(false)) => {
+        Ok(true) => crate::metrics::global().webhook_delivery(metric),
+        Ok(false) => {
             tracing::warn!("webhooks: a claim expired before its attempt was recorded")
         }
-        Ok(Err(e)) => tracing::warn!(error = %e, "webhooks: cannot record an attempt"),
-        Err(e) => tracing::error!(error = %e, "webhooks: the record task failed"),
+        Err(e) => tracing::warn!(error = %e, "webhooks: cannot record an attempt"),
     }
 }
 
 /// Sign and POST one delivery to its checked destination.
 async fn send(webhooks: &Webhooks, delivery: &ClaimedDelivery) -> Sent {
-    let secret = {
-        let (store, key) = (webhooks.store.clone(), delivery.key_id.clone());
-        tokio::task::spawn_blocking(move || store.webhook_secret(&key)).await
-    };
+    let secret = webhooks.store.webhook_secret_async(&delivery.key_id).await;
     let key = match secret {
-        Ok(Ok(Some(secret))) => match signature::secret_key(&secret) {
+        Ok(Some(secret)) => match signature::secret_key(&secret) {
             Ok(key) => key,
             Err(e) => return Sent::Refused(format!("the key's webhook secret {e}")),
         },
-        Ok(Ok(None)) => {
+        Ok(None) => {
             return Sent::Refused(
                 "the key has no webhook secret: create one (console, CLI or admin API)".into(),
             );
         }
-        Ok(Err(StoreError::NotFound(..))) => return Sent::Refused("the key was deleted".into()),
-        Ok(Err(e)) => return Sent::Failed(None, format!("cannot read the key's secret: {e}")),
+        Err(StoreError::NotFound(..)) => return Sent::Refused("the key was deleted".into()),
         Err(e) => return Sent::Failed(None, format!("cannot read the key's secret: {e}")),
     };
     let destination = match destination::resolve(

@@ -8,7 +8,7 @@
 //! balance. So for every account, at every commit:
 //! `Σ credit_grants − Σ ledger − Σ credit_holds = balance` (holds: `holds.rs`) ([`AccountSummary::consistent`]).
 
-use crate::{Backend, Store, StoreError, StoreResult, dispatch, sqlite};
+use crate::{Backend, Store, StoreError, StoreResult, dispatch, dispatch_tx, sqlite};
 
 /// The largest balance an account may hold (keeps SQLite integer arithmetic exact).
 pub const MAX_CREDITS: i64 = 1_000_000_000_000;
@@ -117,14 +117,8 @@ impl Store {
         reason: Option<&str>,
         now: i64,
     ) -> StoreResult<CreditChange> {
-        let reason = checked_reason(reason)?;
-        if !(0..=MAX_CREDITS).contains(&amount) {
-            return Err(StoreError::Invalid(format!(
-                "a balance must be a number from 0 to {MAX_CREDITS}"
-            )));
-        }
-        validate_account_id(account)?;
-        dispatch!(
+        let reason = checked_set(account, amount, reason)?;
+        dispatch_tx!(
             self,
             |c| sqlite::accounts::set_credits_noted(c, account, amount, reason, now),
             |p| p.set_credits(account, amount, reason, now)
@@ -175,14 +169,8 @@ impl Store {
         reason: Option<&str>,
         now: i64,
     ) -> StoreResult<i64> {
-        validate_account_id(account)?;
-        let reason = checked_reason(reason)?;
-        if amount <= 0 || amount > MAX_CREDITS {
-            return Err(StoreError::Invalid(format!(
-                "credits to add must be a number from 1 to {MAX_CREDITS}"
-            )));
-        }
-        dispatch!(
+        let reason = checked_add(account, amount, reason)?;
+        dispatch_tx!(
             self,
             |c| sqlite::accounts::add_credits_noted(c, account, amount, reason, now),
             |p| p.add_credits(account, amount, reason, now)
@@ -198,5 +186,113 @@ impl Store {
     pub fn ledger_count(&self, account: Option<&str>) -> StoreResult<i64> {
         dispatch!(self, |c| sqlite::accounts::ledger_count(c, account), |p| p
             .ledger_count(account))
+    }
+}
+
+/// The awaited twins of the account reads (see `awaited`).
+impl Store {
+    /// [`Store::balance`], awaited.
+    pub async fn balance_async(&self, account: &str) -> StoreResult<i64> {
+        let account = account.to_string();
+        self.off_thread(move |s| s.balance(&account)).await
+    }
+}
+
+/// A balance to set: the account id, the amount and the reason checked.
+fn checked_set<'r>(
+    account: &str,
+    amount: i64,
+    reason: Option<&'r str>,
+) -> StoreResult<Option<&'r str>> {
+    let reason = checked_reason(reason)?;
+    if !(0..=MAX_CREDITS).contains(&amount) {
+        return Err(StoreError::Invalid(format!(
+            "a balance must be a number from 0 to {MAX_CREDITS}"
+        )));
+    }
+    validate_account_id(account)?;
+    Ok(reason)
+}
+
+/// Credits to add: the account id, the amount and the reason checked.
+fn checked_add<'r>(
+    account: &str,
+    amount: i64,
+    reason: Option<&'r str>,
+) -> StoreResult<Option<&'r str>> {
+    validate_account_id(account)?;
+    let reason = checked_reason(reason)?;
+    if amount <= 0 || amount > MAX_CREDITS {
+        return Err(StoreError::Invalid(format!(
+            "credits to add must be a number from 1 to {MAX_CREDITS}"
+        )));
+    }
+    Ok(reason)
+}
+
+/// The awaited twins of the account writes and reports (see `awaited`).
+impl Store {
+    /// [`Store::create_account`], awaited.
+    pub async fn create_account_async(&self, id: &str, now: i64) -> StoreResult<bool> {
+        validate_account_id(id)?;
+        let (a, b) = (id.to_string(), id.to_string());
+        self.write_or_off_thread(
+            move |c| sqlite::accounts::create_account(c, &a, now),
+            move |s| s.create_account(&b, now),
+        )
+        .await
+    }
+
+    /// [`Store::set_credits_noted`], awaited.
+    pub async fn set_credits_noted_async(
+        &self,
+        account: &str,
+        amount: i64,
+        reason: Option<&str>,
+        now: i64,
+    ) -> StoreResult<CreditChange> {
+        let reason = checked_set(account, amount, reason)?.map(str::to_string);
+        let (a, r) = (account.to_string(), reason.clone());
+        let (b, q) = (account.to_string(), reason);
+        self.write_or_off_thread(
+            move |c| sqlite::accounts::set_credits_noted(c, &a, amount, r.as_deref(), now),
+            move |s| s.set_credits_noted(&b, amount, q.as_deref(), now),
+        )
+        .await
+    }
+
+    /// [`Store::add_credits_noted`], awaited.
+    pub async fn add_credits_noted_async(
+        &self,
+        account: &str,
+        amount: i64,
+        reason: Option<&str>,
+        now: i64,
+    ) -> StoreResult<i64> {
+        let reason = checked_add(account, amount, reason)?.map(str::to_string);
+        let (a, r) = (account.to_string(), reason.clone());
+        let (b, q) = (account.to_string(), reason);
+        self.write_or_off_thread(
+            move |c| sqlite::accounts::add_credits_noted(c, &a, amount, r.as_deref(), now),
+            move |s| s.add_credits_noted(&b, amount, q.as_deref(), now),
+        )
+        .await
+    }
+
+    /// [`Store::grants`], awaited.
+    pub async fn grants_async(&self, account: &str, limit: usize) -> StoreResult<Vec<GrantRecord>> {
+        let account = account.to_string();
+        self.off_thread(move |s| s.grants(&account, limit)).await
+    }
+
+    /// [`Store::account`], awaited.
+    pub async fn account_async(&self, id: &str) -> StoreResult<AccountSummary> {
+        let id = id.to_string();
+        self.off_thread(move |s| s.account(&id)).await
+    }
+
+    /// [`Store::accounts`], awaited.
+    pub async fn accounts_async(&self) -> StoreResult<Vec<AccountSummary>> {
+        self.off_thread(|s| s.accounts()).await
     }
 }

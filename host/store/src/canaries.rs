@@ -67,3 +67,41 @@ impl Store {
         )
     }
 }
+
+/// The awaited twins of the canary calls (see `awaited`).
+impl Store {
+    /// [`Store::take_canary_lease`], awaited.
+    pub async fn take_canary_lease_async(
+        &self,
+        holder: &str,
+        now_ms: i64,
+        until_ms: i64,
+    ) -> StoreResult<bool> {
+        let (a, b) = (holder.to_string(), holder.to_string());
+        self.write_or_off_thread(
+            move |c| sqlite::canaries::take_canary_lease(c, &a, now_ms, until_ms),
+            move |s| s.take_canary_lease(&b, now_ms, until_ms),
+        )
+        .await
+    }
+
+    /// [`Store::add_canary_result`], awaited.
+    pub async fn add_canary_result_async(&self, row: &CanaryRow) -> StoreResult<()> {
+        let (a, b) = (row.clone(), row.clone());
+        self.write_or_off_thread(
+            move |c| sqlite::canaries::add_canary_result(c, &a),
+            move |s| s.add_canary_result(&b),
+        )
+        .await
+    }
+
+    /// [`Store::canary_results_after`], awaited.
+    pub async fn canary_results_after_async(
+        &self,
+        after_id: i64,
+        limit: i64,
+    ) -> StoreResult<Vec<CanaryRow>> {
+        self.off_thread(move |s| s.canary_results_after(after_id, limit))
+            .await
+    }
+}

@@ -79,3 +79,38 @@ pub(super) const DAILY_FROM_LEDGER: &str =
 pub(super) const LAST_CHARGED_USE: &str = "SELECT k.id,
         (SELECT MAX(l.created_at) FROM ledger l WHERE l.key_id = k.id)
      FROM api_keys k WHERE k.account_id = $1";
+
+/// The awaited twins of the overview's reads (see `awaited`).
+impl Store {
+    /// [`Store::daily_credits`], awaited.
+    pub async fn daily_credits_async(
+        &self,
+        account: &str,
+        from: i64,
+        until: i64,
+    ) -> StoreResult<Vec<DailyCredits>> {
+        let account = account.to_string();
+        self.off_thread(move |s| s.daily_credits(&account, from, until))
+            .await
+    }
+
+    /// [`Store::recent_charges`], awaited.
+    pub async fn recent_charges_async(
+        &self,
+        account: &str,
+        n: usize,
+    ) -> StoreResult<Vec<UsageEntry>> {
+        let account = account.to_string();
+        self.off_thread(move |s| s.recent_charges(&account, n))
+            .await
+    }
+
+    /// [`Store::last_charged_use`], awaited.
+    pub async fn last_charged_use_async(
+        &self,
+        account: &str,
+    ) -> StoreResult<BTreeMap<String, i64>> {
+        let account = account.to_string();
+        self.off_thread(move |s| s.last_charged_use(&account)).await
+    }
+}

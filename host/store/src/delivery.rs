@@ -13,16 +13,50 @@ impl Store {
         set: Option<Option<&str>>,
         now: i64,
     ) -> StoreResult<Option<String>> {
-        if set.is_some_and(|d| d.is_some_and(|d| !matches!(d, "direct" | "tunnel"))) {
-            return Err(StoreError::Invalid(
-                "delivery must be direct or tunnel".into(),
-            ));
-        }
+        checked_delivery(set)?;
         let read = dispatch!(
             self,
             |c| sqlite::delivery::key_delivery(c, id, set, now),
             |p| p.key_delivery(id, set, now)
         );
+        if set.is_some() {
+            self.key_changed();
+        }
+        read
+    }
+}
+
+/// A delivery to set must be `direct` or `tunnel`.
+fn checked_delivery(set: Option<Option<&str>>) -> StoreResult<()> {
+    if set.is_some_and(|d| d.is_some_and(|d| !matches!(d, "direct" | "tunnel"))) {
+        return Err(StoreError::Invalid(
+            "delivery must be direct or tunnel".into(),
+        ));
+    }
+    Ok(())
+}
+
+impl Store {
+    /// [`Store::key_delivery`], awaited (see `awaited`).
+    pub async fn key_delivery_async(
+        &self,
+        id: &str,
+        set: Option<Option<&str>>,
+        now: i64,
+    ) -> StoreResult<Option<String>> {
+        checked_delivery(set)?;
+        let owned = set.map(|d| d.map(str::to_string));
+        let (i1, s1) = (id.to_string(), owned.clone());
+        let (i2, s2) = (id.to_string(), owned);
+        let read = self
+            .write_or_off_thread(
+                move |c| {
+                    let set = s1.as_ref().map(|d| d.as_deref());
+                    sqlite::delivery::key_delivery(c, &i1, set, now)
+                },
+                move |s| s.key_delivery(&i2, s2.as_ref().map(|d| d.as_deref()), now),
+            )
+            .await;
         if set.is_some() {
             self.key_changed();
         }

@@ -102,7 +102,7 @@ impl Store {
         }
         let account = account.to_string();
         mediaparse_core::handoffs::trip();
-        self.on_blocking_thread(move |s| s.balance_for_charge(&account))
+        self.off_thread(move |s| s.balance_for_charge(&account))
             .await
     }
 

@@ -5,7 +5,7 @@
 //! again. An item's answer is written once (the first write wins), so a
 //! job run again keeps what already finished. Times in Unix milliseconds.
 
-use crate::{Backend, Store, StoreResult, dispatch, sqlite};
+use crate::{Backend, Store, StoreResult, dispatch, dispatch_tx, sqlite};
 
 /// One job as stored.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -59,7 +59,7 @@ impl Store {
     ) -> StoreResult<Vec<JobRecord>> {
         let until = now_ms.saturating_add(lease_ms);
         let limit = i64::from(limit);
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::jobs::claim_jobs(c, now_ms, limit, lease, until),
             |p| p.claim_jobs(now_ms, limit, lease, until)
@@ -98,7 +98,7 @@ impl Store {
     /// no claim is alive). On PostgreSQL other hosts' leases stand: `0`.
     pub fn drop_job_leases(&self) -> StoreResult<usize> {
         match &self.backend {
-            Backend::Sqlite(_) => self.with(sqlite::jobs::drop_job_leases),
+            Backend::Sqlite(_) => self.with(|c| sqlite::jobs::drop_job_leases(c)),
             Backend::Postgres(_) => Ok(0),
         }
     }
@@ -106,10 +106,110 @@ impl Store {
     /// Remove the jobs done before `finished_before_ms`, with their items;
     /// how many jobs went.
     pub fn prune_jobs(&self, finished_before_ms: i64) -> StoreResult<usize> {
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::jobs::prune_jobs(c, finished_before_ms),
             |p| p.prune_jobs(finished_before_ms)
         )
+    }
+}
+
+/// The awaited twins of the job calls (see `awaited`).
+impl Store {
+    /// [`Store::insert_job`], awaited.
+    pub async fn insert_job_async(&self, job: &JobRecord) -> StoreResult<()> {
+        let count = job.item_count as i32;
+        let (a, b) = (job.clone(), job.clone());
+        self.write_or_off_thread(
+            move |c| sqlite::jobs::insert_job(c, &a, count),
+            move |s| s.insert_job(&b),
+        )
+        .await
+    }
+
+    /// [`Store::job`], awaited.
+    pub async fn job_async(&self, id: &str) -> StoreResult<Option<JobRecord>> {
+        let id = id.to_string();
+        self.off_thread(move |s| s.job(&id)).await
+    }
+
+    /// [`Store::job_answers`], awaited.
+    pub async fn job_answers_async(&self, id: &str) -> StoreResult<Vec<(u32, String)>> {
+        let id = id.to_string();
+        self.off_thread(move |s| s.job_answers(&id)).await
+    }
+
+    /// [`Store::claim_jobs`], awaited.
+    pub async fn claim_jobs_async(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: u32,
+        lease: &str,
+    ) -> StoreResult<Vec<JobRecord>> {
+        let until = now_ms.saturating_add(lease_ms);
+        let (a, b) = (lease.to_string(), lease.to_string());
+        self.write_or_off_thread(
+            move |c| sqlite::jobs::claim_jobs(c, now_ms, i64::from(limit), &a, until),
+            move |s| s.claim_jobs(now_ms, lease_ms, limit, &b),
+        )
+        .await
+    }
+
+    /// [`Store::renew_job_lease`], awaited.
+    pub async fn renew_job_lease_async(
+        &self,
+        id: &str,
+        lease: &str,
+        until_ms: i64,
+    ) -> StoreResult<bool> {
+        let (id, lease) = (id.to_string(), lease.to_string());
+        let (id2, lease2) = (id.clone(), lease.clone());
+        self.write_or_off_thread(
+            move |c| Ok(sqlite::jobs::renew_job_lease(c, &id, &lease, until_ms)? == 1),
+            move |s| s.renew_job_lease(&id2, &lease2, until_ms),
+        )
+        .await
+    }
+
+    /// [`Store::record_job_item`], awaited.
+    pub async fn record_job_item_async(
+        &self,
+        id: &str,
+        index: u32,
+        answer: &str,
+    ) -> StoreResult<()> {
+        let (id, answer) = (id.to_string(), answer.to_string());
+        let (id2, answer2) = (id.clone(), answer.clone());
+        self.write_or_off_thread(
+            move |c| sqlite::jobs::record_job_item(c, &id, index as i32, &answer),
+            move |s| s.record_job_item(&id2, index, &answer2),
+        )
+        .await
+    }
+
+    /// [`Store::finish_job`], awaited.
+    pub async fn finish_job_async(&self, id: &str, now_ms: i64) -> StoreResult<()> {
+        let (a, b) = (id.to_string(), id.to_string());
+        self.write_or_off_thread(
+            move |c| sqlite::jobs::finish_job(c, &a, now_ms),
+            move |s| s.finish_job(&b, now_ms),
+        )
+        .await
+    }
+
+    /// [`Store::drop_job_leases`], awaited.
+    pub async fn drop_job_leases_async(&self) -> StoreResult<usize> {
+        self.write_or_off_thread(sqlite::jobs::drop_job_leases, |s| s.drop_job_leases())
+            .await
+    }
+
+    /// [`Store::prune_jobs`], awaited.
+    pub async fn prune_jobs_async(&self, finished_before_ms: i64) -> StoreResult<usize> {
+        self.write_or_off_thread(
+            move |c| sqlite::jobs::prune_jobs(c, finished_before_ms),
+            move |s| s.prune_jobs(finished_before_ms),
+        )
+        .await
     }
 }

@@ -4,7 +4,7 @@
 //! `sqlite/keys.rs` and `pg/keys.rs`; every change is one statement or one
 //! transaction and drops the cached keys.
 
-use crate::{Backend, Store, StoreResult, accounts, dispatch, dispatch_read, sqlite};
+use crate::{Backend, Store, StoreResult, accounts, dispatch, dispatch_read, dispatch_tx, sqlite};
 
 /// What an edit changes; `None` leaves a field as it is. The token never changes.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -43,7 +43,7 @@ impl KeyEdit {
 impl Store {
     /// Apply `edit` to key `id`; returns the key as it now is.
     pub fn edit_key(&self, id: &str, edit: &KeyEdit, now: i64) -> StoreResult<KeyRecord> {
-        let changed = dispatch!(self, |c| sqlite::keys::edit_key(c, id, edit, now), |p| p
+        let changed = dispatch_tx!(self, |c| sqlite::keys::edit_key(c, id, edit, now), |p| p
             .edit_key(id, edit, now));
         self.key_changed();
         changed
@@ -58,7 +58,7 @@ impl Store {
         token_prefix: &str,
         now: i64,
     ) -> StoreResult<KeyRecord> {
-        let changed = dispatch!(
+        let changed = dispatch_tx!(
             self,
             |c| sqlite::keys::rotate_key(c, id, token_hash, token_prefix, now),
             |p| p.rotate_key(id, token_hash, token_prefix, now)
@@ -70,7 +70,7 @@ impl Store {
     /// Delete key `id`. Its ledger rows stay (they name the key id), so usage
     /// by key still answers for a deleted key.
     pub fn delete_key(&self, id: &str) -> StoreResult<KeyRecord> {
-        let changed = dispatch!(self, |c| sqlite::keys::delete_key(c, id), |p| p
+        let changed = dispatch_tx!(self, |c| sqlite::keys::delete_key(c, id), |p| p
             .delete_key(id));
         self.key_changed();
         changed
@@ -149,7 +149,7 @@ impl Store {
         max_keys: Option<u32>,
     ) -> StoreResult<()> {
         accounts::validate_account_id(&key.account_id)?;
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::keys::insert_key_within(c, key, token_hash, max_keys),
             |p| p.insert_key(key, token_hash, max_keys)
@@ -206,9 +206,7 @@ impl Store {
     ) -> StoreResult<Option<KeyRecord>> {
         let Backend::Postgres(p) = &self.backend else {
             let hash = token_hash.to_vec();
-            return self
-                .on_blocking_thread(move |s| s.key_by_token_hash(&hash))
-                .await;
+            return self.off_thread(move |s| s.key_by_token_hash(&hash)).await;
         };
         self.keys.start_listener(p.connector());
         let usable = self.keys.usable();
@@ -260,5 +258,98 @@ impl Store {
 
     pub fn keys(&self) -> StoreResult<Vec<KeyRecord>> {
         dispatch!(self, |c| sqlite::keys::keys(c), |p| p.keys())
+    }
+}
+
+/// The awaited twins of the key calls (see `awaited`).
+impl Store {
+    /// [`Store::insert_key_within`], awaited.
+    pub async fn insert_key_within_async(
+        &self,
+        key: &KeyRecord,
+        token_hash: &[u8],
+        max_keys: Option<u32>,
+    ) -> StoreResult<()> {
+        accounts::validate_account_id(&key.account_id)?;
+        let (k1, h1) = (key.clone(), token_hash.to_vec());
+        let (k2, h2) = (key.clone(), token_hash.to_vec());
+        self.write_or_off_thread(
+            move |c| sqlite::keys::insert_key_within(c, &k1, &h1, max_keys),
+            move |s| s.insert_key_within(&k2, &h2, max_keys),
+        )
+        .await
+    }
+
+    /// [`Store::edit_key`], awaited.
+    pub async fn edit_key_async(
+        &self,
+        id: &str,
+        edit: &KeyEdit,
+        now: i64,
+    ) -> StoreResult<KeyRecord> {
+        let (i1, e1) = (id.to_string(), edit.clone());
+        let (i2, e2) = (id.to_string(), edit.clone());
+        let changed = self
+            .write_or_off_thread(
+                move |c| sqlite::keys::edit_key(c, &i1, &e1, now),
+                move |s| s.edit_key(&i2, &e2, now),
+            )
+            .await;
+        self.key_changed();
+        changed
+    }
+
+    /// [`Store::rotate_key`], awaited.
+    pub async fn rotate_key_async(
+        &self,
+        id: &str,
+        token_hash: &[u8],
+        token_prefix: &str,
+        now: i64,
+    ) -> StoreResult<KeyRecord> {
+        let (i1, h1, p1) = (
+            id.to_string(),
+            token_hash.to_vec(),
+            token_prefix.to_string(),
+        );
+        let (i2, h2, p2) = (i1.clone(), h1.clone(), p1.clone());
+        let changed = self
+            .write_or_off_thread(
+                move |c| sqlite::keys::rotate_key(c, &i1, &h1, &p1, now),
+                move |s| s.rotate_key(&i2, &h2, &p2, now),
+            )
+            .await;
+        self.key_changed();
+        changed
+    }
+
+    /// [`Store::delete_key`], awaited.
+    pub async fn delete_key_async(&self, id: &str) -> StoreResult<KeyRecord> {
+        let (a, b) = (id.to_string(), id.to_string());
+        let changed = self
+            .write_or_off_thread(
+                move |c| sqlite::keys::delete_key(c, &a),
+                move |s| s.delete_key(&b),
+            )
+            .await;
+        self.key_changed();
+        changed
+    }
+
+    /// [`Store::keys_of_account`], awaited.
+    pub async fn keys_of_account_async(&self, account: &str) -> StoreResult<Vec<KeyRecord>> {
+        let account = account.to_string();
+        self.off_thread(move |s| s.keys_of_account(&account)).await
+    }
+
+    /// [`Store::keys`], awaited.
+    pub async fn keys_async(&self) -> StoreResult<Vec<KeyRecord>> {
+        self.off_thread(|s| s.keys()).await
+    }
+
+    /// [`Store::key`], awaited.
+    pub async fn key_async(&self, id: &str) -> StoreResult<KeyRecord> {
+        let id = id.to_string();
+        self.off_thread(move |s| s.key(&id)).await
     }
 }

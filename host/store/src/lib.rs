@@ -6,20 +6,29 @@
 //! hosts on one database). This crate names nothing of the host above it
 //! but `mediaparse-core` and `mediaparse-metrics`.
 //!
-//! Calls are blocking (async callers go through `tokio::task::spawn_blocking`),
-//! except the parse path's, which have async twins: the writes
-//! (`async_writes`: [`Store::charge_attempt_async`], the idempotency keys,
-//! the client's request id; `holds`: reserve, charge, release) and the reads
-//! ([`Store::key_by_token_hash_async`], [`Store::balance_for_charge_async`]).
-//! On SQLite those writes, blocking or async, queue for the writer thread
-//! (`sqlite::writer`), which commits them in groups; on PostgreSQL the async
-//! twins run on an async pool (`pg/async_pool.rs`) and hold no thread.
+//! Calls are blocking; each call the service makes while it runs also has
+//! an awaited twin named `<call>_async`, beside it in its subject's file
+//! (`awaited` holds the one way they wait). On SQLite an awaited write
+//! queues for the writer thread (`sqlite::writer`), which commits writes in
+//! groups, and is awaited without holding a thread; an awaited read runs
+//! the blocking call on a blocking thread inside the store (the pre-check's
+//! balance read answers on the caller's thread when it would not wait). On
+//! PostgreSQL the parse path's twins (the charge, the idempotency keys, the
+//! client's request id, the holds, the key lookup and the balance read) run
+//! on an async pool (`pg/async_pool.rs`) and hold no thread; the other
+//! awaited calls run the blocking call on a blocking thread inside the
+//! store. So the host awaits these rather than holding a blocking thread of
+//! its own for the store (`cargo xtask blocking`). A write's SQLite body
+//! works inside its caller's transaction: the writer thread's savepoint for
+//! the awaited twin, a transaction of its own (`dispatch_tx!`) for the
+//! blocking call.
 //!
 //! The layout, by subject: a top-level file (`keys.rs`, `holds.rs`, …) is
 //! the facade: the subject's types and its `Store` methods, which validate
 //! their input and dispatch on [`Backend`] (`dispatch!`). The body of each
 //! method on each backend is in the same-named file of `sqlite/` and `pg/`
-//! (`sqlite/keys.rs`, `pg/keys.rs`). Beside them `sqlite/mod.rs` and
+//! (`sqlite/keys.rs`, `pg/keys.rs`); `expired_holds.rs` holds the awaited
+//! twin of the holds' sweep beside `holds.rs`. Beside them `sqlite/mod.rs` and
 //! `sqlite/writer.rs` (the connections, the group-commit thread),
 //! `pg/mod.rs`, `pg/connect.rs`, `pg/pool.rs` and `pg/key_cache.rs` (the
 //! pool, the URL and its TLS, the key cache's listener) are each backend's
@@ -29,11 +38,13 @@
 
 mod accounts;
 mod async_writes;
+mod awaited;
 mod backup;
 mod canaries;
 mod copy;
 mod daily;
 mod delivery;
+mod expired_holds;
 pub mod holds;
 mod idempotency;
 mod jobs;
@@ -188,6 +199,19 @@ macro_rules! dispatch_read {
 }
 pub(crate) use dispatch_read;
 
+/// [`dispatch!`] for a write whose SQLite body works inside its caller's
+/// transaction (the writer thread's savepoint for the async twin): on the
+/// blocking path it runs in one immediate transaction of its own.
+macro_rules! dispatch_tx {
+    ($self:ident, |$c:ident| $sqlite:expr, |$p:ident| $pg:expr) => {
+        match &$self.backend {
+            Backend::Sqlite(_) => $self.with_transaction(|$c| $sqlite),
+            Backend::Postgres($p) => $pg,
+        }
+    };
+}
+pub(crate) use dispatch_tx;
+
 /// Keys one account may have unless the operator says otherwise
 /// (`--max-keys-per-account`): per-key rate limits are not multiplied by
 /// creating keys without end.
@@ -221,6 +245,16 @@ impl Store {
                 keys: Default::default(),
             }),
         }
+    }
+
+    /// [`Store::connect_for_parses`], awaited.
+    pub async fn connect_for_parses_async(
+        location: &DbLocation,
+        max_parses: usize,
+        pool_cap: Option<u32>,
+    ) -> StoreResult<Store> {
+        let location = location.clone();
+        awaited::blocking(move || Store::connect_for_parses(&location, max_parses, pool_cap)).await
     }
 
     /// The PostgreSQL pool's size (`None` on SQLite).
@@ -268,6 +302,17 @@ impl Store {
             ));
         };
         f(&mut sqlite::lock(&db.writer))
+    }
+
+    /// Run `f` in one immediate transaction on the SQLite write connection,
+    /// committed if `f` succeeds (rolled back otherwise).
+    fn with_transaction<T>(&self, f: impl FnOnce(&Connection) -> StoreResult<T>) -> StoreResult<T> {
+        self.with(|c| {
+            let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
+            let out = f(&tx)?;
+            tx.commit()?;
+            Ok(out)
+        })
     }
 
     /// Run a read-only `f` on one of the SQLite readers (the writer when
@@ -324,18 +369,6 @@ impl Store {
                 "the SQLite writer thread has no PostgreSQL counterpart".into(),
             )),
         }
-    }
-
-    /// One blocking store call on a blocking thread (the SQLite side of an
-    /// async read).
-    async fn on_blocking_thread<T: Send + 'static>(
-        &self,
-        call: impl FnOnce(&Store) -> StoreResult<T> + Send + 'static,
-    ) -> StoreResult<T> {
-        let store = self.clone();
-        tokio::task::spawn_blocking(move || call(&store))
-            .await
-            .map_err(|e| StoreError::Invalid(format!("store task: {e}")))?
     }
 
     /// Charge `credits` if the balance still covers them: one transaction,

@@ -116,3 +116,49 @@ impl Store {
         )
     }
 }
+
+/// The awaited twins of the tunnel traffic calls (see `awaited`).
+impl Store {
+    /// [`Store::record_tunnel_traffic`], awaited.
+    pub async fn record_tunnel_traffic_async(
+        &self,
+        traffic: &TunnelTraffic<'_>,
+    ) -> StoreResult<()> {
+        let names = [traffic.account, traffic.key, traffic.platform].map(str::to_string);
+        let again = names.clone();
+        let counts = (traffic.at, traffic.bytes, traffic.streams);
+        self.write_or_off_thread(
+            move |c| sqlite::tunnel_usage::record_tunnel_traffic(c, &traffic_of(&names, counts)),
+            move |s| s.record_tunnel_traffic(&traffic_of(&again, counts)),
+        )
+        .await
+    }
+
+    /// [`Store::tunnel_bytes_on_day`], awaited.
+    pub async fn tunnel_bytes_on_day_async(&self, key: &str, at: i64) -> StoreResult<i64> {
+        let key = key.to_string();
+        self.off_thread(move |s| s.tunnel_bytes_on_day(&key, at))
+            .await
+    }
+
+    /// [`Store::tunnel_usage`], awaited.
+    pub async fn tunnel_usage_async(&self, filter: &UsageFilter) -> StoreResult<TunnelUsage> {
+        let filter = filter.clone();
+        self.off_thread(move |s| s.tunnel_usage(&filter)).await
+    }
+}
+
+/// The traffic of owned `[account, key, platform]` and `(at, bytes, streams)`.
+fn traffic_of(
+    [account, key, platform]: &[String; 3],
+    (at, bytes, streams): (i64, i64, i64),
+) -> TunnelTraffic<'_> {
+    TunnelTraffic {
+        account,
+        key,
+        platform,
+        at,
+        bytes,
+        streams,
+    }
+}

@@ -67,3 +67,11 @@ impl Store {
         )
     }
 }
+
+impl Store {
+    /// [`Store::usage_bounded`], awaited (see `awaited`).
+    pub async fn usage_bounded_async(&self, filter: &UsageFilter) -> StoreResult<Usage> {
+        let filter = filter.clone();
+        self.off_thread(move |s| s.usage_bounded(&filter)).await
+    }
+}

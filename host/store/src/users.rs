@@ -4,7 +4,7 @@
 //! Portable SQL only: the PostgreSQL backend runs the same statements.
 
 use crate::accounts::validate_account_id;
-use crate::{Backend, Store, StoreError, StoreResult, dispatch, sqlite};
+use crate::{Backend, Store, StoreError, StoreResult, dispatch, dispatch_tx, sqlite};
 
 /// A user as the console and the admin API show it (never a secret).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
@@ -72,7 +72,7 @@ impl Store {
     ) -> StoreResult<UserRecord> {
         validate_account_id(account)?;
         let email = normalize_email(email)?;
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::users::invite_user(
                 c,
@@ -111,7 +111,7 @@ impl Store {
         password_hash: &str,
         now: i64,
     ) -> StoreResult<UserRecord> {
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::users::accept_invite(c, invite_hash, password_hash, now),
             |p| p.accept_invite(invite_hash, password_hash, now)
@@ -137,7 +137,7 @@ impl Store {
         let email = normalize_email(email)?;
         validate_account_id(&email)?;
         let credits = starting_credits.max(0);
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::users::sign_up(
                 c,
@@ -176,5 +176,124 @@ impl Store {
     pub fn users(&self, account: Option<&str>) -> StoreResult<Vec<UserRecord>> {
         dispatch!(self, |c| sqlite::users::users(c, account), |p| p
             .users(account))
+    }
+}
+
+/// The awaited twins of the console user calls (see `awaited`).
+impl Store {
+    /// [`Store::invite_user`], awaited.
+    pub async fn invite_user_async(
+        &self,
+        user_id: &str,
+        account: &str,
+        email: &str,
+        invite_hash: &str,
+        invite_expires_at: i64,
+        now: i64,
+    ) -> StoreResult<UserRecord> {
+        validate_account_id(account)?;
+        let email = normalize_email(email)?;
+        let owned = [user_id, account, &email, invite_hash].map(str::to_string);
+        let again = owned.clone();
+        self.write_or_off_thread(
+            move |c| {
+                let [user_id, account, email, invite_hash] = &owned;
+                sqlite::users::invite_user(
+                    c,
+                    user_id,
+                    account,
+                    email,
+                    invite_hash,
+                    invite_expires_at,
+                    now,
+                )
+            },
+            move |s| {
+                let [user_id, account, email, invite_hash] = &again;
+                s.invite_user(user_id, account, email, invite_hash, invite_expires_at, now)
+            },
+        )
+        .await
+    }
+
+    /// [`Store::user_by_invite`], awaited.
+    pub async fn user_by_invite_async(
+        &self,
+        invite_hash: &str,
+        now: i64,
+    ) -> StoreResult<Option<UserRecord>> {
+        let invite_hash = invite_hash.to_string();
+        self.off_thread(move |s| s.user_by_invite(&invite_hash, now))
+            .await
+    }
+
+    /// [`Store::accept_invite`], awaited.
+    pub async fn accept_invite_async(
+        &self,
+        invite_hash: &str,
+        password_hash: &str,
+        now: i64,
+    ) -> StoreResult<UserRecord> {
+        let owned = [invite_hash, password_hash].map(str::to_string);
+        let again = owned.clone();
+        self.write_or_off_thread(
+            move |c| sqlite::users::accept_invite(c, &owned[0], &owned[1], now),
+            move |s| s.accept_invite(&again[0], &again[1], now),
+        )
+        .await
+    }
+
+    /// [`Store::sign_up`], awaited.
+    pub async fn sign_up_async(
+        &self,
+        user_id: &str,
+        email: &str,
+        invite_hash: &str,
+        invite_expires_at: i64,
+        starting_credits: i64,
+        now: i64,
+    ) -> StoreResult<SignUpOutcome> {
+        let email = normalize_email(email)?;
+        validate_account_id(&email)?;
+        let credits = starting_credits.max(0);
+        let owned = [user_id, &email, invite_hash].map(str::to_string);
+        let again = owned.clone();
+        self.write_or_off_thread(
+            move |c| {
+                let [user_id, email, invite_hash] = &owned;
+                sqlite::users::sign_up(
+                    c,
+                    user_id,
+                    email,
+                    invite_hash,
+                    invite_expires_at,
+                    now,
+                    credits,
+                )
+            },
+            move |s| {
+                let [user_id, email, invite_hash] = &again;
+                s.sign_up(user_id, email, invite_hash, invite_expires_at, credits, now)
+            },
+        )
+        .await
+    }
+
+    /// [`Store::user_for_sign_in`], awaited.
+    pub async fn user_for_sign_in_async(&self, email: &str) -> StoreResult<Option<SignInRecord>> {
+        let email = email.to_string();
+        self.off_thread(move |s| s.user_for_sign_in(&email)).await
+    }
+
+    /// [`Store::user`], awaited.
+    pub async fn user_async(&self, id: &str) -> StoreResult<UserRecord> {
+        let id = id.to_string();
+        self.off_thread(move |s| s.user(&id)).await
+    }
+
+    /// [`Store::users`], awaited.
+    pub async fn users_async(&self, account: Option<&str>) -> StoreResult<Vec<UserRecord>> {
+        let account = account.map(str::to_string);
+        self.off_thread(move |s| s.users(account.as_deref())).await
     }
 }

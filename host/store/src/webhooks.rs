@@ -9,7 +9,7 @@
 
 use serde::Serialize;
 
-use crate::{Backend, Store, StoreError, StoreResult, dispatch, sqlite};
+use crate::{Backend, Store, StoreError, StoreResult, dispatch, dispatch_tx, sqlite};
 
 /// One delivery claimed for sending.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -149,12 +149,8 @@ impl Store {
         now_ms: i64,
         max_pending: u32,
     ) -> StoreResult<()> {
-        let full = || {
-            StoreError::Invalid(format!(
-                "key {key_id} already has {max_pending} webhook deliveries waiting"
-            ))
-        };
-        dispatch!(
+        let full = || pending_full(key_id, max_pending);
+        dispatch_tx!(
             self,
             |c| sqlite::webhooks::enqueue_webhook(
                 c,
@@ -182,7 +178,7 @@ impl Store {
     ) -> StoreResult<Vec<ClaimedDelivery>> {
         let until = now_ms.saturating_add(lease_ms);
         let limit = i64::from(limit);
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::webhooks::claim_webhooks(c, now_ms, limit, lease, until),
             |p| p.claim_webhooks(now_ms, limit, lease, until)
@@ -199,29 +195,19 @@ impl Store {
         outcome: AttemptOutcome,
         now_ms: i64,
     ) -> StoreResult<bool> {
-        let (state, next, finished) = outcome_columns(outcome, now_ms);
-        let error = clip(attempt.error.as_deref());
-        let columns = AttemptColumns {
-            id: &delivery.id,
-            lease: &delivery.lease,
-            state,
-            next,
-            finished,
-            error: error.as_deref(),
-            status: attempt.status.map(i32::from),
-            number: attempt.attempt as i32,
-        };
-        dispatch!(
-            self,
-            |c| sqlite::webhooks::finish_webhook_attempt(c, attempt, columns),
-            |p| p.finish_webhook_attempt(attempt, columns)
-        )
+        with_attempt_columns(delivery, attempt, outcome, now_ms, |columns| {
+            dispatch_tx!(
+                self,
+                |c| sqlite::webhooks::finish_webhook_attempt(c, attempt, columns),
+                |p| p.finish_webhook_attempt(attempt, columns)
+            )
+        })
     }
 
     /// Remove deliveries that ended (delivered or given up) before
     /// `finished_before_ms`, with their attempts; returns how many.
     pub fn prune_webhooks(&self, finished_before_ms: i64) -> StoreResult<usize> {
-        dispatch!(
+        dispatch_tx!(
             self,
             |c| sqlite::webhooks::prune_webhooks(c, finished_before_ms),
             |p| p.prune_webhooks(finished_before_ms)
@@ -239,4 +225,159 @@ impl Store {
             |p| p.webhook_deliveries(limit, (key, account), sql_where)
         )
     }
+}
+
+/// The awaited twins of the webhook calls (see `awaited`).
+impl Store {
+    /// [`Store::set_webhook_secret`], awaited.
+    pub async fn set_webhook_secret_async(
+        &self,
+        id: &str,
+        secret: &str,
+        now: i64,
+    ) -> StoreResult<()> {
+        let (i1, s1) = (id.to_string(), secret.to_string());
+        let (i2, s2) = (i1.clone(), s1.clone());
+        self.write_or_off_thread(
+            move |c| {
+                let updated = sqlite::webhooks::set_webhook_secret(c, &i1, &s1, now)?;
+                if updated == 0 {
+                    return Err(StoreError::NotFound("key", i1));
+                }
+                Ok(())
+            },
+            move |s| s.set_webhook_secret(&i2, &s2, now),
+        )
+        .await
+    }
+
+    /// [`Store::webhook_deliveries`], awaited.
+    pub async fn webhook_deliveries_async(
+        &self,
+        filter: &DeliveryFilter,
+    ) -> StoreResult<Vec<DeliveryRecord>> {
+        let filter = filter.clone();
+        self.off_thread(move |s| s.webhook_deliveries(&filter))
+            .await
+    }
+
+    /// [`Store::webhook_secret`], awaited.
+    pub async fn webhook_secret_async(&self, id: &str) -> StoreResult<Option<String>> {
+        let id = id.to_string();
+        self.off_thread(move |s| s.webhook_secret(&id)).await
+    }
+
+    /// [`Store::enqueue_webhook`], awaited.
+    #[allow(clippy::too_many_arguments)]
+    pub async fn enqueue_webhook_async(
+        &self,
+        id: &str,
+        key_id: &str,
+        url: &str,
+        event_type: &str,
+        data: &str,
+        now_ms: i64,
+        max_pending: u32,
+    ) -> StoreResult<()> {
+        let owned = [id, key_id, url, event_type, data].map(str::to_string);
+        let again = owned.clone();
+        self.write_or_off_thread(
+            move |c| {
+                let [id, key_id, url, event_type, data] = &owned;
+                let full = || pending_full(key_id, max_pending);
+                sqlite::webhooks::enqueue_webhook(
+                    c,
+                    id,
+                    key_id,
+                    url,
+                    event_type,
+                    data,
+                    now_ms,
+                    max_pending,
+                    full,
+                )
+            },
+            move |s| {
+                let [id, key_id, url, event_type, data] = &again;
+                s.enqueue_webhook(id, key_id, url, event_type, data, now_ms, max_pending)
+            },
+        )
+        .await
+    }
+
+    /// [`Store::claim_webhooks`], awaited.
+    pub async fn claim_webhooks_async(
+        &self,
+        now_ms: i64,
+        lease_ms: i64,
+        limit: u32,
+        lease: &str,
+    ) -> StoreResult<Vec<ClaimedDelivery>> {
+        let until = now_ms.saturating_add(lease_ms);
+        let (a, b) = (lease.to_string(), lease.to_string());
+        self.write_or_off_thread(
+            move |c| sqlite::webhooks::claim_webhooks(c, now_ms, i64::from(limit), &a, until),
+            move |s| s.claim_webhooks(now_ms, lease_ms, limit, &b),
+        )
+        .await
+    }
+
+    /// [`Store::finish_webhook_attempt`], awaited.
+    pub async fn finish_webhook_attempt_async(
+        &self,
+        delivery: &ClaimedDelivery,
+        attempt: &AttemptRecord,
+        outcome: AttemptOutcome,
+        now_ms: i64,
+    ) -> StoreResult<bool> {
+        let (d1, a1) = (delivery.clone(), attempt.clone());
+        let (d2, a2) = (delivery.clone(), attempt.clone());
+        self.write_or_off_thread(
+            move |c| {
+                with_attempt_columns(&d1, &a1, outcome, now_ms, |columns| {
+                    sqlite::webhooks::finish_webhook_attempt(c, &a1, columns)
+                })
+            },
+            move |s| s.finish_webhook_attempt(&d2, &a2, outcome, now_ms),
+        )
+        .await
+    }
+
+    /// [`Store::prune_webhooks`], awaited.
+    pub async fn prune_webhooks_async(&self, finished_before_ms: i64) -> StoreResult<usize> {
+        self.write_or_off_thread(
+            move |c| sqlite::webhooks::prune_webhooks(c, finished_before_ms),
+            move |s| s.prune_webhooks(finished_before_ms),
+        )
+        .await
+    }
+}
+
+/// Run `f` with the columns `attempt` of `delivery` and its `outcome` set.
+fn with_attempt_columns<T>(
+    delivery: &ClaimedDelivery,
+    attempt: &AttemptRecord,
+    outcome: AttemptOutcome,
+    now_ms: i64,
+    f: impl FnOnce(AttemptColumns<'_>) -> T,
+) -> T {
+    let (state, next, finished) = outcome_columns(outcome, now_ms);
+    let error = clip(attempt.error.as_deref());
+    f(AttemptColumns {
+        id: &delivery.id,
+        lease: &delivery.lease,
+        state,
+        next,
+        finished,
+        error: error.as_deref(),
+        status: attempt.status.map(i32::from),
+        number: attempt.attempt as i32,
+    })
+}
+
+/// The refusal of a delivery past the key's bound of waiting ones.
+fn pending_full(key_id: &str, max_pending: u32) -> StoreError {
+    StoreError::Invalid(format!(
+        "key {key_id} already has {max_pending} webhook deliveries waiting"
+    ))
 }

@@ -16,7 +16,7 @@ use serde_json::Value;
 
 use super::super::envelope::internal;
 use super::super::state::AppState;
-use super::customer::blocking;
+use super::customer::operator_call;
 use super::form::Form;
 use super::invite_api::invite;
 use super::layout::{Flash, Nav, csrf_field, page, refusal, respond, shown_once, time};
@@ -67,11 +67,13 @@ async fn accounts_page(
     extra: Option<Markup>,
     status: StatusCode,
 ) -> Response {
-    let loaded = blocking(state, |s, _| Ok((s.accounts()?, s.users(None)?))).await;
+    let loaded = operator_call(state, async |s, _| {
+        Ok((s.accounts_async().await?, s.users_async(None).await?))
+    })
+    .await;
     let (accounts, users) = match loaded {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) => return internal(e).into_response(),
-        Err(r) => return r,
+        Ok(v) => v,
+        Err(e) => return internal(e).into_response(),
     };
     let mut users_of: BTreeMap<&str, usize> = BTreeMap::new();
     for u in &users {
@@ -114,25 +116,24 @@ async fn account_page(
     status: StatusCode,
 ) -> Response {
     let account = id.clone();
-    let loaded = blocking(state, move |s, now| {
+    let loaded = operator_call(state, async move |s, now| {
         Ok((
-            operator::account(s, &account, now)?,
-            s.users(Some(&account))?,
-            s.grants(&account, GRANTS_SHOWN)?,
+            operator::account(s, &account, now).await?,
+            s.users_async(Some(&account)).await?,
+            s.grants_async(&account, GRANTS_SHOWN).await?,
         ))
     })
     .await;
     let (view, users, grants) = match loaded {
-        Ok(Ok(v)) => v,
-        Ok(Err(OperatorError::NotFound(..))) => {
+        Ok(v) => v,
+        Err(OperatorError::NotFound(..)) => {
             return refusal(
                 StatusCode::NOT_FOUND,
                 "No such account",
                 "There is no such account.",
             );
         }
-        Ok(Err(e)) => return internal(e).into_response(),
-        Err(r) => return r,
+        Err(e) => return internal(e).into_response(),
     };
     let body = html! {
         p.big { (view.account.balance) " credits" }
@@ -235,16 +236,16 @@ async fn credits(
     }
     let set = form.get("kind") == "set";
     let account = id.clone();
-    let changed = blocking(&state, move |s, now| {
+    let changed = operator_call(&state, async move |s, now| {
         if set {
-            operator::set_credits(s, &account, amount, Some(&reason), now)
+            operator::set_credits(s, &account, amount, Some(&reason), now).await
         } else {
-            operator::add_credits(s, &account, amount, Some(&reason), now)
+            operator::add_credits(s, &account, amount, Some(&reason), now).await
         }
     })
     .await;
     match changed {
-        Ok(Ok(change)) => {
+        Ok(change) => {
             tracing::info!(account = %change.account, change = change.change, balance = change.balance, "console: credits changed by the operator");
             let flash = Flash::Ok(format!(
                 "Balance {} → {} ({:+}).",
@@ -252,11 +253,10 @@ async fn credits(
             ));
             account_page(&state, &o, id, flash, StatusCode::OK).await
         }
-        Ok(Err(OperatorError::Invalid(m))) => {
+        Err(OperatorError::Invalid(m)) => {
             account_page(&state, &o, id, Flash::Error(m), StatusCode::BAD_REQUEST).await
         }
-        Ok(Err(e)) => internal(e).into_response(),
-        Err(r) => r,
+        Err(e) => internal(e).into_response(),
     }
 }
 
@@ -266,7 +266,7 @@ async fn invite_user(State(state): State<Arc<AppState>>, o: Operator, body: Byte
         return csrf_refused();
     }
     match invite(&state, form.get("account"), form.get("email")).await {
-        Ok(Ok(invited)) => {
+        Ok(invited) => {
             let shown = html! {
                 p { "Send this one-time link to " (invited.user.email) "; it sets a password and expires " (invited.expires_at) "." }
                 (shown_once("invite-link", &invited.link))
@@ -280,10 +280,7 @@ async fn invite_user(State(state): State<Arc<AppState>>, o: Operator, body: Byte
             )
             .await
         }
-        Ok(Err(m)) => {
-            accounts_page(&state, &o, Flash::Error(m), None, StatusCode::BAD_REQUEST).await
-        }
-        Err(e) => internal(e).into_response(),
+        Err(m) => accounts_page(&state, &o, Flash::Error(m), None, StatusCode::BAD_REQUEST).await,
     }
 }
 
@@ -306,6 +303,7 @@ async fn recheck(State(state): State<Arc<AppState>>, o: Operator, body: Bytes) -
         return csrf_refused();
     }
     let registry = state.services.registry.clone();
+    // Blocks: reads and compiles the extractors' WebAssembly (not a store call).
     let outcomes = match tokio::task::spawn_blocking(move || registry.rescan()).await {
         Ok(Some(Ok(outcomes))) => outcomes,
         Ok(Some(Err(e))) => {
@@ -455,6 +453,7 @@ async fn failures(State(state): State<Arc<AppState>>, o: Operator) -> Response {
         .failures
         .as_ref()
         .map(|sink| sink.dir().to_path_buf());
+    // Blocks: reads the kept failure files on disk (not a store call).
     let kept = tokio::task::spawn_blocking(move || {
         dir.map(|d| crate::authoring::failures::list(&d, None))
             .transpose()

@@ -32,16 +32,13 @@ pub fn router() -> Router<Arc<AppState>> {
         .route("/console/docs", get(docs))
 }
 
-/// Run store work on a blocking thread; errors become a 500 page.
-pub async fn blocking<T: Send + 'static>(
+/// Run an operator call (`operator::*`, the store's awaited calls) at the
+/// auth clock, so a key's `status` agrees with what a parse would see.
+pub async fn operator_call<T>(
     state: &AppState,
-    f: impl FnOnce(&Store, i64) -> Result<T, OperatorError> + Send + 'static,
-) -> Result<Result<T, OperatorError>, Response> {
-    let store = state.services.store.clone();
-    let now = state.auth_now();
-    tokio::task::spawn_blocking(move || f(&store, now))
-        .await
-        .map_err(|e| internal(e).into_response())
+    f: impl AsyncFnOnce(&Store, i64) -> Result<T, OperatorError>,
+) -> Result<T, OperatorError> {
+    f(&state.services.store, state.auth_now()).await
 }
 
 /// The platform ids the service knows.
@@ -119,19 +116,20 @@ fn chart(days: &[crate::store::DailyCredits], today: i64) -> Markup {
 
 async fn overview(State(state): State<Arc<AppState>>, c: Customer) -> Response {
     let account = c.user.account_id.clone();
-    let loaded = blocking(&state, move |s, now| {
+    let loaded = operator_call(&state, async move |s, now| {
         let today = now.div_euclid(86_400);
-        let balance = s.balance(&account)?;
-        let days = s.daily_credits(&account, (today - 29) * 86_400, (today + 1) * 86_400)?;
-        let recent = s.recent_charges(&account, 10)?;
-        let keys = s.keys_of_account(&account)?;
+        let balance = s.balance_async(&account).await?;
+        let days = s
+            .daily_credits_async(&account, (today - 29) * 86_400, (today + 1) * 86_400)
+            .await?;
+        let recent = s.recent_charges_async(&account, 10).await?;
+        let keys = s.keys_of_account_async(&account).await?;
         Ok((balance, days, recent, keys, today))
     })
     .await;
     let (balance, days, recent, keys, today) = match loaded {
-        Ok(Ok(v)) => v,
-        Ok(Err(e)) => return internal(e).into_response(),
-        Err(r) => return r,
+        Ok(v) => v,
+        Err(e) => return internal(e).into_response(),
     };
     let key_name = |id: &str| {
         keys.iter()
@@ -233,17 +231,16 @@ async fn keys_page(
     status: StatusCode,
 ) -> Response {
     let account = c.user.account_id.clone();
-    let (keys, last_used) = match blocking(state, move |s, now| {
+    let (keys, last_used) = match operator_call(state, async move |s, now| {
         Ok((
-            operator::list_keys(s, Some(&account), now)?,
-            s.last_charged_use(&account)?,
+            operator::list_keys(s, Some(&account), now).await?,
+            s.last_charged_use_async(&account).await?,
         ))
     })
     .await
     {
-        Ok(Ok(k)) => k,
-        Ok(Err(e)) => return internal(e).into_response(),
-        Err(r) => return r,
+        Ok(k) => k,
+        Err(e) => return internal(e).into_response(),
     };
     let known = known_platforms(state);
     let body = html! {
@@ -312,24 +309,23 @@ async fn create_key(State(state): State<Arc<AppState>>, c: Customer, body: Bytes
         }
     };
     let max_keys = state.guards.max_keys_per_account;
-    match blocking(&state, move |s, now| {
-        operator::create_key_within(s, spec, max_keys, now)
+    match operator_call(&state, async move |s, now| {
+        operator::create_key_within(s, spec, max_keys, now).await
     })
     .await
     {
-        Ok(Ok(issued)) => {
+        Ok(issued) => {
             let shown = shown_once("new-token", &issued.token);
             let flash = Flash::Ok(format!("Key {} created.", issued.key.name));
             keys_page(&state, &c, flash, Some(shown), StatusCode::CREATED).await
         }
-        Ok(Err(OperatorError::Invalid(m))) => {
+        Err(OperatorError::Invalid(m)) => {
             keys_page(&state, &c, Flash::Error(m), None, StatusCode::BAD_REQUEST).await
         }
-        Ok(Err(OperatorError::KeyLimit(m))) => {
+        Err(OperatorError::KeyLimit(m)) => {
             keys_page(&state, &c, Flash::Error(m), None, StatusCode::CONFLICT).await
         }
-        Ok(Err(e)) => internal(e).into_response(),
-        Err(r) => r,
+        Err(e) => internal(e).into_response(),
     }
 }
 
@@ -341,7 +337,11 @@ pub(super) async fn own_key(
     id: String,
 ) -> Result<KeyView, Response> {
     let account = c.user.account_id.clone();
-    match blocking(state, move |s, now| operator::get_key(s, &id, now)).await? {
+    match operator_call(state, async move |s, now| {
+        operator::get_key(s, &id, now).await
+    })
+    .await
+    {
         Ok(k) if k.account == account => Ok(k),
         Ok(_) | Err(OperatorError::NotFound(..)) => Err(refusal(
             StatusCode::NOT_FOUND,
@@ -487,8 +487,12 @@ async fn edit_key(
         }
     };
     let id = key.id.clone();
-    match blocking(&state, move |s, now| operator::edit_key(s, &id, edit, now)).await {
-        Ok(Ok(edited)) => key_detail(
+    match operator_call(&state, async move |s, now| {
+        operator::edit_key(s, &id, edit, now).await
+    })
+    .await
+    {
+        Ok(edited) => key_detail(
             &state,
             &c,
             &edited,
@@ -496,7 +500,7 @@ async fn edit_key(
             None,
             StatusCode::OK,
         ),
-        Ok(Err(OperatorError::Invalid(m))) => key_detail(
+        Err(OperatorError::Invalid(m)) => key_detail(
             &state,
             &c,
             &key,
@@ -504,8 +508,7 @@ async fn edit_key(
             None,
             StatusCode::BAD_REQUEST,
         ),
-        Ok(Err(e)) => internal(e).into_response(),
-        Err(r) => r,
+        Err(e) => internal(e).into_response(),
     }
 }
 
@@ -523,8 +526,12 @@ async fn reset_key(
         return refused;
     }
     let id = key.id.clone();
-    match blocking(&state, move |s, now| operator::reset_key(s, &id, now)).await {
-        Ok(Ok(issued)) => {
+    match operator_call(&state, async move |s, now| {
+        operator::reset_key(s, &id, now).await
+    })
+    .await
+    {
+        Ok(issued) => {
             let shown = shown_once("new-token", &issued.token);
             key_detail(
                 &state,
@@ -535,8 +542,7 @@ async fn reset_key(
                 StatusCode::OK,
             )
         }
-        Ok(Err(e)) => internal(e).into_response(),
-        Err(r) => r,
+        Err(e) => internal(e).into_response(),
     }
 }
 
@@ -554,8 +560,12 @@ async fn delete_key(
         return refused;
     }
     let id = key.id.clone();
-    match blocking(&state, move |s, now| operator::delete_key(s, &id, now)).await {
-        Ok(Ok(deleted)) => {
+    match operator_call(&state, async move |s, now| {
+        operator::delete_key(s, &id, now).await
+    })
+    .await
+    {
+        Ok(deleted) => {
             keys_page(
                 &state,
                 &c,
@@ -565,21 +575,19 @@ async fn delete_key(
             )
             .await
         }
-        Ok(Err(e)) => internal(e).into_response(),
-        Err(r) => r,
+        Err(e) => internal(e).into_response(),
     }
 }
 
 async fn docs(State(state): State<Arc<AppState>>, c: Customer) -> Response {
     let account = c.user.account_id.clone();
-    let keys = match blocking(&state, move |s, now| {
-        operator::list_keys(s, Some(&account), now)
+    let keys = match operator_call(&state, async move |s, now| {
+        operator::list_keys(s, Some(&account), now).await
     })
     .await
     {
-        Ok(Ok(k)) => k,
-        Ok(Err(e)) => return internal(e).into_response(),
-        Err(r) => return r,
+        Ok(k) => k,
+        Err(e) => return internal(e).into_response(),
     };
     let base = state.tunnel.public_base_url.clone();
     let prefix = keys.first().map_or_else(

@@ -51,42 +51,68 @@ pub fn invitation(
     email: &str,
     now: i64,
 ) -> Result<Invited, StoreError> {
-    let secret = random_secret();
-    let expires = now + INVITE_SECS;
+    let link = Link::new(now);
     let user = store.invite_user(
         &new_id("usr"),
         account.trim(),
         email,
-        &digest(&secret),
-        expires,
+        &digest(&link.secret),
+        link.expires,
         now,
     )?;
-    tracing::info!(user = %user.id, account = %user.account_id, "console: user invited");
-    Ok(Invited {
-        user,
-        link: format!("{}/console/invite/{secret}", base_url.trim_end_matches('/')),
-        expires_at: crate::operator::rfc3339(expires),
-    })
+    Ok(link.invited(user, base_url))
 }
 
-/// [`invitation`] on a blocking thread; the inner error is the refusal's message.
-pub async fn invite(
-    state: &AppState,
-    account: &str,
-    email: &str,
-) -> Result<Result<Invited, String>, tokio::task::JoinError> {
+/// [`invitation`], awaited; a refusal is its message.
+pub async fn invite(state: &AppState, account: &str, email: &str) -> Result<Invited, String> {
     let now = state.auth_now();
-    let store = state.services.store.clone();
-    let base = state.tunnel.public_base_url.clone();
-    let (account, email) = (account.to_string(), email.to_string());
-    let made =
-        tokio::task::spawn_blocking(move || invitation(&store, &base, &account, &email, now))
-            .await?;
-    Ok(match made {
-        Ok(invited) => Ok(invited),
+    let link = Link::new(now);
+    let made = state
+        .services
+        .store
+        .invite_user_async(
+            &new_id("usr"),
+            account.trim(),
+            email,
+            &digest(&link.secret),
+            link.expires,
+            now,
+        )
+        .await;
+    match made {
+        Ok(user) => Ok(link.invited(user, &state.tunnel.public_base_url)),
         Err(StoreError::Invalid(m)) => Err(m),
         Err(e) => Err(format!("cannot invite: {e}")),
-    })
+    }
+}
+
+/// A fresh one-time link: its secret and when it expires.
+struct Link {
+    secret: String,
+    expires: i64,
+}
+
+impl Link {
+    fn new(now: i64) -> Link {
+        Link {
+            secret: random_secret(),
+            expires: now + INVITE_SECS,
+        }
+    }
+
+    /// The invitation of `user` (just invited with this link's digest).
+    fn invited(self, user: UserRecord, base_url: &str) -> Invited {
+        tracing::info!(user = %user.id, account = %user.account_id, "console: user invited");
+        Invited {
+            user,
+            link: format!(
+                "{}/console/invite/{}",
+                base_url.trim_end_matches('/'),
+                self.secret
+            ),
+            expires_at: crate::operator::rfc3339(self.expires),
+        }
+    }
 }
 
 /// The admin document's part for these two operations: `(paths, schemas)`,
@@ -229,7 +255,6 @@ async fn create(
 ) -> Result<Response, ApiError> {
     let invited = invite(&state, &b.account, &b.email)
         .await
-        .map_err(internal)?
         .map_err(ApiError::invalid_request)?;
     Ok((
         StatusCode::CREATED,
@@ -249,10 +274,11 @@ async fn list(
     q: Result<Query<ListQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
     let Query(q) = q.map_err(|e| ApiError::invalid_request(format!("invalid query: {e}")))?;
-    let store = state.services.store.clone();
-    let users = tokio::task::spawn_blocking(move || store.users(q.account.as_deref()))
+    let users = state
+        .services
+        .store
+        .users_async(q.account.as_deref())
         .await
-        .map_err(internal)?
         .map_err(internal)?;
     Ok(axum::Json(json!({"status": 200, "data": users, "msg": "success"})).into_response())
 }

@@ -17,7 +17,7 @@ use serde_json::Value;
 use super::super::envelope::{ApiError, internal};
 use super::super::request_id::{ClientRequestId, RequestId};
 use super::super::state::AppState;
-use super::customer::{blocking, known_platforms};
+use super::customer::{known_platforms, operator_call};
 use super::form::Form;
 use super::layout::{Flash, Nav, csrf_field, page, refusal, respond};
 use super::session::{Customer, csrf_ok};
@@ -67,7 +67,11 @@ fn form(c: &Customer, keys: &[KeyRecord], known: &[String], choice: &Choice<'_>)
 
 async fn own_keys(state: &AppState, c: &Customer) -> Result<Vec<KeyRecord>, Response> {
     let account = c.user.account_id.clone();
-    match blocking(state, move |s, _| Ok(s.keys_of_account(&account)?)).await? {
+    match operator_call(state, async move |s, _| {
+        Ok(s.keys_of_account_async(&account).await?)
+    })
+    .await
+    {
         Ok(k) => Ok(k),
         Err(e) => Err(internal(e).into_response()),
     }

@@ -245,14 +245,15 @@ pub async fn start(
         created_at: now,
         last_seen_at: now,
     };
-    let store = state.services.store.clone();
-    tokio::task::spawn_blocking(move || {
-        store.prune_sessions(now - ABSOLUTE_SECS, now - IDLE_SECS)?;
-        store.create_session(&record)
-    })
-    .await
-    .map_err(|e| internal(e).into_response())?
-    .map_err(|e| internal(e).into_response())?;
+    let store = &state.services.store;
+    store
+        .prune_sessions_async(now - ABSOLUTE_SECS, now - IDLE_SECS)
+        .await
+        .map_err(|e| internal(e).into_response())?;
+    store
+        .create_session_async(&record)
+        .await
+        .map_err(|e| internal(e).into_response())?;
     Ok(set_cookie(
         state,
         SESSION_COOKIE,
@@ -274,13 +275,12 @@ pub async fn current(
         return Ok(None);
     };
     let now = state.auth_now();
-    let store = state.services.store.clone();
-    let found = tokio::task::spawn_blocking(move || {
-        store.live_session(&hash, now - ABSOLUTE_SECS, now - IDLE_SECS, now)
-    })
-    .await
-    .map_err(|e| internal(e).into_response())?
-    .map_err(|e| internal(e).into_response())?;
+    let found = state
+        .services
+        .store
+        .live_session_async(&hash, now - ABSOLUTE_SECS, now - IDLE_SECS, now)
+        .await
+        .map_err(|e| internal(e).into_response())?;
     // An operator session is honoured only from a cookie bound to the token.
     Ok(found.filter(|s| s.operator == operator_cookie))
 }
@@ -305,10 +305,11 @@ impl FromRequestParts<Arc<AppState>> for Customer {
         let Some(user_id) = session.user_id.clone() else {
             return Err(Redirect::to("/console/admin").into_response());
         };
-        let store = state.services.store.clone();
-        let user = tokio::task::spawn_blocking(move || store.user(&user_id))
+        let user = state
+            .services
+            .store
+            .user_async(&user_id)
             .await
-            .map_err(|e| internal(e).into_response())?
             .map_err(|_| Redirect::to("/console/sign-in").into_response())?;
         Ok(Customer { session, user })
     }

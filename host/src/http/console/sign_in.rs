@@ -183,11 +183,8 @@ async fn sign_in(
         tracing::info!(?address, "console sign-in throttled");
         return again(StatusCode::TOO_MANY_REQUESTS, THROTTLED);
     }
-    let store = state.services.store.clone();
-    let lookup = email.clone();
-    let found = match tokio::task::spawn_blocking(move || store.user_for_sign_in(&lookup)).await {
-        Ok(Ok(found)) => found,
-        Ok(Err(e)) => return internal(e).into_response(),
+    let found = match state.services.store.user_for_sign_in_async(&email).await {
+        Ok(found) => found,
         Err(e) => return internal(e).into_response(),
     };
     let pool = &state.guards.passwords;
@@ -226,10 +223,15 @@ async fn sign_out(State(state): State<Arc<AppState>>, headers: HeaderMap, body: 
     if !csrf_ok(&current, &Form::parse(&body)) {
         return csrf_refused();
     }
-    let store = state.services.store.clone();
-    let hash = current.token_hash.clone();
-    if let Err(e) = tokio::task::spawn_blocking(move || store.delete_session(&hash)).await {
-        return internal(e).into_response();
+    // The cookie is cleared whatever the store says; an expired session
+    // is swept later.
+    if let Err(e) = state
+        .services
+        .store
+        .delete_session_async(&current.token_hash)
+        .await
+    {
+        tracing::warn!(error = %e, "console: session not deleted at sign-out");
     }
     signed_out(&state)
 }
@@ -249,14 +251,16 @@ async fn sign_out_everywhere(
     if !csrf_ok(&current, &Form::parse(&body)) {
         return csrf_refused();
     }
-    let store = state.services.store.clone();
-    let user = current.user_id.clone();
-    match tokio::task::spawn_blocking(move || store.delete_sessions_of(user.as_deref())).await {
-        Ok(Ok(n)) => {
+    let ended = state
+        .services
+        .store
+        .delete_sessions_of_async(current.user_id.as_deref())
+        .await;
+    match ended {
+        Ok(n) => {
             tracing::info!(sessions = n, "console: signed out everywhere");
             signed_out(&state)
         }
-        Ok(Err(e)) => internal(e).into_response(),
         Err(e) => internal(e).into_response(),
     }
 }
@@ -293,13 +297,11 @@ async fn invite_page(
     Path(secret): Path<String>,
     headers: HeaderMap,
 ) -> Response {
-    let store = state.services.store.clone();
     let now = state.auth_now();
     let hash = digest(&secret);
-    let user = match tokio::task::spawn_blocking(move || store.user_by_invite(&hash, now)).await {
-        Ok(Ok(Some(user))) => user,
-        Ok(Ok(None)) => return invalid_link(),
-        Ok(Err(e)) => return internal(e).into_response(),
+    let user = match state.services.store.user_by_invite_async(&hash, now).await {
+        Ok(Some(user)) => user,
+        Ok(None) => return invalid_link(),
         Err(e) => return internal(e).into_response(),
     };
     let (csrf, set) = form_token(&state, &headers);
@@ -327,14 +329,11 @@ async fn accept_invite(
         return csrf_refused();
     }
     // The link first: an unknown or used secret costs a lookup, never a hash.
-    let store = state.services.store.clone();
     let now = state.auth_now();
     let hash = digest(&secret);
-    let lookup = hash.clone();
-    match tokio::task::spawn_blocking(move || store.user_by_invite(&lookup, now)).await {
-        Ok(Ok(Some(_))) => {}
-        Ok(Ok(None)) => return invalid_link(),
-        Ok(Err(e)) => return internal(e).into_response(),
+    match state.services.store.user_by_invite_async(&hash, now).await {
+        Ok(Some(_)) => {}
+        Ok(None) => return invalid_link(),
         Err(e) => return internal(e).into_response(),
     }
     let password = form.get("password").to_string();
@@ -363,19 +362,19 @@ async fn accept_invite(
             );
         }
     };
-    let store = state.services.store.clone();
-    let user =
-        match tokio::task::spawn_blocking(move || store.accept_invite(&hash, &password_hash, now))
-            .await
-        {
-            Ok(Ok(user)) => {
-                tracing::info!(user = %user.id, "console: password set through a one-time link");
-                user
-            }
-            Ok(Err(crate::store::StoreError::NotFound(..))) => return invalid_link(),
-            Ok(Err(e)) => return internal(e).into_response(),
-            Err(e) => return internal(e).into_response(),
-        };
+    let accepted = state
+        .services
+        .store
+        .accept_invite_async(&hash, &password_hash, now)
+        .await;
+    let user = match accepted {
+        Ok(user) => {
+            tracing::info!(user = %user.id, "console: password set through a one-time link");
+            user
+        }
+        Err(crate::store::StoreError::NotFound(..)) => return invalid_link(),
+        Err(e) => return internal(e).into_response(),
+    };
     match session::start(&state, Some(user.id), false).await {
         Ok(cookie) => signed_in(cookie, "/console"),
         Err(r) => r,

@@ -130,24 +130,22 @@ pub async fn sign_up(
     };
     let secret = random_secret();
     let now = state.auth_now();
-    let store = state.services.store.clone();
-    let (who, hash) = (email.clone(), digest(&secret));
     let credits = i64::from(settings.starting_credits);
-    let outcome = match tokio::task::spawn_blocking(move || {
-        store.sign_up(
+    let signed_up = state
+        .services
+        .store
+        .sign_up_async(
             &new_id("usr"),
-            &who,
-            &hash,
+            &email,
+            &digest(&secret),
             now + SIGN_UP_LINK_SECS,
             credits,
             now,
         )
-    })
-    .await
-    {
-        Ok(Ok(outcome)) => outcome,
-        Ok(Err(crate::store::StoreError::Invalid(m))) => return again(StatusCode::BAD_REQUEST, m),
-        Ok(Err(e)) => return internal(e).into_response(),
+        .await;
+    let outcome = match signed_up {
+        Ok(outcome) => outcome,
+        Err(crate::store::StoreError::Invalid(m)) => return again(StatusCode::BAD_REQUEST, m),
         Err(e) => return internal(e).into_response(),
     };
     let base = state

@@ -17,7 +17,7 @@ use serde::Deserialize;
 use super::super::admin_keys::UsageQuery;
 use super::super::envelope::internal;
 use super::super::state::AppState;
-use super::customer::{blocking, known_platforms};
+use super::customer::{known_platforms, operator_call};
 use super::layout::{Flash, Nav, page, respond, time};
 use super::session::Customer;
 use crate::operator::{self, KeyView, OperatorError, UsageView};
@@ -87,7 +87,11 @@ async fn read(
         Err(m) => return Ok(Err(m)),
     };
     let known = known_platforms(state);
-    match blocking(state, move |s, _| operator::usage(s, &filter, &known)).await? {
+    match operator_call(state, async move |s, _| {
+        operator::usage(s, &filter, &known).await
+    })
+    .await
+    {
         Ok(v) => Ok(Ok(v)),
         Err(OperatorError::Invalid(m)) => Ok(Err(m)),
         Err(e) => Err(internal(e).into_response()),
@@ -95,22 +99,26 @@ async fn read(
 }
 
 /// What the page shows: the account's keys (for the filter and names) and
-/// the usage of the filter, or why the filter was refused. One blocking
-/// call, one store read after the other.
+/// the usage of the filter, or why the filter was refused. One store read
+/// after the other.
 struct PageData {
     keys: Vec<KeyView>,
     view: Result<UsageView, String>,
 }
 
-fn page_data(
+async fn page_data(
     store: &Store,
     account: &str,
     filter: Result<UsageFilter, String>,
     known: &[String],
     now: i64,
 ) -> Result<PageData, OperatorError> {
-    let keys = operator::list_keys(store, Some(account), now)?;
-    let view = match filter.map(|f| operator::usage(store, &f, known)) {
+    let keys = operator::list_keys(store, Some(account), now).await?;
+    let view = match filter {
+        Ok(f) => Ok(operator::usage(store, &f, known).await),
+        Err(m) => Err(m),
+    };
+    let view = match view {
         Ok(Ok(v)) => Ok(v),
         Ok(Err(OperatorError::Invalid(m))) | Err(m) => Err(m),
         Ok(Err(e)) => return Err(e),
@@ -129,15 +137,14 @@ async fn usage(
     let known = known_platforms(&state);
     let data = {
         let known = known.clone();
-        blocking(&state, move |s, now| {
-            page_data(s, &account, filter, &known, now)
+        operator_call(&state, async move |s, now| {
+            page_data(s, &account, filter, &known, now).await
         })
         .await
     };
     let data = match data {
-        Ok(Ok(d)) => d,
-        Ok(Err(e)) => return internal(e).into_response(),
-        Err(r) => return r,
+        Ok(d) => d,
+        Err(e) => return internal(e).into_response(),
     };
     let (flash, status) = match &data.view {
         Ok(_) => (Flash::None, StatusCode::OK),
@@ -357,9 +364,15 @@ mod tests {
             };
             let (mut reads, mut renders) = (Vec::new(), Vec::new());
             let mut html_len = 0;
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
             for _ in 0..100 {
                 let started = Instant::now();
-                let data = page_data(&store, "bench", filter(PAGE_ROWS), &known, now).unwrap();
+                let data = runtime
+                    .block_on(page_data(&store, "bench", filter(PAGE_ROWS), &known, now))
+                    .unwrap();
                 reads.push(started.elapsed());
                 let started = Instant::now();
                 html_len = usage_body(&f, &data, &known).into_string().len();

@@ -15,7 +15,7 @@ use maud::{Markup, html};
 
 use super::super::envelope::internal;
 use super::super::state::AppState;
-use super::customer::{blocking, key_detail, own_key, posted_on_own_key, unconfirmed};
+use super::customer::{key_detail, operator_call, own_key, posted_on_own_key, unconfirmed};
 use super::layout::{Flash, Nav, page, respond};
 use super::session::{Customer, Operator};
 use crate::operator::{self, DeliveryView};
@@ -56,12 +56,12 @@ async fn rotate_secret(
         return refused;
     }
     let id = key.id.clone();
-    match blocking(&state, move |s, now| {
-        operator::rotate_webhook_secret(s, &id, now)
+    match operator_call(&state, async move |s, now| {
+        operator::rotate_webhook_secret(s, &id, now).await
     })
     .await
     {
-        Ok(Ok(issued)) => {
+        Ok(issued) => {
             let note = if issued.rotated {
                 "New webhook secret; the old one no longer signs anything."
             } else {
@@ -76,8 +76,7 @@ async fn rotate_secret(
                 StatusCode::OK,
             )
         }
-        Ok(Err(e)) => internal(e).into_response(),
-        Err(r) => r,
+        Err(e) => internal(e).into_response(),
     }
 }
 
@@ -137,12 +136,14 @@ async fn key_deliveries(
         account: Some(c.user.account_id.clone()),
         limit: SHOWN,
     };
-    let deliveries =
-        match blocking(&state, move |s, _| operator::webhook_deliveries(s, &filter)).await {
-            Ok(Ok(d)) => d,
-            Ok(Err(e)) => return internal(e).into_response(),
-            Err(r) => return r,
-        };
+    let deliveries = match operator_call(&state, async move |s, _| {
+        operator::webhook_deliveries(s, &filter).await
+    })
+    .await
+    {
+        Ok(d) => d,
+        Err(e) => return internal(e).into_response(),
+    };
     let body = html! {
         p { "The last " (SHOWN) " webhook deliveries of key " strong { (key.name) } ", newest first. Failed attempts are retried with growing delays for up to 24 hours." }
         (table(&deliveries, false))
@@ -165,12 +166,14 @@ async fn all_deliveries(State(state): State<Arc<AppState>>, o: Operator) -> Resp
         limit: SHOWN,
         ..Default::default()
     };
-    let deliveries =
-        match blocking(&state, move |s, _| operator::webhook_deliveries(s, &filter)).await {
-            Ok(Ok(d)) => d,
-            Ok(Err(e)) => return internal(e).into_response(),
-            Err(r) => return r,
-        };
+    let deliveries = match operator_call(&state, async move |s, _| {
+        operator::webhook_deliveries(s, &filter).await
+    })
+    .await
+    {
+        Ok(d) => d,
+        Err(e) => return internal(e).into_response(),
+    };
     let body = html! {
         p { "The last " (SHOWN) " webhook deliveries of every account, newest first." }
         (table(&deliveries, true))

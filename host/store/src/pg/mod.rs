@@ -11,10 +11,11 @@
 //!   blocking threads, and statements one method sends together are
 //!   pipelined (one round trip).
 //! - The blocking pool (r2d2 of `postgres` clients, `pool.rs`) runs every
-//!   other `Store` method: `Store` is a blocking API (the console, the admin
-//!   API, the CLI, the background tasks call it directly or through
-//!   `spawn_blocking`), and the blocking client needs no runtime, which the
-//!   CLI's one-shot commands and the migrations do not have. The blocking
+//!   other `Store` method: the service's awaited calls outside the parse path
+//!   (the console, the admin API, the background tasks) run their blocking
+//!   form on a blocking thread inside the store (`awaited.rs`), and the
+//!   blocking client needs no runtime, which the CLI's one-shot commands and
+//!   the migrations do not have. The blocking
 //!   twins of the parse path's methods stay too, for those callers.
 //!
 //! Both pools are sized alike (`pool_size_for`, each taking at most half of

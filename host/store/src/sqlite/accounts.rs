@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::accounts::{AccountSummary, CreditChange, GrantRecord, MAX_CREDITS};
 use crate::{StoreError, StoreResult};
 
-pub(crate) fn create_account(c: &mut Connection, id: &str, now: i64) -> StoreResult<bool> {
+pub(crate) fn create_account(c: &Connection, id: &str, now: i64) -> StoreResult<bool> {
     Ok(c.execute(
         "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
         params![id, now],
@@ -14,34 +14,32 @@ pub(crate) fn create_account(c: &mut Connection, id: &str, now: i64) -> StoreRes
 }
 
 pub(crate) fn set_credits_noted(
-    c: &mut Connection,
+    c: &Connection,
     account: &str,
     amount: i64,
     reason: Option<&str>,
     now: i64,
 ) -> StoreResult<CreditChange> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    tx.execute(
+    c.execute(
         "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
         params![account, now],
     )?;
-    let previous: i64 = tx.query_row(
+    let previous: i64 = c.query_row(
         "SELECT balance FROM accounts WHERE id = ?1",
         [account],
         |r| r.get(0),
     )?;
     let change = amount - previous;
     if change != 0 {
-        tx.execute(
+        c.execute(
             "UPDATE accounts SET balance = ?2 WHERE id = ?1",
             params![account, amount],
         )?;
-        tx.execute(
+        c.execute(
         "INSERT INTO credit_grants (account_id, credits, created_at, kind, reason) VALUES (?1, ?2, ?3, 'set', ?4)",
         params![account, change, now, reason],
     )?;
     }
-    tx.commit()?;
     Ok(CreditChange {
         account: account.to_string(),
         previous,
@@ -87,7 +85,7 @@ pub(crate) fn accounts(c: &mut Connection) -> StoreResult<Vec<AccountSummary>> {
     Ok(rows.collect::<Result<_, _>>()?)
 }
 
-pub(crate) fn ensure_account(c: &mut Connection, account: &str, now: i64) -> StoreResult<()> {
+pub(crate) fn ensure_account(c: &Connection, account: &str, now: i64) -> StoreResult<()> {
     c.execute(
         "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
         params![account, now],
@@ -106,18 +104,17 @@ pub(crate) fn balance(c: &mut Connection, account: &str) -> StoreResult<i64> {
 }
 
 pub(crate) fn add_credits_noted(
-    c: &mut Connection,
+    c: &Connection,
     account: &str,
     amount: i64,
     reason: Option<&str>,
     now: i64,
 ) -> StoreResult<i64> {
-    let tx = c.transaction()?;
-    tx.execute(
+    c.execute(
         "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
         params![account, now],
     )?;
-    let updated = tx.execute(
+    let updated = c.execute(
         "UPDATE accounts SET balance = balance + ?2 WHERE id = ?1 AND balance + ?2 <= ?3",
         params![account, amount, MAX_CREDITS],
     )?;
@@ -126,16 +123,15 @@ pub(crate) fn add_credits_noted(
             "a balance cannot exceed {MAX_CREDITS} credits"
         )));
     }
-    tx.execute(
+    c.execute(
     "INSERT INTO credit_grants (account_id, credits, created_at, reason) VALUES (?1, ?2, ?3, ?4)",
     params![account, amount, now, reason],
 )?;
-    let balance = tx.query_row(
+    let balance = c.query_row(
         "SELECT balance FROM accounts WHERE id = ?1",
         [account],
         |r| r.get(0),
     )?;
-    tx.commit()?;
     Ok(balance)
 }
 

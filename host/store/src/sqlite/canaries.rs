@@ -6,7 +6,7 @@ use crate::StoreResult;
 use crate::canaries::{CANARY_RESULTS_KEPT, CanaryRow, LEASE, TAKE_LEASE_SQLITE};
 
 pub(crate) fn take_canary_lease(
-    c: &mut Connection,
+    c: &Connection,
     holder: &str,
     now_ms: i64,
     until_ms: i64,
@@ -16,7 +16,7 @@ pub(crate) fn take_canary_lease(
     Ok(rows.next()?.is_some())
 }
 
-pub(crate) fn add_canary_result(c: &mut Connection, row: &CanaryRow) -> StoreResult<()> {
+pub(crate) fn add_canary_result(c: &Connection, row: &CanaryRow) -> StoreResult<()> {
     c.execute(
         "INSERT INTO canary_results (platform, url, outcome, detail, failure_code, at, host)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",

@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::{StoreError, StoreResult};
 
 pub(crate) fn key_delivery(
-    c: &mut Connection,
+    c: &Connection,
     id: &str,
     set: Option<Option<&str>>,
     now: i64,

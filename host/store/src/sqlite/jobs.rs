@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::StoreResult;
 use crate::jobs::{JOB_COLUMNS, JobRecord};
 
-pub(crate) fn insert_job(c: &mut Connection, job: &JobRecord, count: i32) -> StoreResult<()> {
+pub(crate) fn insert_job(c: &Connection, job: &JobRecord, count: i32) -> StoreResult<()> {
     c.execute(
         "INSERT INTO jobs (id, account_id, key_id, request, callback_url, state, item_count, created_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, 'queued', ?6, ?7)",
@@ -27,15 +27,14 @@ pub(crate) fn job_answers(c: &mut Connection, id: &str) -> StoreResult<Vec<(u32,
 }
 
 pub(crate) fn claim_jobs(
-    c: &mut Connection,
+    c: &Connection,
     now_ms: i64,
     limit: i64,
     lease: &str,
     until: i64,
 ) -> StoreResult<Vec<JobRecord>> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let claimed = {
-        let mut stmt = tx.prepare_cached(&format!(
+        let mut stmt = c.prepare_cached(&format!(
             "UPDATE jobs SET state = 'running', lease = ?3, lease_until_ms = ?2
              WHERE id IN (SELECT id FROM jobs
                 WHERE state <> 'done'
@@ -46,12 +45,11 @@ pub(crate) fn claim_jobs(
         stmt.query_map(params![now_ms, until, lease, limit], job_from_row)?
             .collect::<Result<Vec<_>, _>>()?
     };
-    tx.commit()?;
     Ok(claimed)
 }
 
 pub(crate) fn renew_job_lease(
-    c: &mut Connection,
+    c: &Connection,
     id: &str,
     lease: &str,
     until_ms: i64,
@@ -63,7 +61,7 @@ pub(crate) fn renew_job_lease(
 }
 
 pub(crate) fn record_job_item(
-    c: &mut Connection,
+    c: &Connection,
     id: &str,
     index: i32,
     answer: &str,
@@ -76,7 +74,7 @@ pub(crate) fn record_job_item(
     Ok(())
 }
 
-pub(crate) fn finish_job(c: &mut Connection, id: &str, now_ms: i64) -> StoreResult<()> {
+pub(crate) fn finish_job(c: &Connection, id: &str, now_ms: i64) -> StoreResult<()> {
     c.execute(
         "UPDATE jobs SET state = 'done', finished_ms = ?2, lease = NULL, lease_until_ms = NULL
          WHERE id = ?1 AND state <> 'done'",
@@ -85,18 +83,16 @@ pub(crate) fn finish_job(c: &mut Connection, id: &str, now_ms: i64) -> StoreResu
     Ok(())
 }
 
-pub(crate) fn prune_jobs(c: &mut Connection, finished_before_ms: i64) -> StoreResult<usize> {
-    let tx = c.transaction()?;
-    tx.execute(
+pub(crate) fn prune_jobs(c: &Connection, finished_before_ms: i64) -> StoreResult<usize> {
+    c.execute(
         "DELETE FROM job_items WHERE job_id IN
             (SELECT id FROM jobs WHERE state = 'done' AND finished_ms < ?1)",
         [finished_before_ms],
     )?;
-    let n = tx.execute(
+    let n = c.execute(
         "DELETE FROM jobs WHERE state = 'done' AND finished_ms < ?1",
         [finished_before_ms],
     )?;
-    tx.commit()?;
     Ok(n)
 }
 
@@ -116,7 +112,7 @@ fn job_from_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<JobRecord> {
 
 /// Every lease dropped: one process uses a SQLite file, so at its start no
 /// claim is alive.
-pub(crate) fn drop_job_leases(c: &mut Connection) -> StoreResult<usize> {
+pub(crate) fn drop_job_leases(c: &Connection) -> StoreResult<usize> {
     Ok(c.execute(
         "UPDATE jobs SET lease = NULL, lease_until_ms = NULL WHERE state <> 'done'",
         [],

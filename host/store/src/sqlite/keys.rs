@@ -8,13 +8,12 @@ use crate::keys::{KEY_COLUMNS, KeyEdit, delivery_of};
 use crate::{KeyRecord, StoreError, StoreResult};
 
 pub(crate) fn edit_key(
-    c: &mut Connection,
+    c: &Connection,
     id: &str,
     edit: &KeyEdit,
     now: i64,
 ) -> StoreResult<KeyRecord> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let mut key = tx
+    let mut key = c
         .query_row(
             &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
             [id],
@@ -23,7 +22,7 @@ pub(crate) fn edit_key(
         .optional()?
         .ok_or_else(|| StoreError::NotFound("key", id.into()))?;
     edit.apply(&mut key);
-    tx.execute(
+    c.execute(
         "UPDATE api_keys SET name = ?2, expires_on = ?3, platforms = ?4,
             rate_limit_per_minute = ?5, updated_at = ?6
      WHERE id = ?1",
@@ -36,37 +35,33 @@ pub(crate) fn edit_key(
             now
         ],
     )?;
-    tx.commit()?;
     Ok(key)
 }
 
 pub(crate) fn rotate_key(
-    c: &mut Connection,
+    c: &Connection,
     id: &str,
     token_hash: &[u8],
     token_prefix: &str,
     now: i64,
 ) -> StoreResult<KeyRecord> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let updated = tx.execute(
+    let updated = c.execute(
         "UPDATE api_keys SET token_hash = ?2, token_prefix = ?3, rotated_at = ?4 WHERE id = ?1",
         params![id, token_hash, token_prefix, now],
     )?;
     if updated != 1 {
         return Err(StoreError::NotFound("key", id.into()));
     }
-    let key = tx.query_row(
+    let key = c.query_row(
         &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
         [id],
         key_from_row,
     )?;
-    tx.commit()?;
     Ok(key)
 }
 
-pub(crate) fn delete_key(c: &mut Connection, id: &str) -> StoreResult<KeyRecord> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let key = tx
+pub(crate) fn delete_key(c: &Connection, id: &str) -> StoreResult<KeyRecord> {
+    let key = c
         .query_row(
             &format!("SELECT {KEY_COLUMNS} FROM api_keys WHERE id = ?1"),
             [id],
@@ -74,8 +69,7 @@ pub(crate) fn delete_key(c: &mut Connection, id: &str) -> StoreResult<KeyRecord>
         )
         .optional()?
         .ok_or_else(|| StoreError::NotFound("key", id.into()))?;
-    tx.execute("DELETE FROM api_keys WHERE id = ?1", [id])?;
-    tx.commit()?;
+    c.execute("DELETE FROM api_keys WHERE id = ?1", [id])?;
     Ok(key)
 }
 
@@ -88,18 +82,17 @@ pub(crate) fn keys_of_account(c: &mut Connection, account: &str) -> StoreResult<
 }
 
 pub(crate) fn insert_key_within(
-    c: &mut Connection,
+    c: &Connection,
     key: &KeyRecord,
     token_hash: &[u8],
     max_keys: Option<u32>,
 ) -> StoreResult<()> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    tx.execute(
+    c.execute(
         "INSERT OR IGNORE INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)",
         params![key.account_id, key.created_at],
     )?;
     if let Some(max) = max_keys {
-        let count: i64 = tx.query_row(
+        let count: i64 = c.query_row(
             "SELECT COUNT(*) FROM api_keys WHERE account_id = ?1",
             [&key.account_id],
             |r| r.get(0),
@@ -108,7 +101,7 @@ pub(crate) fn insert_key_within(
             return Err(StoreError::KeyLimit(max));
         }
     }
-    tx.execute(
+    c.execute(
     "INSERT INTO api_keys (id, account_id, name, token_hash, token_prefix, expires_on, platforms, created_at, rotated_at, rate_limit_per_minute)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
     params![
@@ -124,7 +117,6 @@ pub(crate) fn insert_key_within(
         key.rate_limit_per_minute
     ],
 )?;
-    tx.commit()?;
     Ok(())
 }
 

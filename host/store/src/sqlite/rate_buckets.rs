@@ -4,7 +4,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use crate::StoreResult;
 
-pub(crate) fn count_request(c: &mut Connection, bucket: &str, minute: i64) -> StoreResult<i64> {
+pub(crate) fn count_request(c: &Connection, bucket: &str, minute: i64) -> StoreResult<i64> {
     Ok(c.query_row(
         "INSERT INTO rate_buckets (bucket, minute, count) VALUES (?1, ?2, 1)
      ON CONFLICT (bucket, minute) DO UPDATE SET count = rate_buckets.count + 1
@@ -15,7 +15,7 @@ pub(crate) fn count_request(c: &mut Connection, bucket: &str, minute: i64) -> St
 }
 
 pub(crate) fn count_requests_within(
-    c: &mut Connection,
+    c: &Connection,
     bucket: &str,
     minute: i64,
     n: i64,
@@ -32,7 +32,7 @@ pub(crate) fn count_requests_within(
     .optional()?)
 }
 
-pub(crate) fn prune_rate_buckets(c: &mut Connection, minute: i64) -> StoreResult<()> {
+pub(crate) fn prune_rate_buckets(c: &Connection, minute: i64) -> StoreResult<()> {
     c.execute("DELETE FROM rate_buckets WHERE minute < ?1", [minute])?;
     Ok(())
 }

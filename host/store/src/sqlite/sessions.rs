@@ -5,7 +5,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use crate::StoreResult;
 use crate::sessions::SessionRecord;
 
-pub(crate) fn create_session(c: &mut Connection, session: &SessionRecord) -> StoreResult<()> {
+pub(crate) fn create_session(c: &Connection, session: &SessionRecord) -> StoreResult<()> {
     c.execute(
     "INSERT INTO console_sessions (token_hash, user_id, operator, csrf, created_at, last_seen_at)
      VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
@@ -22,14 +22,13 @@ pub(crate) fn create_session(c: &mut Connection, session: &SessionRecord) -> Sto
 }
 
 pub(crate) fn live_session(
-    c: &mut Connection,
+    c: &Connection,
     token_hash: &str,
     created_after: i64,
     seen_after: i64,
     now: i64,
 ) -> StoreResult<Option<SessionRecord>> {
-    let tx = c.transaction()?;
-    let found = tx
+    let found = c
         .query_row(
             "SELECT token_hash, user_id, operator, csrf, created_at, last_seen_at
          FROM console_sessions WHERE token_hash = ?1",
@@ -48,7 +47,7 @@ pub(crate) fn live_session(
         .optional()?;
     let live = match found {
         Some(s) if s.created_at > created_after && s.last_seen_at > seen_after => {
-            tx.execute(
+            c.execute(
                 "UPDATE console_sessions SET last_seen_at = ?2 WHERE token_hash = ?1",
                 params![token_hash, now],
             )?;
@@ -58,7 +57,7 @@ pub(crate) fn live_session(
             })
         }
         Some(_) => {
-            tx.execute(
+            c.execute(
                 "DELETE FROM console_sessions WHERE token_hash = ?1",
                 [token_hash],
             )?;
@@ -66,11 +65,10 @@ pub(crate) fn live_session(
         }
         None => None,
     };
-    tx.commit()?;
     Ok(live)
 }
 
-pub(crate) fn delete_session(c: &mut Connection, token_hash: &str) -> StoreResult<()> {
+pub(crate) fn delete_session(c: &Connection, token_hash: &str) -> StoreResult<()> {
     c.execute(
         "DELETE FROM console_sessions WHERE token_hash = ?1",
         [token_hash],
@@ -78,7 +76,7 @@ pub(crate) fn delete_session(c: &mut Connection, token_hash: &str) -> StoreResul
     Ok(())
 }
 
-pub(crate) fn delete_sessions_of(c: &mut Connection, user_id: Option<&str>) -> StoreResult<usize> {
+pub(crate) fn delete_sessions_of(c: &Connection, user_id: Option<&str>) -> StoreResult<usize> {
     Ok(match user_id {
         Some(u) => c.execute("DELETE FROM console_sessions WHERE user_id = ?1", [u])?,
         None => c.execute("DELETE FROM console_sessions WHERE operator = 1", [])?,
@@ -86,7 +84,7 @@ pub(crate) fn delete_sessions_of(c: &mut Connection, user_id: Option<&str>) -> S
 }
 
 pub(crate) fn prune_sessions(
-    c: &mut Connection,
+    c: &Connection,
     created_after: i64,
     seen_after: i64,
 ) -> StoreResult<usize> {

@@ -8,7 +8,7 @@ use crate::StoreResult;
 use crate::tunnel_usage::{DAY, TunnelTraffic, TunnelUsage, tunnel_groups};
 
 pub(crate) fn record_tunnel_traffic(
-    c: &mut Connection,
+    c: &Connection,
     traffic: &TunnelTraffic<'_>,
 ) -> StoreResult<()> {
     c.execute(

@@ -6,7 +6,7 @@ use crate::users::{SIGN_UP_GRANT_REASON, SignInRecord, SignUpOutcome, UserRecord
 use crate::{StoreError, StoreResult};
 
 pub(crate) fn invite_user(
-    c: &mut Connection,
+    c: &Connection,
     user_id: &str,
     account: &str,
     email: &str,
@@ -14,13 +14,12 @@ pub(crate) fn invite_user(
     invite_expires_at: i64,
     now: i64,
 ) -> StoreResult<UserRecord> {
-    let tx = c.transaction()?;
-    tx.execute(
+    c.execute(
         "INSERT INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)
      ON CONFLICT (id) DO NOTHING",
         params![account, now],
     )?;
-    let existing = tx
+    let existing = c
         .query_row(
             &format!("SELECT {USER_COLUMNS} FROM users WHERE email = ?1"),
             [&email],
@@ -34,14 +33,14 @@ pub(crate) fn invite_user(
             )));
         }
         Some(found) => {
-            tx.execute(
+            c.execute(
                 "UPDATE users SET invite_hash = ?2, invite_expires_at = ?3 WHERE id = ?1",
                 params![found.user.id, invite_hash, invite_expires_at],
             )?;
             found.user.id
         }
         None => {
-            tx.execute(
+            c.execute(
             "INSERT INTO users (id, account_id, email, invite_hash, invite_expires_at, created_at)
              VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             params![user_id, account, email, invite_hash, invite_expires_at, now],
@@ -49,12 +48,11 @@ pub(crate) fn invite_user(
             user_id.to_string()
         }
     };
-    let user = tx.query_row(
+    let user = c.query_row(
         &format!("SELECT {USER_COLUMNS} FROM users WHERE id = ?1"),
         [&id],
         user_from_row,
     )?;
-    tx.commit()?;
     Ok(user.user)
 }
 
@@ -75,13 +73,12 @@ pub(crate) fn user_by_invite(
 }
 
 pub(crate) fn accept_invite(
-    c: &mut Connection,
+    c: &Connection,
     invite_hash: &str,
     password_hash: &str,
     now: i64,
 ) -> StoreResult<UserRecord> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let user = tx
+    let user = c
         .query_row(
             &format!(
                 "SELECT {USER_COLUMNS} FROM users WHERE invite_hash = ?1 AND invite_expires_at > ?2"
@@ -93,30 +90,29 @@ pub(crate) fn accept_invite(
         .ok_or_else(|| StoreError::NotFound("invitation", "link".into()))?;
     // A sign-up's credits, granted once: the link that verifies
     // the address is used up in this transaction.
-    let waiting: Option<i64> = tx.query_row(
+    let waiting: Option<i64> = c.query_row(
         "SELECT signup_credits FROM users WHERE id = ?1",
         [&user.user.id],
         |r| r.get(0),
     )?;
     if let Some(credits) = waiting.filter(|c| *c > 0) {
-        tx.execute(
+        c.execute(
             "UPDATE accounts SET balance = balance + ?2 WHERE id = ?1",
             params![user.user.account_id, credits],
         )?;
-        tx.execute(
+        c.execute(
             "INSERT INTO credit_grants (account_id, credits, created_at, reason) VALUES (?1, ?2, ?3, ?4)",
             params![user.user.account_id, credits, now, SIGN_UP_GRANT_REASON],
         )?;
     }
-    tx.execute(
+    c.execute(
         "UPDATE users SET password_hash = ?2, invite_hash = NULL, invite_expires_at = NULL, signup_credits = NULL WHERE id = ?1",
         params![user.user.id, password_hash],
     )?;
-    tx.execute(
+    c.execute(
         "DELETE FROM console_sessions WHERE user_id = ?1",
         [&user.user.id],
     )?;
-    tx.commit()?;
     Ok(UserRecord {
         active: true,
         ..user.user
@@ -124,7 +120,7 @@ pub(crate) fn accept_invite(
 }
 
 pub(crate) fn sign_up(
-    c: &mut Connection,
+    c: &Connection,
     user_id: &str,
     email: &str,
     invite_hash: &str,
@@ -132,8 +128,7 @@ pub(crate) fn sign_up(
     now: i64,
     credits: i64,
 ) -> StoreResult<SignUpOutcome> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let existing = tx
+    let existing = c
         .query_row(
             &format!(
                 "SELECT {USER_COLUMNS}, signup_credits IS NOT NULL FROM users WHERE email = ?1"
@@ -144,7 +139,7 @@ pub(crate) fn sign_up(
         .optional()?;
     let outcome = match existing {
         Some((found, true)) if found.password_hash.is_none() => {
-            tx.execute(
+            c.execute(
                 "UPDATE users SET invite_hash = ?2, invite_expires_at = ?3 WHERE id = ?1",
                 params![found.user.id, invite_hash, invite_expires_at],
             )?;
@@ -152,7 +147,7 @@ pub(crate) fn sign_up(
         }
         Some(_) => SignUpOutcome::Taken,
         None => {
-            let made = tx.execute(
+            let made = c.execute(
                 "INSERT INTO accounts (id, balance, created_at) VALUES (?1, 0, ?2)
                  ON CONFLICT (id) DO NOTHING",
                 params![email, now],
@@ -160,7 +155,7 @@ pub(crate) fn sign_up(
             if made == 0 {
                 SignUpOutcome::Taken
             } else {
-                tx.execute(
+                c.execute(
                     "INSERT INTO users (id, account_id, email, invite_hash, invite_expires_at, signup_credits, created_at)
                      VALUES (?1, ?2, ?2, ?3, ?4, ?5, ?6)",
                     params![user_id, email, invite_hash, invite_expires_at, credits, now],
@@ -175,7 +170,6 @@ pub(crate) fn sign_up(
             }
         }
     };
-    tx.commit()?;
     Ok(outcome)
 }
 

@@ -8,7 +8,7 @@ use crate::webhooks::{
 use crate::{StoreError, StoreResult};
 
 pub(crate) fn set_webhook_secret(
-    c: &mut Connection,
+    c: &Connection,
     id: &str,
     secret: &str,
     now: i64,
@@ -29,7 +29,7 @@ pub(crate) fn webhook_secret(c: &mut Connection, id: &str) -> StoreResult<Option
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn enqueue_webhook(
-    c: &mut Connection,
+    c: &Connection,
     id: &str,
     key_id: &str,
     url: &str,
@@ -39,8 +39,7 @@ pub(crate) fn enqueue_webhook(
     max_pending: u32,
     full: impl Fn() -> StoreError,
 ) -> StoreResult<()> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let account: String = tx
+    let account: String = c
         .query_row(
             "SELECT account_id FROM api_keys WHERE id = ?1",
             [key_id],
@@ -48,7 +47,7 @@ pub(crate) fn enqueue_webhook(
         )
         .optional()?
         .ok_or_else(|| StoreError::NotFound("key", key_id.into()))?;
-    let pending: i64 = tx.query_row(
+    let pending: i64 = c.query_row(
         "SELECT COUNT(*) FROM webhook_deliveries WHERE key_id = ?1 AND state = 'pending'",
         [key_id],
         |r| r.get(0),
@@ -56,26 +55,24 @@ pub(crate) fn enqueue_webhook(
     if pending >= i64::from(max_pending) {
         return Err(full());
     }
-    tx.execute(
+    c.execute(
         "INSERT INTO webhook_deliveries (id, key_id, account_id, url, event_type, data, state, created_ms, next_attempt_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'pending', ?7, ?7)
          ON CONFLICT (id) DO NOTHING",
         params![id, key_id, account, url, event_type, data, now_ms],
     )?;
-    tx.commit()?;
     Ok(())
 }
 
 pub(crate) fn claim_webhooks(
-    c: &mut Connection,
+    c: &Connection,
     now_ms: i64,
     limit: i64,
     lease: &str,
     until: i64,
 ) -> StoreResult<Vec<ClaimedDelivery>> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
     let claimed = {
-        let mut stmt = tx.prepare_cached(
+        let mut stmt = c.prepare_cached(
             "UPDATE webhook_deliveries SET lease = ?3, lease_until_ms = ?2
              WHERE id IN (SELECT id FROM webhook_deliveries
                 WHERE state = 'pending' AND next_attempt_ms <= ?1
@@ -97,12 +94,11 @@ pub(crate) fn claim_webhooks(
         })?;
         rows.collect::<Result<Vec<_>, _>>()?
     };
-    tx.commit()?;
     Ok(claimed)
 }
 
 pub(crate) fn finish_webhook_attempt(
-    c: &mut Connection,
+    c: &Connection,
     attempt: &AttemptRecord,
     columns: AttemptColumns<'_>,
 ) -> StoreResult<bool> {
@@ -116,8 +112,7 @@ pub(crate) fn finish_webhook_attempt(
         status,
         number,
     } = columns;
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    let updated = tx.execute(
+    let updated = c.execute(
         "UPDATE webhook_deliveries SET state = ?3, attempts = ?4, next_attempt_ms = ?5,
             finished_ms = ?6, last_error = ?7, lease = NULL, lease_until_ms = NULL
          WHERE id = ?1 AND lease = ?2",
@@ -126,7 +121,7 @@ pub(crate) fn finish_webhook_attempt(
     if updated == 0 {
         return Ok(false);
     }
-    tx.execute(
+    c.execute(
         "INSERT INTO webhook_attempts (delivery_id, attempt, at_ms, status, error, duration_ms)
          VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
         params![
@@ -138,22 +133,19 @@ pub(crate) fn finish_webhook_attempt(
             attempt.duration_ms
         ],
     )?;
-    tx.commit()?;
     Ok(true)
 }
 
-pub(crate) fn prune_webhooks(c: &mut Connection, finished_before_ms: i64) -> StoreResult<usize> {
-    let tx = c.transaction_with_behavior(rusqlite::TransactionBehavior::Immediate)?;
-    tx.execute(
+pub(crate) fn prune_webhooks(c: &Connection, finished_before_ms: i64) -> StoreResult<usize> {
+    c.execute(
         "DELETE FROM webhook_attempts WHERE delivery_id IN (SELECT id FROM webhook_deliveries
             WHERE state <> 'pending' AND finished_ms < ?1)",
         [finished_before_ms],
     )?;
-    let removed = tx.execute(
+    let removed = c.execute(
         "DELETE FROM webhook_deliveries WHERE state <> 'pending' AND finished_ms < ?1",
         [finished_before_ms],
     )?;
-    tx.commit()?;
     Ok(removed)
 }
 

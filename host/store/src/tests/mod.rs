@@ -5,6 +5,7 @@
 
 mod accounts;
 mod async_writes;
+mod awaited;
 mod backends;
 mod both;
 mod canaries;

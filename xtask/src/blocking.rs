@@ -1,0 +1,117 @@
+//! `cargo xtask blocking`: where the host holds a blocking thread.
+//!
+//! The store answers async callers itself (its `<call>_async` methods), so
+//! `tokio::task::spawn_blocking` (or a runtime handle's `spawn_blocking`)
+//! under `host/src` is allowed only in the files listed in [`ALLOWED`], each
+//! with the reason it blocks: work that is not a store call. A file not
+//! listed that names it fails the check, and so does a listed file that no
+//! longer does (the list stays the truth). Comments do not count.
+
+use std::path::Path;
+
+use crate::Result;
+use crate::layers::{code_only_keeping_tests, relative, rust_files};
+
+/// The files of `host/src` that may hold a blocking thread, and why.
+pub const ALLOWED: &[(&str, &str)] = &[
+    (
+        "auth/password_pool.rs",
+        "argon2id hashing and checking: CPU work, bounded by the pool's permits",
+    ),
+    (
+        "authoring/failures.rs",
+        "writes a failing parse's exchanges to disk as a fixture case",
+    ),
+    ("http/health.rs", "lists the kept failure files on disk"),
+    (
+        "http/server.rs",
+        "loads the extractors folder at start: reads and compiles WebAssembly",
+    ),
+    (
+        "http/console/admin.rs",
+        "re-scans the extractors folder (reads and compiles WebAssembly) and lists kept failure files on disk",
+    ),
+    (
+        "billing/settle_tests.rs",
+        "a test that takes the runtime's only blocking thread on purpose",
+    ),
+];
+
+pub fn run(root: &Path) -> Result {
+    let found = files_blocking(root)?;
+    for (file, why) in ALLOWED {
+        if found.iter().any(|f| f == file) {
+            println!("{file}: {why}");
+        }
+    }
+    let problems = problems(&found);
+    for p in &problems {
+        println!("{p}");
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!(
+            "{} place(s) hold a blocking thread outside the allowed list",
+            problems.len()
+        ))
+    }
+}
+
+/// The files under `host/src` (relative to it) whose code names `spawn_blocking`.
+pub fn files_blocking(root: &Path) -> Result<Vec<String>> {
+    let src = root.join("host/src");
+    let mut out = Vec::new();
+    for file in rust_files(&src)? {
+        let text =
+            std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        if code_only_keeping_tests(&text).contains("spawn_blocking") {
+            out.push(relative(&src, &file));
+        }
+    }
+    Ok(out)
+}
+
+/// What is wrong with `found` against [`ALLOWED`].
+pub fn problems(found: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = found
+        .iter()
+        .filter(|f| !ALLOWED.iter().any(|(a, _)| a == f))
+        .map(|f| {
+            format!(
+                "{f}: spawn_blocking outside the allowed list (await the store's `_async` call)"
+            )
+        })
+        .collect();
+    for (file, _) in ALLOWED {
+        if !found.iter().any(|f| f == file) {
+            out.push(format!(
+                "{file}: listed as allowed to block but no longer does: drop it from the list"
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_blocks_only_where_the_list_allows() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        let found = files_blocking(&root).unwrap();
+        assert_eq!(problems(&found), Vec::<String>::new());
+    }
+
+    #[test]
+    fn an_unlisted_file_and_a_stale_entry_are_both_problems() {
+        let mut found: Vec<String> = ALLOWED.iter().map(|(f, _)| f.to_string()).collect();
+        found.push("jobs/runner.rs".into());
+        found.retain(|f| f != "http/health.rs");
+        let problems = problems(&found);
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert!(problems[0].starts_with("jobs/runner.rs: "));
+        assert!(problems[1].starts_with("http/health.rs: "));
+    }
+}
