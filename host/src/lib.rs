@@ -9,7 +9,8 @@
 //! `cargo xtask layers` prints the module graph and fails on a cycle.
 
 pub mod alerts;
-pub mod auth;
+/// API keys, rate limits and sign-in throttles, its own crate (`host/auth`).
+pub use mediaparse_auth as auth;
 pub mod authoring;
 pub mod billing;
 pub mod call;
