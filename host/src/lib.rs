@@ -12,7 +12,8 @@ pub mod alerts;
 /// API keys, rate limits and sign-in throttles, its own crate (`host/auth`).
 pub use mediaparse_auth as auth;
 pub mod authoring;
-pub mod billing;
+/// Prices, the balance pre-check and the charge, its own crate (`host/billing`).
+pub use mediaparse_billing as billing;
 pub mod call;
 pub mod canary;
 pub mod cli;
