@@ -42,5 +42,6 @@ pub use mediaparse_signing as signing;
 /// Storage, its own crate (`host/store`, `mediaparse-store`): it can name
 /// nothing of the host above `core` and `metrics`.
 pub use mediaparse_store as store;
-pub mod tunnel;
+/// Media delivery through the service, its own crate (`host/tunnel`).
+pub use mediaparse_tunnel as tunnel;
 pub mod webhooks;
