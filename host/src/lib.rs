@@ -9,9 +9,11 @@
 //! `cargo xtask layers` prints the module graph and fails on a cycle.
 
 pub mod alerts;
-pub mod auth;
+/// API keys, rate limits and sign-in throttles, its own crate (`host/auth`).
+pub use mediaparse_auth as auth;
 pub mod authoring;
-pub mod billing;
+/// Prices, the balance pre-check and the charge, its own crate (`host/billing`).
+pub use mediaparse_billing as billing;
 pub mod call;
 pub mod canary;
 pub mod cli;
@@ -40,5 +42,6 @@ pub use mediaparse_signing as signing;
 /// Storage, its own crate (`host/store`, `mediaparse-store`): it can name
 /// nothing of the host above `core` and `metrics`.
 pub use mediaparse_store as store;
-pub mod tunnel;
+/// Media delivery through the service, its own crate (`host/tunnel`).
+pub use mediaparse_tunnel as tunnel;
 pub mod webhooks;

@@ -4,8 +4,6 @@
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 
-use crate::auth::ratelimit::{RateLimited, RateRefused};
-use crate::core::ErrorCode;
 use crate::operator::OperatorError;
 
 /// Header carrying the credits a response cost.
@@ -39,23 +37,6 @@ impl From<OperatorError> for ApiError {
             OperatorError::NotFound(..) | OperatorError::KeyLimit(_) => {
                 ApiError::new(e.code(), e.to_string())
             }
-        }
-    }
-}
-
-impl From<RateLimited> for ApiError {
-    fn from(e: RateLimited) -> Self {
-        let mut err = ApiError::new(ErrorCode::RateLimited, e.to_string());
-        err.retry_after = Some(e.retry_after_secs);
-        err
-    }
-}
-
-impl From<RateRefused> for ApiError {
-    fn from(e: RateRefused) -> Self {
-        match e {
-            RateRefused::Limited(e) => e.into(),
-            RateRefused::Unavailable(detail) => unavailable(detail),
         }
     }
 }

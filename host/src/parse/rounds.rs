@@ -136,7 +136,7 @@ async fn run_rounds(
     let now_s = ctx.now_unix_ms / 1000;
     let target = Arc::new(target);
     for round_no in 0..limits.max_rounds {
-        let (wit, stepped) = guest.step(&target, &ctx, &done).await?;
+        let (wit, stepped) = guest.step(&target, &ctx, done).await?;
         let round = stepped.map_err(ParseError::Failure)?;
         memos.remember(platform, &round.remember, now_s);
         match round.next {

@@ -4,7 +4,7 @@
 //! changed) or has expired revokes the token (`410 tunnel_expired`).
 
 use super::{Claims, TokenError};
-use crate::store::{KeyRecord, Store, StoreError};
+use mediaparse_store::{KeyRecord, Store, StoreError};
 
 /// Why a key's state could not be checked.
 #[derive(Debug, thiserror::Error)]
@@ -24,7 +24,7 @@ pub fn honours(key: &KeyRecord, claims: &Claims, key_clock_s: i64) -> bool {
             .key_token_prefix
             .as_ref()
             .is_none_or(|p| *p == key.token_prefix)
-        && !crate::auth::is_expired(key, key_clock_s)
+        && !mediaparse_auth::is_expired(key, key_clock_s)
 }
 
 /// Read the key of `claims` (off the async threads) and refuse the token

@@ -22,7 +22,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Bytes;
+use bytes::Bytes;
 use futures::stream::BoxStream;
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, ChildStdout, Command};
@@ -153,7 +153,7 @@ struct Running {
 impl Running {
     fn finish(&mut self, outcome: &str) {
         self.finished = true;
-        crate::metrics::global().tunnel_merge(outcome);
+        mediaparse_metrics::global().tunnel_merge(outcome);
     }
 
     /// The next chunk of ffmpeg's output; `Ok(None)` at its end.
@@ -200,7 +200,7 @@ impl Drop for Running {
     fn drop(&mut self) {
         if !self.finished {
             // The caller went away; `kill_on_drop` ends ffmpeg.
-            crate::metrics::global().tunnel_merge("cancelled");
+            mediaparse_metrics::global().tunnel_merge("cancelled");
         }
     }
 }
@@ -222,7 +222,7 @@ pub async fn start(
 ) -> Result<BoxStream<'static, Result<Bytes, std::io::Error>>, MergeError> {
     let ffmpeg = settings.ffmpeg.as_ref().ok_or(MergeError::Unavailable)?;
     let slot = settings.slots.clone().try_acquire_owned().map_err(|_| {
-        crate::metrics::global().tunnel_merge("busy");
+        mediaparse_metrics::global().tunnel_merge("busy");
         MergeError::Busy
     })?;
     let url = |token: &str| format!("{}/api/v1/tunnel/{token}", settings.loopback_base);

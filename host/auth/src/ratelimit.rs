@@ -30,7 +30,9 @@ use governor::middleware::StateInformationMiddleware;
 use governor::state::{InMemoryState, NotKeyed};
 use governor::{Quota, RateLimiter};
 
-use crate::store::{KeyRecord, Store};
+use mediaparse_core::api_error::unavailable;
+use mediaparse_core::{ApiError, ErrorCode};
+use mediaparse_store::{KeyRecord, Store};
 
 /// Requests per minute per key when nothing else says.
 pub const DEFAULT_PER_MINUTE: u32 = 600;
@@ -255,6 +257,25 @@ impl RateLimits {
 
 fn whole_seconds(d: Duration) -> u64 {
     (d.as_secs() + u64::from(d.subsec_nanos() > 0)).max(1)
+}
+
+/// A refused request's envelope: `rate_limited` with its `Retry-After`.
+impl From<RateLimited> for ApiError {
+    fn from(e: RateLimited) -> Self {
+        let mut err = ApiError::new(ErrorCode::RateLimited, e.to_string());
+        err.retry_after = Some(e.retry_after_secs);
+        err
+    }
+}
+
+/// A count that could not be made answers `database_unavailable`.
+impl From<RateRefused> for ApiError {
+    fn from(e: RateRefused) -> Self {
+        match e {
+            RateRefused::Limited(e) => e.into(),
+            RateRefused::Unavailable(detail) => unavailable(detail),
+        }
+    }
 }
 
 #[cfg(test)]

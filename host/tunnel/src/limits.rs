@@ -18,7 +18,7 @@ use governor::{DefaultKeyedRateLimiter, Quota, RateLimiter};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::Claims;
-use crate::store::{Store, StoreError, TunnelTraffic};
+use mediaparse_store::{Store, StoreError, TunnelTraffic};
 
 /// Seconds in a UTC day.
 const DAY: i64 = 86_400;
@@ -205,7 +205,7 @@ impl Meter {
             });
         }
         count.open += 1;
-        crate::metrics::global().tunnel_stream(&claims.platform, 1);
+        mediaparse_metrics::global().tunnel_stream(&claims.platform, 1);
         Ok(Ticket {
             meter: self.clone(),
             account: claims.account.clone(),
@@ -304,7 +304,7 @@ impl Ticket {
         if let Some(count) = self.meter.keys().get_mut(&self.key) {
             count.served += n;
         }
-        crate::metrics::global().tunnel_bytes(&self.platform, n);
+        mediaparse_metrics::global().tunnel_bytes(&self.platform, n);
         self.unflushed += n;
         if self.unflushed >= FLUSH_BYTES {
             self.meter.record(self, self.unflushed, 0);
@@ -318,7 +318,7 @@ impl Drop for Ticket {
         if let Some(count) = self.meter.keys().get_mut(&self.key) {
             count.open = count.open.saturating_sub(1);
         }
-        crate::metrics::global().tunnel_stream(&self.platform, -1);
+        mediaparse_metrics::global().tunnel_stream(&self.platform, -1);
         self.meter.record(self, self.unflushed, 1);
     }
 }

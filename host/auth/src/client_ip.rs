@@ -10,7 +10,7 @@
 
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 
-use axum::http::HeaderMap;
+use http::HeaderMap;
 use ipnet::IpNet;
 
 /// Parse `--trusted-proxy` values: CIDRs (`10.0.0.0/8`, `fd00::/8`) or bare
@@ -125,7 +125,7 @@ mod tests {
         let mut h = HeaderMap::new();
         for (k, v) in pairs {
             h.append(
-                axum::http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                http::HeaderName::from_bytes(k.as_bytes()).unwrap(),
                 v.parse().unwrap(),
             );
         }

@@ -6,7 +6,7 @@
 use std::net::IpAddr;
 use std::time::Duration;
 
-use axum::http::HeaderMap;
+use http::HeaderMap;
 use ipnet::IpNet;
 
 use super::client_ip;
@@ -78,7 +78,7 @@ impl Default for Guards {
     fn default() -> Self {
         Guards::new(
             Vec::new(),
-            crate::store::DEFAULT_MAX_KEYS_PER_ACCOUNT,
+            mediaparse_store::DEFAULT_MAX_KEYS_PER_ACCOUNT,
             PasswordPool::default_size(),
         )
     }

@@ -7,17 +7,17 @@
 
 use std::time::Duration;
 
-use axum::body::Bytes;
+use bytes::Bytes;
 use futures::stream::BoxStream;
 use mediaparse_sdk::Header;
 
 use super::limits::{LimitError, Ticket};
 use super::{Claims, TokenError, TunnelSettings, media_type, revoked};
-use crate::config::OperatorConfig;
-use crate::core::ErrorCode;
-use crate::fetch::{AllCooling, ExitPools, FetchError, MediaRequest, Outcome, Paced, Pacer};
-use crate::registry::Registry;
-use crate::store::{Store, StoreError};
+use mediaparse_config::OperatorConfig;
+use mediaparse_core::ErrorCode;
+use mediaparse_fetch::{AllCooling, ExitPools, FetchError, MediaRequest, Outcome, Paced, Pacer};
+use mediaparse_registry::Registry;
+use mediaparse_store::{Store, StoreError};
 
 /// Caller headers forwarded upstream: ranges and conditionals.
 pub const FORWARDED_REQUEST_HEADERS: &[&str] =
@@ -142,7 +142,7 @@ pub async fn serve(
                 LimitError::PlatformBusy(_) => "platform_busy",
                 LimitError::Store(_) => "store",
             };
-            crate::metrics::global().tunnel_refused(reason);
+            mediaparse_metrics::global().tunnel_refused(reason);
             return Err(e.into());
         }
     };

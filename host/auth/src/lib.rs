@@ -1,6 +1,8 @@
-//! API keys: token minting and hashing, bearer authentication, expiry,
-//! platform permissions and per-key rate limits. Tokens are shown once and
-//! stored only as SHA-256.
+//! API keys and sign-in: token minting and hashing, bearer authentication,
+//! expiry, platform permissions and per-key rate limits, plus the console's
+//! sign-in throttles and the pool password hashing runs on. Tokens are shown
+//! once and stored only as SHA-256. This crate names nothing of the host
+//! above it but `mediaparse-core` and `mediaparse-store`.
 
 pub mod client_ip;
 pub mod failures;
@@ -14,9 +16,9 @@ use sha2::{Digest, Sha256};
 
 pub use guards::Guards;
 
-use crate::core::api_error::{internal, unavailable};
-use crate::core::{ApiError, ErrorCode};
-use crate::store::{KeyRecord, Store, StoreError};
+use mediaparse_core::api_error::{internal, unavailable};
+use mediaparse_core::{ApiError, ErrorCode};
+use mediaparse_store::{KeyRecord, Store, StoreError};
 
 /// Every customer token starts with this, so leaked tokens are recognisable.
 pub const TOKEN_PREFIX: &str = "mp_live_";

@@ -3,11 +3,14 @@
 //! `price`, unless the operator configuration sets `[platforms.<id>] price`),
 //! the balance pre-check before
 //! any upstream request, and the charge — one conditional debit with its
-//! ledger row — after a parse that returned media.
+//! ledger row — after a parse that returned media, settled across database
+//! outages. This crate names nothing of the host above it but
+//! `mediaparse-core` and `mediaparse-store` (and the platform catalogue for
+//! the prices).
 
 use mediaparse_catalogue::{Catalogue, Manifest};
 
-use crate::store::{Charge, Store, StoreResult};
+use mediaparse_store::{Charge, Store, StoreResult};
 
 /// Whether an account can pay for one parse.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,7 +32,7 @@ pub async fn precheck(store: &Store, account: &str, price: i64) -> StoreResult<F
     })
 }
 
-pub use crate::store::Bill;
+pub use mediaparse_store::Bill;
 
 /// Take the price and write the ledger row, or nothing if the balance no
 /// longer covers it (a concurrent parse spent it). At most once per request
@@ -52,7 +55,7 @@ pub fn charge(store: &Store, bill: &Bill, now_unix_s: i64) -> StoreResult<Charge
 /// PostgreSQL each try runs on a blocking thread. The wait between tries
 /// (doubling, at most 1 s) is an async sleep, so a database outage holds no
 /// blocking thread per waiting charge. Tries stop after
-/// [`crate::store::CHARGE_SETTLE_BUDGET`]; then the error reaches the caller.
+/// [`mediaparse_store::CHARGE_SETTLE_BUDGET`]; then the error reaches the caller.
 pub async fn charge_settled(store: &Store, bill: Bill, now_unix_s: i64) -> StoreResult<Charge> {
     settled(&bill, || store.charge_attempt_async(&bill, now_unix_s)).await
 }
@@ -74,12 +77,12 @@ where
     F: Fn() -> Fut,
     Fut: std::future::Future<Output = StoreResult<Charge>> + 'a,
 {
-    use crate::store::{CHARGE_SETTLE_BUDGET, StoreError};
+    use mediaparse_store::{CHARGE_SETTLE_BUDGET, StoreError};
     let started = std::time::Instant::now();
     let mut pause = std::time::Duration::from_millis(50);
     loop {
         // A trip to the writer thread (SQLite) or a blocking thread (PostgreSQL).
-        crate::core::handoffs::trip();
+        mediaparse_core::handoffs::trip();
         match attempt().await {
             Err(StoreError::Unavailable(why)) if started.elapsed() < CHARGE_SETTLE_BUDGET => {
                 tracing::warn!(request_id = %bill.request_id, error = %why, "charge outcome unknown; retrying to settle it");
@@ -101,7 +104,7 @@ pub async fn sweep_expired_holds(store: Store) {
     let mut tick = tokio::time::interval(HOLD_SWEEP_EVERY);
     loop {
         tick.tick().await;
-        let now = crate::core::clock::unix_now_s();
+        let now = mediaparse_core::clock::unix_now_s();
         match store.release_expired_holds_async(now).await {
             Ok(0) => {}
             Ok(n) => tracing::info!(released = n, "expired credit holds given back"),
@@ -138,7 +141,7 @@ mod tests {
     use super::*;
 
     fn bundled() -> Catalogue {
-        Catalogue::from_source_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../extractors"))
+        Catalogue::from_source_tree(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../../extractors"))
             .unwrap()
     }
 

@@ -4,7 +4,9 @@
 //! ([`token`]) that the tunnel endpoint opens to fetch the media from the
 //! platform's CDN with the headers, cookie and exit the parse used.
 //!
-//! Below `http`, above `fetch`: it never names the HTTP state.
+//! Below `http`, above `fetch`: it never names the HTTP state. This crate
+//! names nothing of the host above it but its lower crates (`core`,
+//! `metrics`, `store`, `fetch`, `registry`, `config`, `auth`).
 
 pub mod expiry;
 pub mod limits;
@@ -21,7 +23,7 @@ use mediaparse_sdk::{Header, Media};
 
 pub use token::{Claims, KeySpecError, Keyring, TokenError};
 
-pub use crate::core::Delivery;
+pub use mediaparse_core::Delivery;
 
 /// The tunnel's configuration and its media fetcher.
 pub struct TunnelSettings {
@@ -31,7 +33,7 @@ pub struct TunnelSettings {
     pub ttl: Duration,
     pub keys: Keyring,
     /// Fetches media (guard, media-host list, upstream override).
-    pub fetcher: Arc<crate::fetch::Fetcher>,
+    pub fetcher: Arc<mediaparse_fetch::Fetcher>,
     /// Per-key and per-platform limits, and the byte counts.
     pub meter: Arc<limits::Meter>,
     /// `ffmpeg` for `/api/v1/tunnel/merge`, and its bounds.
@@ -111,13 +113,14 @@ mod tests {
     #[test]
     fn deliver_rewrites_every_url_and_empties_headers() {
         let dir = tempfile::tempdir().unwrap();
-        let store = crate::store::Store::open(&dir.path().join("t.db")).unwrap();
+        let store = mediaparse_store::Store::open(&dir.path().join("t.db")).unwrap();
         let settings = TunnelSettings {
             public_base_url: "https://mp.example".into(),
             ttl: Duration::from_secs(3600),
             keys: Keyring::random(),
             fetcher: Arc::new(
-                crate::fetch::Fetcher::new(None, crate::fetch::FetchLimits::default()).unwrap(),
+                mediaparse_fetch::Fetcher::new(None, mediaparse_fetch::FetchLimits::default())
+                    .unwrap(),
             ),
             meter: limits::Meter::new(Default::default(), store),
             merge: merge::MergeSettings::unavailable(),

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{Bill, charge_settled};
-use crate::store::{Charge, DbLocation, Store, StoreError, test_pg};
+use mediaparse_store::{Charge, DbLocation, Store, StoreError, test_pg};
 
 /// A loopback TCP forwarder to `target` that can be cut: open connections
 /// are shut and new ones refused.
@@ -135,8 +135,8 @@ fn a_charge_settles_after_the_server_ends_every_idle_connection_of_a_large_pool(
         .build()
         .unwrap();
     // Both pools: the charge runs on the async one, the reads on the blocking one.
-    crate::store::test_pg::fill_pool(&store, idle);
-    runtime.block_on(crate::store::test_pg::fill_async_pool(&store, idle));
+    mediaparse_store::test_pg::fill_pool(&store, idle);
+    runtime.block_on(mediaparse_store::test_pg::fill_async_pool(&store, idle));
     // What a fast shutdown does to every session: FATAL 57P01
     // "terminating connection due to administrator command".
     let mut admin = postgres::Client::connect(&url, postgres::NoTls).unwrap();
