@@ -627,10 +627,17 @@ async fn end_to_end(quick: bool) -> anyhow::Result<(Vec<Value>, Value)> {
     // authenticated, detected and charged.
     for concurrency in [1usize, 64] {
         let total = if quick { 400 } else { 2000 };
+        let cpu_before = ytdlp::process_cpu_s(pid);
         let hits = load(&client, cached.clone(), concurrency, total).await;
+        let cpu_after = ytdlp::process_cpu_s(pid);
         hits.check(&format!("cache hits at concurrency {concurrency}"))?;
+        // The service's own CPU (user + system) per hit.
+        let cpu_us = match (cpu_before, cpu_after) {
+            (Some(a), Some(b)) => (b - a) * 1e6 / hits.latencies.len() as f64,
+            _ => f64::NAN,
+        };
         eprintln!(
-            "  cache hits c={concurrency:<3} {:>7.0}/s p50 {:>8.0} µs p99 {:>8.0} µs",
+            "  cache hits c={concurrency:<3} {:>7.0}/s p50 {:>8.0} µs p99 {:>8.0} µs cpu {cpu_us:>6.0} µs/hit",
             hits.per_second(),
             us(hits.pct(0.5)),
             us(hits.pct(0.99))
@@ -642,6 +649,7 @@ async fn end_to_end(quick: bool) -> anyhow::Result<(Vec<Value>, Value)> {
             "service_per_s": hits.per_second(),
             "service_p50_us": us(hits.pct(0.5)),
             "service_p99_us": us(hits.pct(0.99)),
+            "service_cpu_us_per_parse": cpu_us,
         }));
     }
     let hwm_kib = rss_kib(pid, "VmHWM:").unwrap_or(0);
@@ -876,15 +884,16 @@ fn print_tables(extractors: &[Value], e2e: &[Value], memory: &Value, start: &Val
     println!(
         "\n### Parse-cache hits (same post, no `no-cache`; still authenticated, detected, charged)\n"
     );
-    println!("| concurrency | parses/s | p50 / p99 µs |");
-    println!("|---:|---:|---:|");
+    println!("| concurrency | parses/s | p50 / p99 µs | service CPU µs/hit |");
+    println!("|---:|---:|---:|---:|");
     for r in e2e.iter().filter(|r| r["cache_hits"] == true) {
         println!(
-            "| {} | {:.0} | {:.0} / {:.0} |",
+            "| {} | {:.0} | {:.0} / {:.0} | {:.0} |",
             r["concurrency"],
             f(r, "service_per_s"),
             f(r, "service_p50_us"),
             f(r, "service_p99_us"),
+            f(r, "service_cpu_us_per_parse"),
         );
     }
     println!("\n### Memory, start, swap\n");
