@@ -70,16 +70,12 @@ impl Store {
     /// read on a read-only connection (the last committed balance; the
     /// charge itself still checks it).
     pub fn balance_for_charge(&self, account: &str) -> StoreResult<i64> {
-        let probe = |c: &mut rusqlite::Connection| sqlite::idempotency::balance_locked(c, account);
         match &self.backend {
-            Backend::Sqlite(db) => match db.writer.try_lock() {
-                Ok(mut c) => probe(&mut c),
-                Err(std::sync::TryLockError::Poisoned(p)) => probe(&mut p.into_inner()),
-                Err(std::sync::TryLockError::WouldBlock) if db.queue.holds_write_lock() => {
-                    self.read(|c| sqlite::idempotency::balance(c, account))
-                }
-                Err(std::sync::TryLockError::WouldBlock) => self.with(probe),
-            },
+            // What cannot wait is answered at once; the rest waits for the
+            // connection and, up to the busy timeout, for the write lock.
+            Backend::Sqlite(db) => self
+                .balance_for_charge_now(db, account)
+                .unwrap_or_else(|| self.with(|c| sqlite::idempotency::balance_locked(c, account))),
             Backend::Postgres(p) => p.balance_for_charge(account),
         }
     }
