@@ -305,8 +305,10 @@ const TEST_SELECTION: &[&str] = &["--workspace", "--exclude", "mediaparse-bench"
 
 fn test(args: &[String]) -> Result {
     native::ensure_native_build_tools()?;
-    system::ensure_test_programs()?;
     // Network and unpacking, not compilation: done while the builds run.
+    // The test programs' `apt-get` starts after the build tools' one has
+    // finished, so the two never contend for dpkg's lock.
+    let test_programs = std::thread::spawn(system::ensure_test_programs);
     let python_tools = std::thread::spawn(prepare_python_tools);
     build_extractors()?;
     let guests = build_test_guests()?;
@@ -315,6 +317,9 @@ fn test(args: &[String]) -> Result {
     // The release layout around the debug binary just built: the end-to-end
     // test unpacks it into an empty folder and starts the service from there.
     let dist_check = dist::pack(&bin, &target_dir().join("dist-check"), "-debug")?;
+    test_programs
+        .join()
+        .unwrap_or_else(|_| Err("installing the test programs panicked".into()))?;
     // The tests install the tools themselves when missing; never both at once.
     let python_tools = python_tools
         .join()
