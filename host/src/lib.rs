@@ -32,7 +32,9 @@ pub use mediaparse_mail as mail;
 /// The process-wide metrics, a leaf crate of their own (`host/metrics`).
 pub use mediaparse_metrics as metrics;
 pub mod operator;
-pub mod parse;
+/// One parse end to end, and every platform's health, its own crate
+/// (`host/parse`).
+pub use mediaparse_parse as parse;
 /// The extractor components and their wasmtime runtime, its own crate
 /// (`host/registry`).
 pub use mediaparse_registry as registry;

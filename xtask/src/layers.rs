@@ -235,7 +235,7 @@ fn group_heads(group: &str) -> Vec<String> {
 
 /// Layers `lib.rs` re-exports from crates of their own
 /// (`pub use mediaparse_store as store;` → `store`).
-fn crate_layers(lib: &str) -> BTreeSet<String> {
+pub fn crate_layers(lib: &str) -> BTreeSet<String> {
     lib.lines()
         .filter_map(|line| {
             let rest = line.trim().strip_prefix("pub use mediaparse_")?;

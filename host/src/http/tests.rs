@@ -4,6 +4,7 @@
 //! answer uses the test guest). Every error answer is checked against its
 //! row of the error table.
 
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwap;
@@ -47,12 +48,51 @@ fn harness(admin_token: Option<&str>) -> Harness {
     harness_with(admin_token, declared_only())
 }
 
+/// A bundled platform's `platform.toml` (`extractors/<id>/platform.toml`).
+fn bundled_toml(platform: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../extractors")
+        .join(platform)
+        .join("platform.toml")
+}
+
+/// The test guest, where `cargo xtask test` builds it.
+fn test_guest() -> PathBuf {
+    let path = std::env::var_os("MEDIAPARSE_TEST_GUESTS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/test-guests"))
+        .join("mptest.wasm");
+    assert!(
+        path.is_file(),
+        "{} is missing: run the tests with `cargo xtask test`, which builds the test guests",
+        path.display()
+    );
+    path
+}
+
+/// One registry holding the test guest as `tiktok` (with tiktok's
+/// `platform.toml`), compiled once.
+fn test_guest_registry() -> Arc<Registry> {
+    static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
+    REGISTRY
+        .get_or_init(|| {
+            let registry = Arc::new(Registry::new(runtime()));
+            let dir = tempfile::tempdir().expect("tempdir");
+            std::fs::copy(bundled_toml("tiktok"), dir.path().join("tiktok.toml"))
+                .expect("copy toml");
+            std::fs::copy(test_guest(), dir.path().join("tiktok.wasm")).expect("copy guest");
+            assert_eq!(registry.load_dir(dir.path()).expect("load"), 1);
+            registry
+        })
+        .clone()
+}
+
 /// A registry that knows `tiktok` from its `tiktok.toml` but serves no
 /// component (a platform declared, not loaded).
 fn declared_only() -> Arc<Registry> {
     let registry = Arc::new(Registry::new(runtime()));
     let dir = tempfile::tempdir().expect("tempdir");
-    let toml = crate::parse::tests::bundled_toml("tiktok");
+    let toml = bundled_toml("tiktok");
     std::fs::copy(toml, dir.path().join("tiktok.toml")).expect("copy toml");
     assert_eq!(registry.load_dir(dir.path()).expect("load"), 0);
     assert!(registry.knows("tiktok"));
@@ -280,7 +320,7 @@ async fn unknown_platform_path_is_404_and_known_platform_without_extractor_is_50
 
 #[tokio::test]
 async fn capabilities_are_public_and_price_every_platform_as_billing_does() {
-    let h = harness_with(None, crate::parse::tests::registry());
+    let h = harness_with(None, test_guest_registry());
     let answer = h
         .send(request(Method::GET, "/api/v1/capabilities", None, None))
         .await;
@@ -416,7 +456,7 @@ async fn rate_limited_keys_get_429_with_retry_after() {
 
 #[tokio::test]
 async fn a_parse_without_media_is_200_code_304_at_no_cost() {
-    let h = harness_with(None, crate::parse::tests::registry());
+    let h = harness_with(None, test_guest_registry());
     let token = h.key(None, 5);
     let answer = h
         .send(parse(
@@ -437,7 +477,7 @@ async fn a_parse_without_media_is_200_code_304_at_no_cost() {
 /// insufficient_credits`); both at no cost.
 #[tokio::test]
 async fn a_platform_not_allowed_is_403_and_an_empty_balance_is_402() {
-    let h = harness_with(None, crate::parse::tests::registry());
+    let h = harness_with(None, test_guest_registry());
     let youtube_only = operator::create_key(
         &h.store,
         KeySpec {
@@ -456,7 +496,7 @@ async fn a_platform_not_allowed_is_403_and_an_empty_balance_is_402() {
     answer.assert_error(403, "platform_not_allowed");
     assert_eq!(answer.credits.as_deref(), Some("0"));
 
-    let broke = harness_with(None, crate::parse::tests::registry());
+    let broke = harness_with(None, test_guest_registry());
     let token = broke.key(None, 0);
     let answer = broke.send(parse(Some(&token), ok)).await;
     answer.assert_error(402, "insufficient_credits");

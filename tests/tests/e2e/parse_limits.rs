@@ -1,5 +1,5 @@
-//! The bounds of one parse (`host/src/core/limits.rs`, applied in
-//! `host/src/parse/rounds.rs`): at most 16 requests in one round and at most
+//! The bounds of one parse (`host/core/src/limits.rs`, applied in
+//! `host/parse/src/rounds.rs`): at most 16 requests in one round and at most
 //! 8 rounds (guest steps), hence at most 8 × 16 requests in all. The test
 //! guest's `fanout-{n}-{r}` mode asks for `n` requests in each of `r` rounds;
 //! a parse over a bound answers `500 extractor_failed`, charges nothing, and

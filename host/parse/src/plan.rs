@@ -9,13 +9,11 @@ use mediaparse_sdk::Header;
 
 use super::health::Probe;
 use super::{ParseError, Services};
-use crate::auth;
-use crate::billing;
-use crate::config::{OperatorConfig, PlatformLimits};
-use crate::core::Secrets;
-use crate::fetch::{ExitSpec, SessionSpec};
-use crate::registry::LoadedExtractor;
-use crate::store::KeyRecord;
+use mediaparse_config::{OperatorConfig, PlatformLimits};
+use mediaparse_core::Secrets;
+use mediaparse_fetch::{ExitSpec, SessionSpec};
+use mediaparse_registry::LoadedExtractor;
+use mediaparse_store::KeyRecord;
 
 /// One parse's view of its platform's configuration.
 pub struct PlatformPlan {
@@ -55,7 +53,7 @@ impl PlatformPlan {
         if !config.enabled(&platform) {
             return Err(ParseError::ExtractorUnavailable(platform));
         }
-        auth::check_platform(key, &platform)?;
+        mediaparse_auth::check_platform(key, &platform)?;
         let probe = services
             .health
             .admit(
@@ -72,7 +70,7 @@ impl PlatformPlan {
         limits.fetch.profile =
             config.fetch_profile(&platform, ext.manifest.fetch_profile.as_deref());
         Ok(PlatformPlan {
-            price: billing::price(&ext.manifest, config.price_override(&platform)),
+            price: mediaparse_billing::price(&ext.manifest, config.price_override(&platform)),
             secrets: config.secrets_with(&platform, services.sessions.secrets(&platform)),
             exits: config.exits(&platform),
             sessions: config.sessions(&platform),

@@ -15,8 +15,8 @@ use std::sync::Arc;
 
 use super::ParseError;
 use super::plan::PlatformPlan;
-use crate::core::Secrets;
-use crate::registry::{LoadedExtractor, Registry, Round, SandboxLimits, Session};
+use mediaparse_core::Secrets;
+use mediaparse_registry::{LoadedExtractor, Registry, Round, SandboxLimits, Session};
 use mediaparse_sdk as sdk;
 
 /// What a parse's calls instantiate: one extractor with the plan's sandbox

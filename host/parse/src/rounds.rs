@@ -6,13 +6,13 @@ use mediaparse_sdk as sdk;
 
 use super::guest::Guest;
 use super::{ParseError, ParseLimits};
-use crate::config::PlatformLimits;
-use crate::core::PlatformData;
-use crate::core::sanitize::text::SanitizeError;
-use crate::fetch::{
+use mediaparse_config::PlatformLimits;
+use mediaparse_core::PlatformData;
+use mediaparse_core::sanitize::text::SanitizeError;
+use mediaparse_fetch::{
     ExitLease, ExitPools, FetchError, Outcome, Pacer, SessionLease, Sessions, Upstream,
 };
-use crate::registry::{LoadedExtractor, Memos, Next};
+use mediaparse_registry::{LoadedExtractor, Memos, Next};
 
 /// Where and how a parse's upstream requests go: the platform's limits and
 /// the exit this parse holds, whose health every answer updates.

@@ -29,16 +29,16 @@ use cache::{CacheOutcome, CachedParse, ParseCache};
 use arc_swap::ArcSwap;
 use mediaparse_sdk as sdk;
 
-use crate::billing::{self, Bill, Funds};
-use crate::config::OperatorConfig;
-pub use crate::core::ParseLimits;
-use crate::core::{Clock, PlatformData};
-use crate::fetch::{ExitPools, Pacer, Sessions, Upstream};
-use crate::registry::{LoadedExtractor, Registry};
-use crate::store::{Charge, KeyRecord, Store};
 use egress::Egress;
 pub use error::ParseError;
 pub use guest::Guest;
+use mediaparse_billing::{Bill, Funds};
+use mediaparse_config::OperatorConfig;
+pub use mediaparse_core::ParseLimits;
+use mediaparse_core::{Clock, PlatformData};
+use mediaparse_fetch::{ExitPools, Pacer, Sessions, Upstream};
+use mediaparse_registry::{LoadedExtractor, Registry};
+use mediaparse_store::{Charge, KeyRecord, Store};
 pub use plan::PlatformPlan;
 use redact::redact_media;
 pub use rounds::{Capture, Captured, Outbound, Rounds, extract};
@@ -48,7 +48,7 @@ pub use route::route;
 pub struct Services {
     pub store: Store,
     pub registry: Arc<Registry>,
-    /// The upstream requests ([`crate::fetch::Fetcher`] in the service).
+    /// The upstream requests ([`mediaparse_fetch::Fetcher`] in the service).
     pub fetcher: Arc<dyn Upstream>,
     pub limits: ParseLimits,
     /// The operator configuration in force (hot-reloaded).
@@ -153,10 +153,10 @@ pub fn quote(
     let ext = routed(services, &probe).ok()?;
     let platform = ext.platform().to_string();
     let config = services.config.load();
-    if !config.enabled(&platform) || crate::auth::check_platform(key, &platform).is_err() {
+    if !config.enabled(&platform) || mediaparse_auth::check_platform(key, &platform).is_err() {
         return None;
     }
-    let price = billing::price(&ext.manifest, config.price_override(&platform));
+    let price = mediaparse_billing::price(&ext.manifest, config.price_override(&platform));
     Some(Quote { platform, price })
 }
 
@@ -178,7 +178,7 @@ pub async fn parse(services: &Services, request: &ParseRequest<'_>) -> Result<Pa
                     &policy,
                     health::Verdict::of(&result),
                     Instant::now(),
-                    crate::core::clock::unix_now_s(),
+                    mediaparse_core::clock::unix_now_s(),
                 );
             }
             if let (Some(capture), Err(e)) = (&capture, &result) {
@@ -199,7 +199,12 @@ pub async fn parse(services: &Services, request: &ParseRequest<'_>) -> Result<Pa
         Ok(p) => ("ok", p.charged),
         Err(e) => (e.outcome(), 0),
     };
-    crate::metrics::global().parse(&platform, outcome, started.elapsed().as_secs_f64(), charged);
+    mediaparse_metrics::global().parse(
+        &platform,
+        outcome,
+        started.elapsed().as_secs_f64(),
+        charged,
+    );
     result
 }
 
@@ -282,10 +287,12 @@ async fn charge(
         price: plan.price,
         request_id: request.request_id.to_string(),
     };
-    let now = crate::core::clock::unix_now_s();
+    let now = mediaparse_core::clock::unix_now_s();
     let charge = match request.hold {
-        Some(hold) => billing::charge_held_settled(&services.store, hold, bill, now).await,
-        None => billing::charge_settled(&services.store, bill, now).await,
+        Some(hold) => {
+            mediaparse_billing::charge_held_settled(&services.store, hold, bill, now).await
+        }
+        None => mediaparse_billing::charge_settled(&services.store, bill, now).await,
     }
     .map_err(ParseError::from)?;
     match charge {
@@ -378,7 +385,7 @@ async fn detect(
     let funds = if request.purpose == Purpose::Canary || request.hold.is_some() {
         Funds::Covered
     } else {
-        billing::precheck(&services.store, &request.key.account_id, plan.price).await?
+        mediaparse_billing::precheck(&services.store, &request.key.account_id, plan.price).await?
     };
     let guest = Guest::new(&services.registry, ext, plan);
     let detected = guest.detect(request.input).await?;
@@ -483,4 +490,4 @@ async fn extract_through(
 }
 
 #[cfg(test)]
-pub(crate) mod tests;
+mod tests;

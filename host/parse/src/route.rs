@@ -6,7 +6,7 @@ use mediaparse_sdk as sdk;
 use mediaparse_sdk::urls::InputUrl;
 
 use super::ParseError;
-use crate::registry::{LoadedExtractor, Registry};
+use mediaparse_registry::{LoadedExtractor, Registry};
 
 /// Pick the extractor: by the first URL's host, checked against the path platform.
 pub fn route(

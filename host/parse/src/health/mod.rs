@@ -18,10 +18,10 @@
 //! once. A success closes it (and the window starts afresh), a
 //! platform-side failure opens it again for twice as long.
 //!
-//! Canaries (`crate::canary`) weigh more than a live parse: a canary is a
-//! post known to parse, so its failure (or an answer without what it
-//! expects) is counted in the window as `upstream_changed` and, until a live
-//! parse or a later canary of the platform succeeds, makes the platform
+//! Canaries (the service's `canary` module) weigh more than a live parse: a
+//! canary is a post known to parse, so its failure (or an answer without
+//! what it expects) is counted in the window as `upstream_changed` and, until
+//! a live parse or a later canary of the platform succeeds, makes the platform
 //! `broken` on its own (the breaker opens). A live success after a failed
 //! canary leaves the platform at worst `degraded`: the canary's post may be
 //! what changed. A canary's success counts as one success. While the
@@ -29,7 +29,7 @@
 //! cool-down they are the half-open probes.
 //!
 //! A change of state is sent (never awaited) to whoever listens — the
-//! alerts (`crate::alerts`) in the service.
+//! alerts (the service's `alerts` module).
 //!
 //! Time is passed in (`now`), so the tests drive it without sleeping.
 
@@ -41,8 +41,8 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
-pub use crate::core::health::{HealthPolicy, HealthState};
 use breaker::{Breaker, Phase, Refusal};
+pub use mediaparse_core::health::{HealthPolicy, HealthState};
 pub use verdict::Verdict;
 use window::{Tally, Window};
 
@@ -318,7 +318,7 @@ impl PlatformHealth {
                 );
             }
         }
-        let metrics = crate::metrics::global();
+        let metrics = mediaparse_metrics::global();
         if t.breaker.opens > opens {
             tracing::warn!(platform, cooldown_ms = t.breaker.cooldown.map(|d| d.as_millis() as u64), reason = %t.opened_because, "platform breaker opened");
             metrics.breaker_opened(platform);

@@ -7,8 +7,8 @@ use mediaparse_sdk::Failure;
 
 use super::verdict::platform_side;
 use super::*;
-use crate::auth::AuthError;
-use crate::parse::ParseError;
+use crate::ParseError;
+use mediaparse_auth::AuthError;
 
 const P: &str = "tiktok";
 

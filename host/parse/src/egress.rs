@@ -6,7 +6,7 @@ use mediaparse_sdk as sdk;
 
 use super::plan::PlatformPlan;
 use super::{ParseError, Services};
-use crate::fetch::{ExitLease, Outcome, SessionLease};
+use mediaparse_fetch::{ExitLease, Outcome, SessionLease};
 
 /// The session and exit one parse holds.
 pub struct Egress {

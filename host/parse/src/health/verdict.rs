@@ -4,8 +4,8 @@
 
 use mediaparse_sdk::Failure;
 
-use crate::parse::cache::CacheOutcome;
-use crate::parse::{ParseError, Parsed};
+use crate::cache::CacheOutcome;
+use crate::{ParseError, Parsed};
 
 /// The longest failure message kept for the admin view.
 const MAX_MESSAGE_CHARS: usize = 300;

@@ -2,7 +2,7 @@
 
 use mediaparse_sdk as sdk;
 
-use crate::core::Secrets;
+use mediaparse_core::Secrets;
 
 /// Scrub configured secrets from every string a caller would receive.
 pub(super) fn redact_media(secrets: &Secrets, media: &mut sdk::Media) {

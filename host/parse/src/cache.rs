@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use mediaparse_sdk as sdk;
 
-use crate::core::PlatformData;
+use mediaparse_core::PlatformData;
 use tokio::sync::watch;
 
 /// What a cached parse hands out again.

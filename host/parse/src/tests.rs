@@ -13,19 +13,18 @@ use arc_swap::ArcSwap;
 use mediaparse_sdk::{HttpRequest, HttpResponse};
 
 use super::{ParseError, Services, parse};
-use crate::auth::AuthError;
-use crate::config::OperatorConfig;
-use crate::core::{Clock, ParseLimits};
-use crate::fetch::{FetchError, FetchLimits, Upstream};
-use crate::operator::{self, KeySpec};
-use crate::registry::{Registry, Runtime, SandboxLimits};
-use crate::store::{KeyRecord, Store};
+use mediaparse_auth::AuthError;
+use mediaparse_config::OperatorConfig;
+use mediaparse_core::{Clock, ParseLimits};
+use mediaparse_fetch::{FetchError, FetchLimits, Upstream};
+use mediaparse_registry::{Registry, Runtime, SandboxLimits};
+use mediaparse_store::{KeyRecord, Store};
 
 /// The test guest, where `cargo xtask test` builds it.
 fn test_guest() -> PathBuf {
     let path = std::env::var_os("MEDIAPARSE_TEST_GUESTS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../target/test-guests"))
+        .unwrap_or_else(|| workspace_root().join("target/test-guests"))
         .join("mptest.wasm");
     assert!(
         path.is_file(),
@@ -35,17 +34,21 @@ fn test_guest() -> PathBuf {
     path
 }
 
+/// The workspace's root folder (this crate is `host/parse`).
+fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
 /// A bundled platform's `platform.toml` (`extractors/<id>/platform.toml`).
-pub(crate) fn bundled_toml(platform: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../extractors")
+fn bundled_toml(platform: &str) -> PathBuf {
+    workspace_root()
+        .join("extractors")
         .join(platform)
         .join("platform.toml")
 }
 
-/// One registry holding the test guest as `tiktok`, compiled once (the
-/// HTTP layer's tests use it too).
-pub(crate) fn registry() -> Arc<Registry> {
+/// One registry holding the test guest as `tiktok`, compiled once.
+fn registry() -> Arc<Registry> {
     static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
     REGISTRY.get_or_init(fresh_registry).clone()
 }
@@ -127,8 +130,8 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
         exits: Default::default(),
         pacer: Default::default(),
         sessions: Default::default(),
-        admission: crate::parse::admission::Admission::new(Default::default()),
-        cache: crate::parse::cache::ParseCache::new(),
+        admission: crate::admission::Admission::new(Default::default()),
+        cache: crate::cache::ParseCache::new(),
         health: Default::default(),
         failures: None,
     };
@@ -142,22 +145,16 @@ fn world(config: &str, answer: Result<u16, ()>) -> World {
 
 impl World {
     fn key(&self, platforms: Option<&[&str]>, credits: i64) -> KeyRecord {
-        let issued = operator::create_key(
-            &self.store,
-            KeySpec {
-                name: "test".into(),
-                account: "acme".into(),
-                expires_on: None,
-                platforms: platforms.map(|p| p.iter().map(|s| s.to_string()).collect()),
-                rate_limit_per_minute: None,
-            },
-            0,
-        )
-        .expect("key");
+        let mut key = KeyRecord::for_tests("key_test", "acme");
+        key.platforms = platforms.map(|p| p.iter().map(|s| s.to_string()).collect());
+        let token = mediaparse_auth::mint_token();
+        self.store
+            .insert_key(&key, &mediaparse_auth::hash_token(&token))
+            .expect("key");
         if credits > 0 {
             self.store.add_credits("acme", credits, 0).expect("credits");
         }
-        self.store.key(&issued.key.id).expect("stored key")
+        self.store.key(&key.id).expect("stored key")
     }
 
     async fn parse(&self, key: &KeyRecord, input: &str) -> Result<super::Parsed, ParseError> {
@@ -179,7 +176,7 @@ impl World {
             purpose: super::Purpose::Customer,
             hold: None,
         };
-        crate::core::handoffs::counted(parse(&self.services, &request)).await
+        mediaparse_core::handoffs::counted(parse(&self.services, &request)).await
     }
 
     fn fetches(&self) -> usize {
@@ -358,8 +355,7 @@ fn registry_1_0() -> Arc<Registry> {
             let dir = tempfile::tempdir().expect("tempdir");
             std::fs::copy(bundled_toml("tiktok"), dir.path().join("tiktok.toml"))
                 .expect("copy toml");
-            let artifact = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../tests/artifacts/mptest-wit1.0.wasm");
+            let artifact = workspace_root().join("tests/artifacts/mptest-wit1.0.wasm");
             std::fs::copy(artifact, dir.path().join("tiktok.wasm")).expect("copy guest");
             assert_eq!(registry.load_dir(dir.path()).expect("load"), 1);
             registry
@@ -371,7 +367,7 @@ fn registry_1_0() -> Arc<Registry> {
 /// round (`step`), a 1.0 guest `plan`, `plan`, then `map` on the same page.
 #[tokio::test]
 async fn a_1_1_guest_is_called_once_per_round_a_1_0_guest_plans_then_maps() {
-    use crate::registry::Next;
+    use mediaparse_registry::Next;
     for (registry, wit, wit_version, calls_per_parse) in [
         (registry(), "1.1", "1.1.0", 2),
         (registry_1_0(), "1.0", "1.0.0", 3),

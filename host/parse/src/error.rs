@@ -2,12 +2,12 @@
 
 use mediaparse_sdk as sdk;
 
-use crate::auth::AuthError;
-use crate::core::api_error::{internal, unavailable};
-use crate::core::{ApiError, ErrorCode, Secrets};
-use crate::fetch::{AllCooling, Paced};
-use crate::registry::RuntimeError;
-use crate::store::StoreError;
+use mediaparse_auth::AuthError;
+use mediaparse_core::api_error::{internal, unavailable};
+use mediaparse_core::{ApiError, ErrorCode, Secrets};
+use mediaparse_fetch::{AllCooling, Paced};
+use mediaparse_registry::RuntimeError;
+use mediaparse_store::StoreError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ParseError {

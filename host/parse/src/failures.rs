@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::{Capture, ParseError, ParseRequest, Services, health};
-use crate::config::OperatorConfig;
+use mediaparse_config::OperatorConfig;
 
 /// One failing parse, as the parse path hands it over.
 pub struct FailedParse {
@@ -76,7 +76,7 @@ pub(super) fn keep(
         secrets: config.secret_settings(platform),
         helper_hosts: config.limits_for(platform).fetch.helper_hosts,
         exchanges: captured.exchanges,
-        at_unix_s: crate::core::clock::unix_now_s(),
+        at_unix_s: mediaparse_core::clock::unix_now_s(),
     };
     let bounds = FailureBounds {
         per_platform,
