@@ -13,6 +13,7 @@
 //! | `mediaparse_parse_thread_handoffs_total` | `platform`: thread hand-offs of parses (per parse: divide by `parses_total`) |
 //! | `mediaparse_extractor_reloads_total` | `platform`, `outcome` (`loaded`, `failed`, `removed`) |
 //! | `mediaparse_sandbox_kills_total` | `platform`, `reason` (`deadline`, `memory`, `trap`, `output_limit`) |
+//! | `mediaparse_guest_memory_grows_total` | `platform`: times a guest's linear memory grew past its initial size |
 //! | `mediaparse_config_reloads_total` | `outcome` (`loaded`, `failed`) |
 //! | `mediaparse_extractors_loaded` | none |
 //! | `mediaparse_egress_outcomes_total` | `platform`, `pool` (`exit`), `label` (the operator's label, never the URL), `outcome` (`ok`, `403`, `429`, `challenge`, `login_wall`, `connect_error`) |
@@ -94,6 +95,7 @@ pub struct Metrics {
     handoffs: Family<PlatformLabel, Counter>,
     reloads: Family<PlatformOutcome, Counter>,
     kills: Family<PlatformReason, Counter>,
+    memory_grows: Family<PlatformLabel, Counter>,
     config_reloads: Family<OutcomeLabel, Counter>,
     loaded: Gauge,
     egress: Family<EgressOutcome, Counter>,
@@ -181,6 +183,12 @@ impl Metrics {
             "sandbox_kills",
             "Guest calls stopped by the sandbox (deadline, memory, trap, output_limit)",
             kills.clone(),
+        );
+        let memory_grows = Family::<PlatformLabel, Counter>::default();
+        registry.register(
+            "guest_memory_grows",
+            "Times a guest's linear memory grew past its initial size (each growth costs the pool an mprotect and a TLB shootdown)",
+            memory_grows.clone(),
         );
         let config_reloads = Family::<OutcomeLabel, Counter>::default();
         registry.register(
@@ -308,6 +316,7 @@ impl Metrics {
             handoffs,
             reloads,
             kills,
+            memory_grows,
             config_reloads,
             loaded,
         }
@@ -425,6 +434,15 @@ impl Metrics {
             .get_or_create(&PlatformOutcome {
                 platform: platform.into(),
                 outcome: outcome.into(),
+            })
+            .inc();
+    }
+
+    /// A guest's linear memory grew past the size it was instantiated with.
+    pub fn guest_memory_grow(&self, platform: &str) {
+        self.memory_grows
+            .get_or_create(&PlatformLabel {
+                platform: platform.into(),
             })
             .inc();
     }

@@ -10,6 +10,7 @@
 
 mod cache;
 mod convert;
+mod limiter;
 mod memo;
 pub mod runtime;
 

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
 use wasmtime::{
-    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimits,
-    StoreLimitsBuilder, UpdateDeadline,
+    Config, Engine, InstanceAllocationStrategy, PoolingAllocationConfig, Store, StoreLimitsBuilder,
+    UpdateDeadline,
 };
 use wasmtime_wasi::{WasiCtx, WasiCtxView, WasiView};
 
@@ -137,7 +137,7 @@ pub struct GuestState {
     /// Which parse the WASI context is sealed to (`None`: not yet one).
     sealed_to: Option<sealed::Seal>,
     table: ResourceTable,
-    limits: StoreLimits,
+    limits: crate::limiter::GuestLimiter,
     platform: String,
     log_lines_left: u32,
     secrets: Secrets,
@@ -286,11 +286,14 @@ impl Runtime {
             wasi: sealed::wasi(&sealed::Seal::before_parse(platform)),
             sealed_to: None,
             table: ResourceTable::new(),
-            limits: StoreLimitsBuilder::new()
-                .memory_size(limits.memory_bytes)
-                .trap_on_grow_failure(true)
-                .instances(64)
-                .build(),
+            limits: crate::limiter::GuestLimiter::new(
+                StoreLimitsBuilder::new()
+                    .memory_size(limits.memory_bytes)
+                    .trap_on_grow_failure(true)
+                    .instances(64)
+                    .build(),
+                platform,
+            ),
             platform: platform.to_string(),
             log_lines_left: 64,
             secrets,

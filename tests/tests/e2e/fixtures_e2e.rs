@@ -13,6 +13,13 @@ use mediaparse_tests::paths;
 use mediaparse_tests::service::{Service, ServiceOptions};
 use serde_json::{Value, json};
 
+const ADMIN: &str = "operator-token-of-the-fixture-replay";
+
+/// Platforms whose guests may grow their linear memory past its initial
+/// size on an ordinary page: YouTube's embedded JavaScript engine holds a
+/// player's program.
+const MAY_GROW: &[&str] = &["youtube"];
+
 fn status_for(code: &str) -> u16 {
     match code {
         "302" => 400,
@@ -64,6 +71,7 @@ async fn start_service(
     let service = Service::start(ServiceOptions {
         upstream: Some(upstream.base_url()),
         config: Some(config_file),
+        admin_token: Some(ADMIN.into()),
         ..Default::default()
     })
     .await
@@ -242,6 +250,34 @@ async fn every_fixture_case_replays_through_the_host() {
         );
         assert_eq!(store.balance("default").unwrap(), 1_000_000 - t.charged);
     }
+    // Guests are linked with a linear memory that holds an ordinary parse:
+    // growing it costs the instance pool an mprotect and a TLB shootdown.
+    let mut grown = Vec::new();
+    for t in &targets {
+        let metrics = reqwest::Client::new()
+            .get(t.service.url("/metrics"))
+            .bearer_auth(ADMIN)
+            .send()
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("metrics text");
+        for line in metrics.lines() {
+            let Some(rest) = line.strip_prefix("mediaparse_guest_memory_grows_total{platform=\"")
+            else {
+                continue;
+            };
+            let (platform, count) = rest.split_once("\"} ").expect("a counter line");
+            if !MAY_GROW.contains(&platform) && count != "0" {
+                grown.push(format!("{platform}: {count}"));
+            }
+        }
+    }
+    assert!(
+        grown.is_empty(),
+        "guests grew their memory past its initial size: {grown:?}"
+    );
     eprintln!(
         "replayed {replayed} cases end to end on {} services ({} skipped for another clock or remembered values: {skipped:?}); {} responses valid under docs/openapi.json",
         targets.len(),
