@@ -46,4 +46,6 @@ pub use mediaparse_signing as signing;
 pub use mediaparse_store as store;
 /// Media delivery through the service, its own crate (`host/tunnel`).
 pub use mediaparse_tunnel as tunnel;
-pub mod webhooks;
+/// Webhooks to customers: the queue, destination policy and delivery
+/// worker, its own crate (`host/webhooks`).
+pub use mediaparse_webhooks as webhooks;

@@ -17,9 +17,9 @@ use rand::Rng;
 
 use super::destination::{self, Destination};
 use super::{Schedule, Webhooks, now_ms};
-use crate::core::clock::rfc3339;
-use crate::signing as signature;
-use crate::store::{AttemptOutcome, AttemptRecord, ClaimedDelivery, StoreError};
+use mediaparse_core::clock::rfc3339;
+use mediaparse_signing as signature;
+use mediaparse_store::{AttemptOutcome, AttemptRecord, ClaimedDelivery, StoreError};
 
 /// How long a claim holds: longer than the resolution and the request
 /// together (each at most [`destination::TIMEOUT`]).
@@ -43,7 +43,7 @@ pub async fn run(webhooks: Webhooks) {
             prune(&webhooks).await;
         }
         let schedule = webhooks.schedule();
-        let lease = crate::core::ids::new_request_id();
+        let lease = mediaparse_core::ids::new_request_id();
         let claimed = webhooks
             .store
             .claim_webhooks_async(now_ms(), LEASE.as_millis() as i64, BATCH, &lease)
@@ -133,7 +133,7 @@ async fn attempt(webhooks: &Webhooks, delivery: ClaimedDelivery, schedule: Sched
         .finish_webhook_attempt_async(&delivery, &record, outcome, now_ms())
         .await;
     match finished {
-        Ok(true) => crate::metrics::global().webhook_delivery(metric),
+        Ok(true) => mediaparse_metrics::global().webhook_delivery(metric),
         Ok(false) => {
             tracing::warn!("webhooks: a claim expired before its attempt was recorded")
         }

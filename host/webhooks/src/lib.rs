@@ -22,9 +22,9 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use tokio::sync::Notify;
 
-use crate::config::OperatorConfig;
-pub use crate::config::webhooks::{Schedule, WebhookSettings};
-use crate::store::{Store, StoreError};
+use mediaparse_config::OperatorConfig;
+pub use mediaparse_config::webhooks::{Schedule, WebhookSettings};
+use mediaparse_store::{Store, StoreError};
 pub use destination::{Mode, Resolver, SystemResolver, check_syntax};
 
 /// The largest `data` of one event, serialized.
@@ -99,7 +99,7 @@ impl Webhooks {
         event_type: &str,
         data: &serde_json::Value,
     ) -> Result<String, WebhookError> {
-        let id = crate::core::ids::new_request_id().replacen("req_", "msg_", 1);
+        let id = mediaparse_core::ids::new_request_id().replacen("req_", "msg_", 1);
         self.enqueue_with_id(&id, key_id, url, event_type, data)
             .await?;
         Ok(id)
