@@ -31,7 +31,9 @@ pub mod jobs;
 pub use mediaparse_mail as mail;
 /// The process-wide metrics, a leaf crate of their own (`host/metrics`).
 pub use mediaparse_metrics as metrics;
-pub mod operator;
+/// Key, account, credit and usage operations shared by the CLI and the
+/// admin API, its own crate (`host/operator`).
+pub use mediaparse_operator as operator;
 /// One parse end to end, and every platform's health, its own crate
 /// (`host/parse`).
 pub use mediaparse_parse as parse;

@@ -5,11 +5,12 @@
 
 use serde::Serialize;
 
-use crate::auth;
-use crate::core::ErrorCode;
-pub use crate::core::clock::rfc3339;
-use crate::core::ids::new_id;
-use crate::store::{
+use mediaparse_auth as auth;
+use mediaparse_core::api_error::{internal, unavailable};
+use mediaparse_core::{ApiError, ErrorCode};
+pub use mediaparse_core::clock::rfc3339;
+use mediaparse_core::ids::new_id;
+use mediaparse_store::{
     AccountSummary, CreditChange, KeyEdit, KeyRecord, Store, StoreError, Usage, UsageFilter,
 };
 
@@ -52,6 +53,22 @@ impl OperatorError {
             OperatorError::Invalid(_) => ErrorCode::InvalidRequest,
             OperatorError::KeyLimit(_) => ErrorCode::KeyLimitReached,
             OperatorError::Store(_) => ErrorCode::Internal,
+        }
+    }
+}
+
+/// The error as every door shows it: a database that cannot be reached is
+/// `database_unavailable`, another store failure is internal (its detail
+/// logged, never shown), the rest keep their own row and message.
+impl From<OperatorError> for ApiError {
+    fn from(e: OperatorError) -> Self {
+        match e {
+            OperatorError::Store(StoreError::Unavailable(m)) => unavailable(m),
+            OperatorError::Store(e) => internal(e),
+            OperatorError::Invalid(m) => ApiError::invalid_request(m),
+            OperatorError::NotFound(..) | OperatorError::KeyLimit(_) => {
+                ApiError::new(e.code(), e.to_string())
+            }
         }
     }
 }
@@ -146,7 +163,7 @@ pub fn parse_rate_limit(value: &str) -> Result<Option<u32>> {
     }
 }
 
-pub use crate::store::DEFAULT_MAX_KEYS_PER_ACCOUNT;
+pub use mediaparse_store::DEFAULT_MAX_KEYS_PER_ACCOUNT;
 
 /// [`create_key_within`] at the default bound, blocking (for tests that
 /// set up keys without a runtime).
@@ -338,7 +355,7 @@ pub struct UsageView {
     #[serde(flatten)]
     pub usage: Usage,
     /// Media bytes the tunnel served (whole UTC days of the range); no credits.
-    pub tunnel: crate::store::TunnelUsage,
+    pub tunnel: mediaparse_store::TunnelUsage,
 }
 
 /// Usage by `filter`; a platform filter must name one of the `known` platforms.
@@ -490,7 +507,7 @@ pub async fn rotate_webhook_secret(
     now: i64,
 ) -> Result<IssuedWebhookSecret> {
     let had = store.webhook_secret_async(id).await?.is_some();
-    let secret = crate::signing::mint_secret();
+    let secret = mediaparse_signing::mint_secret();
     store.set_webhook_secret_async(id, &secret, now).await?;
     Ok(IssuedWebhookSecret {
         key_id: id.to_string(),
@@ -537,7 +554,7 @@ fn rfc3339_ms(ms: i64) -> String {
 /// The newest deliveries (of one key and/or account), with their attempts.
 pub async fn webhook_deliveries(
     store: &Store,
-    filter: &crate::store::DeliveryFilter,
+    filter: &mediaparse_store::DeliveryFilter,
 ) -> Result<Vec<DeliveryView>> {
     Ok(store
         .webhook_deliveries_async(filter)
