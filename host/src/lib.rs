@@ -40,7 +40,9 @@ pub use mediaparse_parse as parse;
 /// The extractor components and their wasmtime runtime, its own crate
 /// (`host/registry`).
 pub use mediaparse_registry as registry;
-pub mod reload;
+/// Hot reload of the extractors and the configuration file, its own crate
+/// (`host/reload`).
+pub use mediaparse_reload as reload;
 /// Standard Webhooks signatures, a leaf crate (`host/signing`).
 pub use mediaparse_signing as signing;
 /// Storage, its own crate (`host/store`, `mediaparse-store`): it can name

@@ -18,8 +18,8 @@ use notify::event::{AccessKind, AccessMode};
 use notify::{Event, EventKind, RecursiveMode, Watcher};
 use sha2::{Digest, Sha256};
 
-use crate::config::OperatorConfig;
-use crate::registry::{Registry, is_platform_file};
+use mediaparse_config::OperatorConfig;
+use mediaparse_registry::{Registry, is_platform_file};
 
 /// What the watcher swaps: the loaded components and the configuration.
 pub struct Watched {
@@ -82,7 +82,7 @@ impl ConfigSource {
     /// Returns whether a new configuration is in force.
     pub fn reload(&self, target: &ArcSwap<OperatorConfig>) -> bool {
         let Some(path) = &self.path else { return false };
-        let metrics = crate::metrics::global();
+        let metrics = mediaparse_metrics::global();
         let now = chrono::Utc::now().timestamp();
         let refuse = |message: String| {
             tracing::error!(path = %path.display(), error = %message, "configuration not reloaded; the previous one stays in force");
