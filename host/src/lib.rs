@@ -14,7 +14,9 @@ pub use mediaparse_auth as auth;
 pub mod authoring;
 /// Prices, the balance pre-check and the charge, its own crate (`host/billing`).
 pub use mediaparse_billing as billing;
-pub mod call;
+/// One parse call from any door and the typed answer every door renders,
+/// its own crate (`host/call`).
+pub use mediaparse_call as call;
 pub mod canary;
 pub mod cli;
 /// The operator configuration file, its own crate (`host/config`).

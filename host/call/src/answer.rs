@@ -6,9 +6,9 @@ use mediaparse_sdk as sdk;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::core::{ApiError, PlatformData};
-use crate::parse::cache::CacheOutcome;
-use crate::store::StoredResponse;
+use mediaparse_core::{ApiError, PlatformData};
+use mediaparse_parse::cache::CacheOutcome;
+use mediaparse_store::StoredResponse;
 
 /// The message of a parse without media (SPEC code `304`).
 pub const NO_MEDIA_MSG: &str = "the link parsed but no downloadable media could be returned";
@@ -149,7 +149,7 @@ impl ParseAnswer {
             Outcome::Refused(e) => Ok(e.envelope().to_string()),
             Outcome::Stored(s) => Ok(s.body.clone()),
         };
-        text.unwrap_or_else(|e| crate::core::api_error::internal(e).envelope().to_string())
+        text.unwrap_or_else(|e| mediaparse_core::api_error::internal(e).envelope().to_string())
     }
 }
 
@@ -281,7 +281,7 @@ mod tests {
         let refused = ParseAnswer::refused(
             "req_3",
             Shape::Common,
-            ApiError::of(crate::core::ErrorCode::InsufficientCredits),
+            ApiError::of(mediaparse_core::ErrorCode::InsufficientCredits),
         );
         let back: ParseAnswer =
             serde_json::from_str(&serde_json::to_string(&refused).unwrap()).unwrap();

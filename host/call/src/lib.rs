@@ -14,10 +14,10 @@ use std::time::Instant;
 pub use answer::{Outcome, ParseAnswer, Shape};
 pub use idempotency::{Idempotency, RequestIds};
 
-use crate::core::{ApiError, Delivery};
-use crate::parse::{self, CacheUse, ParseRequest, Parsed, Services};
-use crate::store::KeyRecord;
-use crate::tunnel::{Grant, TunnelSettings};
+use mediaparse_core::{ApiError, Delivery};
+use mediaparse_parse::{self as parse, CacheUse, ParseRequest, Parsed, Services};
+use mediaparse_store::KeyRecord;
+use mediaparse_tunnel::{Grant, TunnelSettings};
 
 /// The door a call came through (logs; each door fingerprints its own
 /// requests for idempotency).
@@ -111,14 +111,14 @@ pub(crate) async fn run(callee: Callee<'_>, call: &ParseCall<'_>, request_id: &s
     };
     let delivery = call.delivery.or(call.key.delivery).unwrap_or_default();
     let (result, handoffs) =
-        crate::core::handoffs::counted(parse::parse(callee.services, &request)).await;
+        mediaparse_core::handoffs::counted(parse::parse(callee.services, &request)).await;
     let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
     let door = call.door.as_str();
     let platform = match &result {
         Ok(parsed) => parsed.platform.as_str(),
         Err(_) => call.platform.unwrap_or("unknown"),
     };
-    crate::metrics::global().handoffs(platform, handoffs);
+    mediaparse_metrics::global().handoffs(platform, handoffs);
     match result {
         Ok(mut parsed) => {
             tracing::info!(door, platform = %parsed.platform, charged = parsed.charged, delivery = delivery.as_str(), handoffs, elapsed_ms, "parsed");
@@ -150,7 +150,7 @@ fn deliver(tunnel: &TunnelSettings, key: &KeyRecord, parsed: &mut Parsed) {
         key_rotated_at: key.rotated_at,
         key_token_prefix: key.token_prefix.clone(),
         egress: Some(parsed.egress.clone()),
-        now: crate::core::clock::unix_now_s(),
+        now: mediaparse_core::clock::unix_now_s(),
     };
     tunnel.deliver(&grant, &mut parsed.media);
 }

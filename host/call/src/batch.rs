@@ -18,9 +18,9 @@ use serde::{Deserialize, Serialize};
 use super::answer::{ParseAnswer, Shape};
 use super::idempotency::{self, Completed, Idempotency, RequestIds};
 use super::{Callee, Door, ParseCall};
-use crate::core::{ApiError, Delivery, ErrorCode};
-use crate::parse::{self, CacheUse, ParseError};
-use crate::store::{
+use mediaparse_core::{ApiError, Delivery, ErrorCode};
+use mediaparse_parse::{self as parse, CacheUse, ParseError};
+use mediaparse_store::{
     CHARGE_SETTLE_BUDGET, HoldRequest, KeyRecord, Reserved, StoreError, StoredResponse,
 };
 
@@ -139,7 +139,7 @@ impl Completed for BatchAnswer {
         Self::refused(
             "",
             shape,
-            crate::core::api_error::internal("stored answer is not a batch"),
+            mediaparse_core::api_error::internal("stored answer is not a batch"),
         )
     }
 }
@@ -160,8 +160,9 @@ pub async fn answer(callee: Callee<'_>, call: &BatchCall<'_>) -> BatchAnswer {
     .await
 }
 
-/// What an item got before it runs.
-pub(crate) enum Funding {
+/// What an item got before it runs (a batch here, a background job's items
+/// in the host's `jobs`).
+pub enum Funding {
     /// Nothing to set aside (it will be refused before any charge, or is free).
     Free,
     Held(String),
@@ -173,7 +174,7 @@ pub(crate) enum Funding {
 /// Set aside, in item order and in one transaction, the price of each of
 /// `items` (charged under `ledger_ids`, held as `hold_<ledger id>`), until
 /// `expires_at`; what each item got, or the store's refusal of them all.
-pub(crate) async fn fund(
+pub async fn fund(
     services: &parse::Services,
     key: &KeyRecord,
     items: &[&BatchItem],
@@ -211,7 +212,7 @@ pub(crate) async fn fund(
     if holds.is_empty() {
         return Ok(funding);
     }
-    let now = crate::core::clock::unix_now_s();
+    let now = mediaparse_core::clock::unix_now_s();
     let reserved = services
         .store
         .reserve_credits_async(&key.account_id, &holds, expires_at, now)
@@ -231,9 +232,9 @@ pub(crate) async fn fund(
 
 /// When the holds of items starting now expire: past the parse deadline,
 /// the charge's settling and a margin.
-pub(crate) fn hold_expiry(services: &parse::Services) -> i64 {
+pub fn hold_expiry(services: &parse::Services) -> i64 {
     let lifetime = services.limits.deadline + CHARGE_SETTLE_BUDGET;
-    crate::core::clock::unix_now_s() + lifetime.as_secs() as i64 + HOLD_MARGIN_S as i64
+    mediaparse_core::clock::unix_now_s() + lifetime.as_secs() as i64 + HOLD_MARGIN_S as i64
 }
 
 /// The batch under the ledger id `request_id`.
@@ -275,7 +276,9 @@ async fn run(callee: Callee<'_>, call: &BatchCall<'_>, request_id: &str) -> Batc
     }
 }
 
-pub(crate) fn shape(item: &BatchItem) -> Shape {
+/// The answer an item is rendered as: a platform's own shape when the item
+/// names its platform, the common one otherwise.
+pub fn shape(item: &BatchItem) -> Shape {
     if item.platform.is_some() {
         Shape::Platform
     } else {
@@ -284,7 +287,7 @@ pub(crate) fn shape(item: &BatchItem) -> Shape {
 }
 
 /// One item under its ledger id, with what was set aside for it.
-pub(crate) async fn run_item(
+pub async fn run_item(
     callee: Callee<'_>,
     call: &BatchCall<'_>,
     item: &BatchItem,

@@ -90,7 +90,7 @@ fn store() -> (tempfile::TempDir, Store) {
 async fn a_repeat_is_the_typed_first_answer_uncharged() {
     let (_dir, store) = store();
     let key = KeyRecord::for_tests("k1", "acme");
-    let ids = RequestIds::of(&crate::core::ids::new_request_id(), None);
+    let ids = RequestIds::of(&mediaparse_core::ids::new_request_id(), None);
     let runs = AtomicUsize::new(0);
     let mut answers = Vec::new();
     for _ in 0..3 {
@@ -115,7 +115,7 @@ async fn a_repeat_is_the_typed_first_answer_uncharged() {
 async fn a_charged_answer_too_large_to_store_is_replayed_by_reference_uncharged() {
     let (_dir, store) = store();
     let key = KeyRecord::for_tests("k1", "acme");
-    let ids = RequestIds::of(&crate::core::ids::new_request_id(), None);
+    let ids = RequestIds::of(&mediaparse_core::ids::new_request_id(), None);
     let runs = AtomicUsize::new(0);
     let size = MAX_STORED_BYTES * 5;
     let mut answers = Vec::new();
@@ -155,7 +155,7 @@ async fn an_answer_stored_as_bytes_by_an_earlier_version_is_given_back_as_it_was
             "old",
             "fp",
             "req_old",
-            crate::core::clock::unix_now_s(),
+            mediaparse_core::clock::unix_now_s(),
         )
         .unwrap();
     store.complete_idempotency_key("k1", "old", &old).unwrap();

@@ -20,10 +20,10 @@ use std::sync::{Arc, LazyLock, Mutex, Weak};
 use sha2::{Digest, Sha256};
 
 use super::answer::{Outcome, ParseAnswer, Shape};
-use crate::core::ApiError;
-use crate::core::ErrorCode;
-use crate::core::api_error::internal;
-use crate::store::{Claim, KeyRecord, Store, StoreError, StoredResponse};
+use mediaparse_core::ApiError;
+use mediaparse_core::ErrorCode;
+use mediaparse_core::api_error::internal;
+use mediaparse_store::{Claim, KeyRecord, Store, StoreError, StoredResponse};
 
 /// The longest key accepted (Stripe's limit).
 pub const MAX_KEY_BYTES: usize = 255;
@@ -79,7 +79,7 @@ impl RequestIds {
     pub fn of(request_id: &str, client: Option<&str>) -> RequestIds {
         match client {
             Some(c) => RequestIds {
-                ledger: crate::core::ids::new_request_id(),
+                ledger: mediaparse_core::ids::new_request_id(),
                 client: Some(c.to_string()),
             },
             None => RequestIds {
@@ -120,7 +120,7 @@ fn key_lock(name: &str) -> Arc<tokio::sync::Mutex<()>> {
 /// A store failure as the parse path reports one (`database_unavailable`,
 /// `store_busy`, else internal).
 fn store_refusal(e: StoreError) -> ApiError {
-    ApiError::from(crate::parse::ParseError::from(e))
+    ApiError::from(mediaparse_parse::ParseError::from(e))
 }
 
 /// Run `run` (given the ledger request id to charge under) once for
@@ -140,14 +140,14 @@ where
 {
     let lock = key_lock(&format!("{}\u{0}{}", key.id, guard.key));
     let _held = lock.lock().await;
-    crate::core::handoffs::trip();
+    mediaparse_core::handoffs::trip();
     let claim = store
         .claim_idempotency_key_async(
             &key.id,
             &guard.key,
             &guard.fingerprint,
             &ids.ledger,
-            crate::core::clock::unix_now_s(),
+            mediaparse_core::clock::unix_now_s(),
         )
         .await
         .map_err(store_refusal);
@@ -200,7 +200,7 @@ async fn keep(
     request_id: &str,
     stored: &StoredResponse,
 ) -> Result<(), ApiError> {
-    crate::core::handoffs::trip();
+    mediaparse_core::handoffs::trip();
     if stored.credits > 0
         && let Some(client) = &ids.client
     {
