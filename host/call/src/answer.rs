@@ -149,7 +149,11 @@ impl ParseAnswer {
             Outcome::Refused(e) => Ok(e.envelope().to_string()),
             Outcome::Stored(s) => Ok(s.body.clone()),
         };
-        text.unwrap_or_else(|e| mediaparse_core::api_error::internal(e).envelope().to_string())
+        text.unwrap_or_else(|e| {
+            mediaparse_core::api_error::internal(e)
+                .envelope()
+                .to_string()
+        })
     }
 }
 

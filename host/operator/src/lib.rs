@@ -7,9 +7,9 @@ use serde::Serialize;
 
 use mediaparse_auth as auth;
 use mediaparse_core::api_error::{internal, unavailable};
-use mediaparse_core::{ApiError, ErrorCode};
 pub use mediaparse_core::clock::rfc3339;
 use mediaparse_core::ids::new_id;
+use mediaparse_core::{ApiError, ErrorCode};
 use mediaparse_store::{
     AccountSummary, CreditChange, KeyEdit, KeyRecord, Store, StoreError, Usage, UsageFilter,
 };

@@ -22,10 +22,10 @@ use std::sync::Arc;
 use arc_swap::ArcSwap;
 use tokio::sync::Notify;
 
+pub use destination::{Mode, Resolver, SystemResolver, check_syntax};
 use mediaparse_config::OperatorConfig;
 pub use mediaparse_config::webhooks::{Schedule, WebhookSettings};
 use mediaparse_store::{Store, StoreError};
-pub use destination::{Mode, Resolver, SystemResolver, check_syntax};
 
 /// The largest `data` of one event, serialized.
 pub const MAX_DATA_BYTES: usize = 256 * 1024;
