@@ -28,7 +28,9 @@ pub use mediaparse_core as core;
 /// crate (`host/fetch`).
 pub use mediaparse_fetch as fetch;
 pub mod http;
-pub mod jobs;
+/// Batches run in the background, their runner and job.done webhook, its
+/// own crate (`host/jobs`).
+pub use mediaparse_jobs as jobs;
 /// The console's e-mail through the operator's command, a leaf crate (`host/mail`).
 pub use mediaparse_mail as mail;
 /// The process-wide metrics, a leaf crate of their own (`host/metrics`).

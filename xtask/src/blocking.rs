@@ -17,7 +17,9 @@ use crate::layers::{code_only_keeping_tests, relative, rust_files};
 /// layers above the store, which answer async callers through the store's
 /// `_async` calls like the modules left in `host/src`. The store itself is
 /// where a blocking call belongs and is not checked.
-pub const CRATES: &[&str] = &["auth", "billing", "call", "operator", "parse", "reload", "tunnel", "webhooks"];
+pub const CRATES: &[&str] = &[
+    "auth", "billing", "call", "jobs", "operator", "parse", "reload", "tunnel", "webhooks",
+];
 
 /// The files that may hold a blocking thread, and why: relative to
 /// `host/src`, or to `host/` for a file of one of [`CRATES`]

@@ -26,14 +26,14 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use tokio::sync::{Notify, broadcast};
 
-use crate::call::ParseAnswer;
-use crate::call::batch::BatchItem;
-pub use crate::config::jobs::{JobLimits, JobSettings};
-use crate::core::Delivery;
-use crate::parse::{CacheUse, Services};
-use crate::store::{JobRecord, Store, StoreResult};
-use crate::tunnel::TunnelSettings;
-use crate::webhooks::Webhooks;
+use mediaparse_call::ParseAnswer;
+use mediaparse_call::batch::BatchItem;
+pub use mediaparse_config::jobs::{JobLimits, JobSettings};
+use mediaparse_core::Delivery;
+use mediaparse_parse::{CacheUse, Services};
+use mediaparse_store::{JobRecord, Store, StoreResult};
+use mediaparse_tunnel::TunnelSettings;
+use mediaparse_webhooks::Webhooks;
 
 /// The longest `?wait=` (seconds).
 pub const MAX_WAIT_S: u64 = 30;
@@ -159,7 +159,7 @@ impl JobView {
 pub fn item_body(stored: &str) -> String {
     match serde_json::from_str::<ParseAnswer>(stored) {
         Ok(answer) => answer.body(),
-        Err(e) => crate::core::api_error::internal(format!("stored job item unreadable: {e}"))
+        Err(e) => mediaparse_core::api_error::internal(format!("stored job item unreadable: {e}"))
             .envelope()
             .to_string(),
     }
@@ -187,7 +187,7 @@ impl Jobs {
             webhooks,
             signals,
             wake: Arc::new(Notify::new()),
-            host: crate::core::ids::new_request_id()
+            host: mediaparse_core::ids::new_request_id()
                 .replacen("req_", "host_", 1)
                 .into(),
         }

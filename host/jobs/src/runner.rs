@@ -11,11 +11,11 @@ use futures::stream::FuturesUnordered;
 use tokio::task::JoinSet;
 
 use super::{DONE_EVENT, JobRequest, JobSignal, Jobs, item_body};
-use crate::call::batch::{self, BatchCall, BatchItem, Funding};
-use crate::call::{Callee, Door, ParseAnswer, RequestIds};
-use crate::core::{ApiError, ErrorCode};
-use crate::store::{JobRecord, StoreError};
-use crate::webhooks::now_ms;
+use mediaparse_call::batch::{self, BatchCall, BatchItem, Funding};
+use mediaparse_call::{Callee, Door, ParseAnswer, RequestIds};
+use mediaparse_core::{ApiError, ErrorCode};
+use mediaparse_store::{JobRecord, StoreError};
+use mediaparse_webhooks::now_ms;
 
 /// Run jobs until the process ends.
 pub async fn run(jobs: Jobs) {
@@ -221,12 +221,12 @@ async fn finish(jobs: &Jobs, job: &JobRecord) -> Result<(), StoreError> {
             .await
         {
             Ok(()) => {}
-            Err(crate::webhooks::WebhookError::Store(
+            Err(mediaparse_webhooks::WebhookError::Store(
                 e @ (StoreError::Invalid(_) | StoreError::NotFound(..)),
             )) => {
                 tracing::warn!(job = %job.id, error = %e, "job.done webhook not queued")
             }
-            Err(crate::webhooks::WebhookError::Store(e)) => return Err(e),
+            Err(mediaparse_webhooks::WebhookError::Store(e)) => return Err(e),
             // Refused for good (the key's queue is full, the data too big):
             // the job's results are still there to read.
             Err(e) => {

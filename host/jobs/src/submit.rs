@@ -14,12 +14,12 @@
 use serde::{Deserialize, Serialize};
 
 use super::{JobRequest, Jobs};
-use crate::call::answer::Shape;
-use crate::call::idempotency::{self, Completed};
-use crate::call::{Idempotency, RequestIds};
-use crate::core::ApiError;
-use crate::core::api_error::internal;
-use crate::store::{JobRecord, KeyRecord, StoreError, StoredResponse};
+use mediaparse_call::answer::Shape;
+use mediaparse_call::idempotency::{self, Completed};
+use mediaparse_call::{Idempotency, RequestIds};
+use mediaparse_core::ApiError;
+use mediaparse_core::api_error::internal;
+use mediaparse_store::{JobRecord, KeyRecord, StoreError, StoredResponse};
 
 /// One submission, as a door asks for it.
 pub struct Submit<'a> {
@@ -147,7 +147,7 @@ impl Jobs {
             callback_url: submit.callback_url.clone(),
             state: "queued".into(),
             item_count: submit.request.items.len() as u32,
-            created_ms: crate::webhooks::now_ms(),
+            created_ms: mediaparse_webhooks::now_ms(),
             finished_ms: None,
         };
         let queued = self.insert_once(record).await;
@@ -165,7 +165,7 @@ impl Jobs {
                     replayed: false,
                 }
             }
-            Err(e) => refused(ApiError::from(crate::parse::ParseError::from(e))),
+            Err(e) => refused(ApiError::from(mediaparse_parse::ParseError::from(e))),
         }
     }
 
@@ -192,7 +192,7 @@ mod tests {
 
     #[test]
     fn a_job_id_is_its_submissions_ledger_id() {
-        let minted = crate::core::ids::new_request_id();
+        let minted = mediaparse_core::ids::new_request_id();
         assert_eq!(job_id_of(&minted), minted.replacen("req_", "job_", 1));
         // Any other ledger id still gives the documented shape, the same each time.
         for other in ["mcp_7", "req_01ABC", "req_0123456789ABCDEF0123456789abcdef"] {
