@@ -17,7 +17,9 @@ pub use mediaparse_billing as billing;
 /// One parse call from any door and the typed answer every door renders,
 /// its own crate (`host/call`).
 pub use mediaparse_call as call;
-pub mod canary;
+/// Canary posts parsed on schedule for no one and the lease that picks the
+/// host running them, its own crate (`host/canary`).
+pub use mediaparse_canary as canary;
 pub mod cli;
 /// The operator configuration file, its own crate (`host/config`).
 pub use mediaparse_config as config;

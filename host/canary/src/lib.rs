@@ -4,7 +4,7 @@
 //! pacing — for no one: no balance check, no charge, no ledger row, and the
 //! parse cache bypassed. Each result is judged against the canary's
 //! expectation and counted in the platform's health
-//! ([`crate::parse::health::PlatformHealth::record_canary`], which says how
+//! ([`mediaparse_parse::health::PlatformHealth::record_canary`], which says how
 //! a canary weighs against live parses).
 //!
 //! Schedule: each platform's canaries run once per its `canary_every`, one
@@ -29,10 +29,10 @@ use std::time::{Duration, Instant};
 
 use mediaparse_catalogue::Canary;
 
-use crate::core::clock::unix_now_s;
-use crate::parse::health::{CanaryNote, Verdict};
-use crate::parse::{self, CacheUse, ParseError, ParseRequest, Purpose, Services};
-use crate::store::{CanaryRow, KeyRecord};
+use mediaparse_core::clock::unix_now_s;
+use mediaparse_parse::health::{CanaryNote, Verdict};
+use mediaparse_parse::{self as parse, CacheUse, ParseError, ParseRequest, Purpose, Services};
+use mediaparse_store::{CanaryRow, KeyRecord};
 
 /// How long the scheduler sleeps at most: it notices reloaded extractors
 /// and configuration at least this often.
@@ -201,7 +201,7 @@ pub async fn run_one(services: &Services, platform: &str, canary: &Canary, host:
     };
     let result = parse::parse(services, &request).await;
     let (verdict, outcome, detail) = judge(canary, &result);
-    let metrics = crate::metrics::global();
+    let metrics = mediaparse_metrics::global();
     let Some(verdict) = verdict else {
         metrics.canary_run(platform, "skipped");
         tracing::debug!(platform, reason = %detail, "canary skipped");
@@ -275,7 +275,7 @@ pub async fn follow(services: Arc<Services>, host: String) {
         let after = last_id.unwrap_or(0);
         let read = services
             .store
-            .canary_results_after_async(after, crate::store::CANARY_RESULTS_KEPT)
+            .canary_results_after_async(after, mediaparse_store::CANARY_RESULTS_KEPT)
             .await;
         match read {
             Ok(rows) => {
@@ -420,7 +420,7 @@ mod bundled {
     /// one of its fixture cases parses into what the canary expects.
     #[test]
     fn every_bundled_canary_is_a_fixture_post_meeting_its_expectation() {
-        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../extractors");
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../extractors");
         let mut checked = 0;
         for entry in std::fs::read_dir(&root)
             .expect("extractors folder")
