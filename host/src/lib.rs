@@ -8,7 +8,9 @@
 //!
 //! `cargo xtask layers` prints the module graph and fails on a cycle.
 
-pub mod alerts;
+/// Signed alerts on a platform's change of health, its own crate
+/// (`host/alerts`).
+pub use mediaparse_alerts as alerts;
 /// API keys, rate limits and sign-in throttles, its own crate (`host/auth`).
 pub use mediaparse_auth as auth;
 pub mod authoring;

@@ -18,7 +18,7 @@ use crate::layers::{code_only_keeping_tests, relative, rust_files};
 /// `_async` calls like the modules left in `host/src`. The store itself is
 /// where a blocking call belongs and is not checked.
 pub const CRATES: &[&str] = &[
-    "auth", "billing", "call", "canary", "jobs", "operator", "parse", "reload", "tunnel",
+    "alerts", "auth", "billing", "call", "canary", "jobs", "operator", "parse", "reload", "tunnel",
     "webhooks",
 ];
 

@@ -21,10 +21,10 @@ use rand::RngCore;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use crate::config::OperatorConfig;
-use crate::config::health::AlertSettings;
-use crate::core::clock::{rfc3339, unix_now_s};
-use crate::parse::health::StateChange;
+use mediaparse_config::OperatorConfig;
+use mediaparse_config::health::AlertSettings;
+use mediaparse_core::clock::{rfc3339, unix_now_s};
+use mediaparse_parse::health::StateChange;
 use throttle::{Throttle, worth_alerting};
 
 /// Changes waiting for the alert task at most (more are dropped and logged).
@@ -109,8 +109,8 @@ async fn deliver(client: &reqwest::Client, settings: &AlertSettings, change: &St
     let mut id = [0u8; 16];
     rand::rng().fill_bytes(&mut id);
     let id = format!("msg_{}", hex::encode(id));
-    let signature = crate::signing::sign(&settings.key, &id, now, &body);
-    let metrics = crate::metrics::global();
+    let signature = mediaparse_signing::sign(&settings.key, &id, now, &body);
+    let metrics = mediaparse_metrics::global();
     for (i, url) in settings.urls.iter().enumerate() {
         let sent = client
             .post(url)

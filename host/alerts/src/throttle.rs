@@ -6,8 +6,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use crate::core::health::HealthState;
-use crate::parse::health::StateChange;
+use mediaparse_core::health::HealthState;
+use mediaparse_parse::health::StateChange;
 
 /// Whether a change is worth an alert: it enters or leaves `degraded` or
 /// `broken` (`unknown` ↔ `ok` is a platform's first parses, or its quiet).

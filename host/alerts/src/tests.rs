@@ -4,10 +4,10 @@
 use std::time::{Duration, Instant};
 
 use super::throttle::{Throttle, worth_alerting};
-use crate::config::health::alert_key;
-use crate::core::health::HealthState::{self, *};
-use crate::parse::health::StateChange;
-use crate::signing::{sign, verify};
+use mediaparse_config::health::alert_key;
+use mediaparse_core::health::HealthState::{self, *};
+use mediaparse_parse::health::StateChange;
+use mediaparse_signing::{sign, verify};
 
 /// The example of the Standard Webhooks specification.
 #[test]
