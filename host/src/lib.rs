@@ -13,7 +13,9 @@
 pub use mediaparse_alerts as alerts;
 /// API keys, rate limits and sign-in throttles, its own crate (`host/auth`).
 pub use mediaparse_auth as auth;
-pub mod authoring;
+/// `mediaparse record` and `replay`, and failing parses kept as fixture
+/// cases, its own crate (`host/authoring`).
+pub use mediaparse_authoring as authoring;
 /// Prices, the balance pre-check and the charge, its own crate (`host/billing`).
 pub use mediaparse_billing as billing;
 /// One parse call from any door and the typed answer every door renders,

@@ -19,9 +19,9 @@ use serde_json::{Map, Value};
 
 use super::replay::{ComponentChoice, component_for, replay_loaded};
 use super::scrub::Scrubber;
-use crate::config::OperatorConfig;
-use crate::fetch::{FetchLimits, Fetcher, Hop, HopLog, UpstreamOverride};
-use crate::parse::{self, ParseError, ParseLimits};
+use mediaparse_config::OperatorConfig;
+use mediaparse_fetch::{FetchLimits, Fetcher, Hop, HopLog, UpstreamOverride};
+use mediaparse_parse::{self as parse, ParseError, ParseLimits};
 
 /// What to record, and where.
 pub struct RecordOptions {
@@ -112,7 +112,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
             };
             let limits = ParseLimits::default();
             // Recording leaves direct: no operator pool.
-            let exits = crate::fetch::ExitPools::new();
+            let exits = mediaparse_fetch::ExitPools::new();
             let exit = exits
                 .lease(ext.platform(), &[])
                 .map_err(|e| anyhow::anyhow!("{e}"))?;
@@ -121,8 +121,8 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
                 exit: &exit,
                 exits: &exits,
                 session: None,
-                sessions: &crate::fetch::Sessions::default(),
-                pacer: &crate::fetch::Pacer::new(),
+                sessions: &mediaparse_fetch::Sessions::default(),
+                pacer: &mediaparse_fetch::Pacer::new(),
                 deadline: std::time::Instant::now() + platform_limits.parse_timeout,
             };
             let extracted = tokio::time::timeout(
@@ -135,7 +135,7 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
                         outbound: &outbound,
                         // A recording starts with nothing remembered (a
                         // case's `remembered` is written by hand).
-                        memos: &crate::registry::Memos::in_memory(),
+                        memos: &mediaparse_registry::Memos::in_memory(),
                         capture: None,
                     },
                     &guest,
@@ -399,7 +399,7 @@ fn constraint(h: &Header, scrub: &Scrubber) -> Header {
             .and_then(|pair| pair.split_once('='))
             .map(|(n, _)| format!("{}=", n.trim()))
             .unwrap_or_default()
-    } else if name == "authorization" || crate::core::sanitize::is_sensitive(&name) {
+    } else if name == "authorization" || mediaparse_core::sanitize::is_sensitive(&name) {
         String::new()
     } else {
         scrub.text(&h.value)

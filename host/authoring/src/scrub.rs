@@ -8,7 +8,7 @@
 use mediaparse_sdk::Header;
 use serde_json::Value;
 
-use crate::core::sanitize::is_sensitive;
+use mediaparse_core::sanitize::is_sensitive;
 
 /// Values shorter than this are not treated as secrets (`1`, `true`, `en`).
 pub const MIN_SECRET_LEN: usize = 6;

@@ -10,7 +10,9 @@ use mediaparse_sdk::fixture::Case;
 use mediaparse_sdk::replay::{self, Driver};
 use mediaparse_sdk::{Context, Exchange, Extraction, Failure, Info, Plan, Target};
 
-use crate::registry::{LoadedExtractor, Registry, Runtime, SandboxLimits, Session, run_blocking};
+use mediaparse_registry::{
+    LoadedExtractor, Registry, Runtime, SandboxLimits, Session, run_blocking,
+};
 
 /// A [`Driver`] backed by one instance of a wasm component.
 pub struct WasmDriver {
@@ -74,7 +76,7 @@ impl Driver for WasmDriver {
         ctx: &Context,
         done: &[Exchange],
     ) -> Result<Result<mediaparse_sdk::Stepped, Failure>, String> {
-        use crate::registry::Next;
+        use mediaparse_registry::Next;
         let round =
             match run_blocking(self.session.step(target, ctx, done)).map_err(|e| e.to_string())? {
                 Ok(round) => round,
@@ -140,7 +142,7 @@ pub fn component_for(
             registry
                 .load_dir(dir)
                 .map_err(|e| anyhow::anyhow!("reading {}: {e}", dir.display()))?;
-            crate::parse::route(&registry, &case.input, None).map_err(|e| {
+            mediaparse_parse::route(&registry, &case.input, None).map_err(|e| {
                 anyhow::anyhow!(
                     "no component in {} for this case ({e}); pass --component FILE",
                     dir.display()

@@ -22,9 +22,9 @@ use rand::RngCore;
 use serde::{Deserialize, Serialize};
 
 use super::scrub::Scrubber;
-use crate::fetch::Hop;
-pub use crate::parse::failures::FailedParse;
-use crate::parse::failures::{FailureBounds, FailureSink};
+use mediaparse_fetch::Hop;
+pub use mediaparse_parse::failures::FailedParse;
+use mediaparse_parse::failures::{FailureBounds, FailureSink};
 
 /// The file beside `case.json` saying what failed, when, and why.
 pub const META_FILE: &str = "failure.json";
@@ -69,7 +69,7 @@ impl FailureSink for FailureDir {
                     "failed"
                 }
             };
-            crate::metrics::global().failure_kept(&failed.platform, outcome);
+            mediaparse_metrics::global().failure_kept(&failed.platform, outcome);
         });
     }
 }
