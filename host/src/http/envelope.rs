@@ -4,8 +4,6 @@
 use axum::http::{HeaderValue, StatusCode};
 use axum::response::Response;
 
-use crate::operator::OperatorError;
-
 /// Header carrying the credits a response cost.
 pub const CREDITS_HEADER: &str = "x-credits-charged";
 
@@ -26,19 +24,6 @@ pub use crate::core::api_error::{internal, unavailable};
 /// The HTTP status of an error's row.
 pub fn status_of(e: &ApiError) -> StatusCode {
     StatusCode::from_u16(e.code.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR)
-}
-
-impl From<OperatorError> for ApiError {
-    fn from(e: OperatorError) -> Self {
-        match e {
-            OperatorError::Store(crate::store::StoreError::Unavailable(m)) => unavailable(m),
-            OperatorError::Store(e) => internal(e),
-            OperatorError::Invalid(m) => ApiError::invalid_request(m),
-            OperatorError::NotFound(..) | OperatorError::KeyLimit(_) => {
-                ApiError::new(e.code(), e.to_string())
-            }
-        }
-    }
 }
 
 /// Internal details go to the log, never to the caller.
