@@ -33,7 +33,9 @@ pub use mediaparse_core as core;
 /// The only network code (egress clients, TLS profiles, exits), its own
 /// crate (`host/fetch`).
 pub use mediaparse_fetch as fetch;
-pub mod http;
+/// The doors over HTTP: REST, the console, MCP and OpenAPI, its own crate
+/// (`host/http`).
+pub use mediaparse_http as http;
 /// Batches run in the background, their runner and job.done webhook, its
 /// own crate (`host/jobs`).
 pub use mediaparse_jobs as jobs;
