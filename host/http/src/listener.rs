@@ -57,6 +57,26 @@ impl Default for ConnectionLimits {
     }
 }
 
+/// Connections the kernel completes and queues for `accept` at most (it
+/// caps the number at `net.core.somaxconn`). The 128 of `TcpListener::bind`
+/// overflows as soon as clients connect faster than the loop below accepts:
+/// a burst of new connections then has SYNs dropped and waits a second per
+/// retransmission, however idle the service is.
+pub const LISTEN_BACKLOG: u32 = 4096;
+
+/// A listening socket on `addr` with [`LISTEN_BACKLOG`] (and `SO_REUSEADDR`,
+/// as `TcpListener::bind` sets it, so a restart rebinds at once).
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// Serve `app` on `listener` until `shutdown` resolves, then stop accepting
 /// and wait for the open connections to finish their requests.
 pub async fn run(

@@ -177,7 +177,7 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
     }
     let upstream_override_set = upstream.is_some();
     let fetcher = Arc::new(Fetcher::new(upstream, FetchLimits::from_env())?);
-    let listener = tokio::net::TcpListener::bind(options.listen).await?;
+    let listener = super::listener::bind(options.listen)?;
     let addr = listener.local_addr()?;
     let tunnel = Arc::new(tunnel_settings(
         &options.tunnel,
@@ -281,7 +281,7 @@ pub async fn serve(mut options: ServeOptions) -> anyhow::Result<()> {
         .passwords
         .calibrate(super::console::calibrate_password_check);
     if let Some(metrics_addr) = options.metrics_listen {
-        let metrics_listener = tokio::net::TcpListener::bind(metrics_addr).await?;
+        let metrics_listener = super::listener::bind(metrics_addr)?;
         tracing::info!(addr = %metrics_listener.local_addr()?, "metrics listening");
         tokio::spawn(async move {
             if let Err(e) = axum::serve(metrics_listener, super::ops::metrics_router()).await {
