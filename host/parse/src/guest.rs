@@ -1,6 +1,7 @@
 //! A parse's guest: each of its calls (`detect`, then one `step` per
 //! round) runs on a fresh instance that ends with the call, on the thread
-//! that polls the parse. The guest yields to that thread's other tasks at
+//! that polls the parse. `detect` is asked only for inputs the component
+//! has not answered recently (`registry::Detected`). The guest yields to that thread's other tasks at
 //! every epoch tick (`registry::Runtime`), so a long call shares the thread
 //! instead of holding it, and the parse crosses to no other thread for it.
 //!
@@ -64,12 +65,20 @@ impl Guest {
         })
     }
 
-    /// `detect(input)` on a fresh instance.
+    /// `detect(input)`: the component's remembered answer for this input
+    /// (`registry::Detected`), else a fresh instance's, then remembered.
     pub async fn detect(
         &self,
         input: &str,
     ) -> Result<Result<sdk::Target, sdk::Failure>, ParseError> {
-        Ok(self.instance().await?.detect(input).await?)
+        if let Some(target) = self.ext.detected.get(input) {
+            return Ok(Ok(target));
+        }
+        let detected = self.instance().await?.detect(input).await?;
+        if let Ok(target) = &detected {
+            self.ext.detected.keep(input, target);
+        }
+        Ok(detected)
     }
 
     /// One round on a fresh instance, and the WIT version that answered it.

@@ -253,6 +253,44 @@ async fn no_instance_is_alive_while_a_parse_waits_for_its_upstream() {
     assert_eq!(registry.runtime().live_instances(), 0, "none left after it");
 }
 
+/// `detect` answers from its input alone, so an input the component has
+/// detected before makes no instance for it: a parse-cache hit runs no
+/// guest at all, and an extracting parse one instance fewer.
+#[tokio::test]
+async fn a_detected_input_makes_no_instance_for_detect_again() {
+    let mut w = world("[limits]\nparse_cache_ttl_ms = 60000\n", Ok(200));
+    let registry = fresh_registry();
+    w.services.registry = registry.clone();
+    let key = w.key(None, 5);
+    // Loading asked the component its `info`: counted from here.
+    let loaded = registry.runtime().instances_made();
+    let made = || registry.runtime().instances_made() - loaded;
+
+    w.parse(&key, OK).await.expect("parsed");
+    let first = made();
+    assert!(first >= 2, "detect and at least one round: {first}");
+
+    let hit = w.parse(&key, OK).await.expect("parsed");
+    assert_eq!(hit.cache, super::CacheOutcome::Hit);
+    assert_eq!(
+        made(),
+        first,
+        "a cache hit of a detected input runs no guest"
+    );
+
+    let request = super::ParseRequest {
+        key: &key,
+        input: OK,
+        platform: None,
+        request_id: "req_again",
+        cache: super::CacheUse::Bypass,
+        purpose: super::Purpose::Customer,
+        hold: None,
+    };
+    parse(&w.services, &request).await.expect("parsed");
+    assert_eq!(made() - first, first - 1, "the same rounds, without detect");
+}
+
 #[tokio::test]
 async fn a_parse_without_media_is_not_charged() {
     let w = world("", Ok(200));

@@ -10,6 +10,7 @@
 
 mod cache;
 mod convert;
+mod detected;
 mod limiter;
 mod memo;
 pub mod runtime;
@@ -25,6 +26,7 @@ use mediaparse_sdk::urls::host_matches;
 use sha2::{Digest, Sha256};
 
 pub use cache::{CacheRefused, CompiledCache};
+pub use detected::Detected;
 pub use memo::{MemoUsage, Memos};
 pub use runtime::{Next, Round, Runtime, RuntimeError, SandboxLimits, Session, run_blocking};
 
@@ -43,6 +45,9 @@ pub struct LoadedExtractor {
     pub load_ms: u64,
     /// Its `<platform>.toml` (a candidate without one: a bare manifest).
     pub manifest: Arc<Manifest>,
+    /// This component's recent `detect` answers (shared by the copies of
+    /// it that only a changed `.toml` made).
+    pub detected: Arc<Detected>,
     pre: runtime::Pre,
 }
 
@@ -62,6 +67,7 @@ impl LoadedExtractor {
             compiled_from: self.compiled_from,
             load_ms: 0,
             manifest,
+            detected: self.detected.clone(),
             pre: self.pre.clone(),
         }
     }
@@ -440,6 +446,7 @@ impl Registry {
             loaded_at_unix_s: chrono::Utc::now().timestamp(),
             compiled_from,
             load_ms: started.elapsed().as_millis() as u64,
+            detected: Arc::default(),
             pre,
         })
     }

@@ -4,7 +4,7 @@
 //! sealed: its clocks and randomness come from the parse (see [`sealed`]).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use wasmtime::component::{Component, Linker, ResourceTable};
@@ -113,6 +113,8 @@ pub struct Runtime {
     pub limits: SandboxLimits,
     /// Instances alive now ([`Runtime::live_instances`]).
     live: Arc<AtomicUsize>,
+    /// Instances made so far ([`Runtime::instances_made`]).
+    made: AtomicU64,
 }
 
 /// One live instance, counted while its [`Session`] exists.
@@ -225,6 +227,7 @@ impl Runtime {
             linker_1_0,
             limits,
             live: Arc::default(),
+            made: AtomicU64::new(0),
         }))
     }
 
@@ -232,6 +235,11 @@ impl Runtime {
     /// its linear memory until its session ends.
     pub fn live_instances(&self) -> usize {
         self.live.load(Ordering::Relaxed)
+    }
+
+    /// Instances this runtime has made since it started.
+    pub fn instances_made(&self) -> u64 {
+        self.made.load(Ordering::Relaxed)
     }
 
     pub fn compile(&self, bytes: &[u8]) -> anyhow::Result<Component> {
@@ -323,7 +331,10 @@ impl Runtime {
             guest_calls: 0,
             platform: platform.to_string(),
             limits: limits.clone(),
-            _live: Live::new(&self.live),
+            _live: {
+                self.made.fetch_add(1, Ordering::Relaxed);
+                Live::new(&self.live)
+            },
         })
     }
 }
