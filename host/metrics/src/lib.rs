@@ -438,13 +438,14 @@ impl Metrics {
             .inc();
     }
 
-    /// A guest's linear memory grew past the size it was instantiated with.
-    pub fn guest_memory_grow(&self, platform: &str) {
+    /// A guest's linear memory grew past the size it was instantiated
+    /// with, `times` times in one instance.
+    pub fn guest_memory_grows(&self, platform: &str, times: u64) {
         self.memory_grows
             .get_or_create(&PlatformLabel {
                 platform: platform.into(),
             })
-            .inc();
+            .inc_by(times);
     }
 
     /// A guest call was stopped by the sandbox.

@@ -291,6 +291,30 @@ async fn a_detected_input_makes_no_instance_for_detect_again() {
     assert_eq!(made() - first, first - 1, "the same rounds, without detect");
 }
 
+/// Growths of a guest's linear memory are counted under its platform when
+/// its instance ends (the guest here reserves memory until its cap).
+#[tokio::test]
+async fn a_guests_memory_growths_are_counted() {
+    let w = world("", Ok(200));
+    let key = w.key(None, 5);
+    let grows = || {
+        mediaparse_metrics::global()
+            .encode()
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("mediaparse_guest_memory_grows_total{platform=\"tiktok\"} ")?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .unwrap_or(0)
+    };
+    let before = grows();
+    let failed = w.parse(&key, "https://tiktok.mptest.example/oom").await;
+    assert!(failed.is_err(), "the guest hit its cap");
+    assert!(grows() > before, "no growth counted");
+    assert_eq!(w.books(), (5, 0), "nothing charged");
+}
+
 #[tokio::test]
 async fn a_parse_without_media_is_not_charged() {
     let w = world("", Ok(200));

@@ -300,7 +300,6 @@ impl Runtime {
                     .trap_on_grow_failure(true)
                     .instances(64)
                     .build(),
-                platform,
             ),
             platform: platform.to_string(),
             log_lines_left: 64,
@@ -429,6 +428,16 @@ pub struct Session {
     platform: String,
     limits: SandboxLimits,
     _live: Live,
+}
+
+impl Drop for Session {
+    /// The instance's memory growths, counted under its platform.
+    fn drop(&mut self) {
+        let grew = self.store.data().limits.grew;
+        if grew > 0 {
+            mediaparse_metrics::global().guest_memory_grows(&self.platform, grew);
+        }
+    }
 }
 
 impl Session {
