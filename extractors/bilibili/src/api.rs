@@ -3,6 +3,7 @@
 use std::borrow::Cow;
 
 use mediaparse_sdk::fields::{self, RawValue};
+use mediaparse_sdk::html;
 use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
 use serde::Deserialize;
@@ -400,7 +401,7 @@ pub fn judge_page(exchange: &Exchange, ctx: &Context) -> Outcome {
             },
         };
     }
-    if html.contains("_riskdata_") || html.contains("v_voucher") {
+    if html::contains(&html, "_riskdata_") || html::contains(&html, "v_voucher") {
         return Outcome::Retry {
             risk: true,
             message: "video page: risk-control page (v_voucher)".into(),

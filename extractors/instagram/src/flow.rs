@@ -9,6 +9,7 @@ use mediaparse_meta_web::share::{Hop, ShareLinks};
 use mediaparse_meta_web::{CHROME_UA, data_sjs_blobs, scan, shortcode};
 use mediaparse_sdk::exchanges::Exchanges;
 use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
+use mediaparse_sdk::html;
 use mediaparse_sdk::urls::InputUrl;
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Step, Target};
 use serde_json::Value;
@@ -217,7 +218,7 @@ fn eval_page(ex: &Exchange, code: &str) -> Judged<Post> {
     }
     let html = ex.response.text();
     for blob in data_sjs_blobs(&html) {
-        if !blob.contains(code) && !blob.contains("xig_polaris_media") {
+        if !html::contains(blob, code) && !html::contains(blob, "xig_polaris_media") {
             continue;
         }
         if let Some(media) = scan::find_key(blob, "xig_polaris_media") {
@@ -342,7 +343,7 @@ fn embed_html_image(html: &str, code: &str) -> Judged<Post> {
             image = largest_src(&tag);
         }
     }
-    if html.contains("WatchOnInstagram")
+    if html::contains(html, "WatchOnInstagram")
         || matches!(kind.as_deref(), Some("GraphVideo" | "GraphSidecar"))
     {
         return miss(Failure::upstream(

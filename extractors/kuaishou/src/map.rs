@@ -5,6 +5,7 @@
 
 use mediaparse_sdk::cascade::Attempt;
 use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
+use mediaparse_sdk::html;
 use mediaparse_sdk::html::assigned_value;
 use mediaparse_sdk::{
     Extraction, Failure, Header, HttpResponse, Image, Media, ObjectWriter, PlatformData, Result,
@@ -329,9 +330,9 @@ fn not_found() -> Failure {
 }
 
 fn is_verification_page(text: &str) -> bool {
-    text.contains("captcha.zt.kuaishou.com")
-        || text.contains("请求过快")
-        || text.contains("captchaSession")
+    html::contains(text, "captcha.zt.kuaishou.com")
+        || html::contains(text, "请求过快")
+        || html::contains(text, "captchaSession")
 }
 
 fn page_text(response: &HttpResponse) -> std::result::Result<Cow<'_, str>, Failure> {

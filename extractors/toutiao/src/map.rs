@@ -4,6 +4,7 @@
 
 use base64::Engine;
 use mediaparse_sdk::cascade;
+use mediaparse_sdk::html;
 use mediaparse_sdk::html::script_by_id;
 use mediaparse_sdk::ids;
 use std::borrow::Cow;
@@ -219,7 +220,7 @@ fn find_key<'a>(v: &'a Value, key: &str, depth: usize) -> Option<&'a Value> {
 /// Mobile: `articleInfo` with `playUrlList`, or `playAuthTokenV2`.
 pub fn read_mobile(id: &str, response: &HttpResponse) -> std::result::Result<Mobile, Failure> {
     let text = page_text(response)?;
-    if text.contains("VIDEO_IN_APP_ONLY") {
+    if html::contains(&text, "VIDEO_IN_APP_ONLY") {
         return Ok(Mobile::AppOnly);
     }
     let data = render_data(&text)?;

@@ -46,9 +46,10 @@ pub fn screen(response: &HttpResponse, note: &NoteRef, with_cookie: bool) -> Res
         }
     }
     let body = response.text();
-    if body.contains(DESKTOP_STATE) || body.contains(MOBILE_SETUP_STATE) {
+    if html::contains(&body, DESKTOP_STATE) || html::contains(&body, MOBILE_SETUP_STATE) {
         Ok(Screen::State)
-    } else if body.contains("website-login/captcha") || body.contains("verifyUuid") {
+    } else if html::contains(&body, "website-login/captcha") || html::contains(&body, "verifyUuid")
+    {
         Err(captcha())
     } else {
         Ok(Screen::NoState)
