@@ -4,7 +4,6 @@
 //! answer uses the test guest). Every error answer is checked against its
 //! row of the error table.
 
-use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use arc_swap::ArcSwap;
@@ -22,7 +21,7 @@ use mediaparse_core::{Clock, ParseLimits};
 use mediaparse_fetch::{FetchLimits, Fetcher};
 use mediaparse_operator::{self as operator, KeySpec};
 use mediaparse_parse::Services;
-use mediaparse_registry::{Registry, Runtime, SandboxLimits};
+use mediaparse_registry::{Registry, Runtime, SandboxLimits, testing};
 use mediaparse_reload::ConfigSource;
 use mediaparse_store::Store;
 
@@ -48,57 +47,18 @@ fn harness(admin_token: Option<&str>) -> Harness {
     harness_with(admin_token, declared_only())
 }
 
-/// A bundled platform's `platform.toml` (`extractors/<id>/platform.toml`).
-fn bundled_toml(platform: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../extractors")
-        .join(platform)
-        .join("platform.toml")
-}
-
-/// The test guest, where `cargo xtask test` builds it.
-fn test_guest() -> PathBuf {
-    let path = std::env::var_os("MEDIAPARSE_TEST_GUESTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/test-guests")
-        })
-        .join("mptest.wasm");
-    assert!(
-        path.is_file(),
-        "{} is missing: run the tests with `cargo xtask test`, which builds the test guests",
-        path.display()
-    );
-    path
-}
-
-/// One registry holding the test guest as `tiktok` (with tiktok's
-/// `platform.toml`), compiled once.
+/// One registry serving the test guest as `tiktok`, compiled once.
 fn test_guest_registry() -> Arc<Registry> {
     static REGISTRY: OnceLock<Arc<Registry>> = OnceLock::new();
     REGISTRY
-        .get_or_init(|| {
-            let registry = Arc::new(Registry::new(runtime()));
-            let dir = tempfile::tempdir().expect("tempdir");
-            std::fs::copy(bundled_toml("tiktok"), dir.path().join("tiktok.toml"))
-                .expect("copy toml");
-            std::fs::copy(test_guest(), dir.path().join("tiktok.wasm")).expect("copy guest");
-            assert_eq!(registry.load_dir(dir.path()).expect("load"), 1);
-            registry
-        })
+        .get_or_init(|| testing::serving_test_guest(runtime(), "tiktok"))
         .clone()
 }
 
 /// A registry that knows `tiktok` from its `tiktok.toml` but serves no
 /// component (a platform declared, not loaded).
 fn declared_only() -> Arc<Registry> {
-    let registry = Arc::new(Registry::new(runtime()));
-    let dir = tempfile::tempdir().expect("tempdir");
-    let toml = bundled_toml("tiktok");
-    std::fs::copy(toml, dir.path().join("tiktok.toml")).expect("copy toml");
-    assert_eq!(registry.load_dir(dir.path()).expect("load"), 0);
-    assert!(registry.knows("tiktok"));
-    registry
+    testing::declaring(runtime(), "tiktok")
 }
 
 fn harness_with(admin_token: Option<&str>, registry: Arc<Registry>) -> Harness {

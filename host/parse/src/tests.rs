@@ -5,7 +5,6 @@
 //! folder. Checks the order of the checks, and that credits move only once,
 //! only for media.
 
-use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -17,35 +16,9 @@ use mediaparse_auth::AuthError;
 use mediaparse_config::OperatorConfig;
 use mediaparse_core::{Clock, ParseLimits};
 use mediaparse_fetch::{FetchError, FetchLimits, Upstream};
-use mediaparse_registry::{Registry, Runtime, SandboxLimits};
+use mediaparse_registry::testing::{bundled_toml, workspace_root};
+use mediaparse_registry::{Registry, Runtime, SandboxLimits, testing};
 use mediaparse_store::{KeyRecord, Store};
-
-/// The test guest, where `cargo xtask test` builds it.
-fn test_guest() -> PathBuf {
-    let path = std::env::var_os("MEDIAPARSE_TEST_GUESTS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| workspace_root().join("target/test-guests"))
-        .join("mptest.wasm");
-    assert!(
-        path.is_file(),
-        "{} is missing: run the tests with `cargo xtask test`, which builds the test guests",
-        path.display()
-    );
-    path
-}
-
-/// The workspace's root folder (this crate is `host/parse`).
-fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// A bundled platform's `platform.toml` (`extractors/<id>/platform.toml`).
-fn bundled_toml(platform: &str) -> PathBuf {
-    workspace_root()
-        .join("extractors")
-        .join(platform)
-        .join("platform.toml")
-}
 
 /// One registry holding the test guest as `tiktok`, compiled once.
 fn registry() -> Arc<Registry> {
@@ -53,16 +26,11 @@ fn registry() -> Arc<Registry> {
     REGISTRY.get_or_init(fresh_registry).clone()
 }
 
-/// A registry of its own holding the test guest as `tiktok`.
+/// A registry of its own holding the test guest as `tiktok` (with tiktok's
+/// platform.toml: a component is served with its manifest).
 fn fresh_registry() -> Arc<Registry> {
     let runtime = Runtime::new(SandboxLimits::default()).expect("wasm runtime");
-    let registry = Arc::new(Registry::new(runtime));
-    let dir = tempfile::tempdir().expect("tempdir");
-    // With tiktok's platform.toml: a component is served with its manifest.
-    std::fs::copy(bundled_toml("tiktok"), dir.path().join("tiktok.toml")).expect("copy toml");
-    std::fs::copy(test_guest(), dir.path().join("tiktok.wasm")).expect("copy guest");
-    assert_eq!(registry.load_dir(dir.path()).expect("load"), 1);
-    registry
+    testing::serving_test_guest(runtime, "tiktok")
 }
 
 /// Answers every request with `status` (or a timeout), counting calls.

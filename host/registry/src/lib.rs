@@ -14,6 +14,8 @@ mod detected;
 mod limiter;
 mod memo;
 pub mod runtime;
+#[cfg(feature = "testing")]
+pub mod testing;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
