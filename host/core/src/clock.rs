@@ -14,8 +14,7 @@ pub struct Clock {
 impl Clock {
     /// The time handed to extractors.
     pub fn parse_now_ms(&self) -> u64 {
-        self.fixed_parse_ms
-            .unwrap_or_else(|| chrono::Utc::now().timestamp_millis().max(0) as u64)
+        self.fixed_parse_ms.unwrap_or_else(unix_now_ms)
     }
 
     /// Now, for key expiry checks (and key views, so they agree with a parse).
@@ -28,6 +27,11 @@ impl Clock {
 /// The wall clock in unix seconds: ledger rows and operator records.
 pub fn unix_now_s() -> i64 {
     chrono::Utc::now().timestamp()
+}
+
+/// The wall clock in unix milliseconds: the parse clock, request ids.
+pub fn unix_now_ms() -> u64 {
+    chrono::Utc::now().timestamp_millis().max(0) as u64
 }
 
 /// Unix seconds as `2026-11-22T03:04:05Z`.

@@ -19,10 +19,7 @@ pub fn new_id(prefix: &str) -> String {
 /// page cache holds, where random ids would each dirty (and on a large
 /// ledger first read) a page of their own.
 pub fn new_request_id() -> String {
-    let ms = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as u64)
-        .unwrap_or(0);
+    let ms = crate::clock::unix_now_ms();
     let mut random = [0u8; 10];
     rand::rng().fill_bytes(&mut random);
     format!("req_{:012x}{}", ms & 0xffff_ffff_ffff, hex::encode(random))
