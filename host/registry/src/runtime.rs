@@ -324,16 +324,14 @@ impl Runtime {
             Pre::V1_0(pre) => pre.instantiate_async(&mut store).await.map(Guest::V1_0),
         }
         .map_err(|e| guest_error(platform, e))?;
+        self.made.fetch_add(1, Ordering::Relaxed);
         Ok(Session {
             store,
             guest,
             guest_calls: 0,
             platform: platform.to_string(),
             limits: limits.clone(),
-            _live: {
-                self.made.fetch_add(1, Ordering::Relaxed);
-                Live::new(&self.live)
-            },
+            _live: Live::new(&self.live),
         })
     }
 }
