@@ -338,7 +338,7 @@ proptest! {
 
 /// Tree against text on TikTok's item of a recorded page (the bulk of its
 /// platform data). Prints µs; not a timed assertion.
-/// `cargo test -p mediaparse --release --lib core::sanitize::text::tests::cost -- --ignored --nocapture`
+/// `cargo test -p mediaparse-core --release --lib sanitize::text::tests::cost -- --ignored --nocapture`
 #[test]
 #[ignore]
 fn cost_on_tiktok_platform_data() {
