@@ -30,6 +30,14 @@ pub fn host_binary() -> PathBuf {
     path
 }
 
+/// The compiled-component cache a service keeps for the built components by
+/// default (`.cwasm-cache` inside their folder). Tests that load the
+/// components in their own process share it, so a test run compiles each
+/// component once per engine configuration rather than once per test.
+pub fn compiled_cache_dir() -> PathBuf {
+    extractors_dir().join(".cwasm-cache")
+}
+
 /// The built components (`MEDIAPARSE_EXTRACTORS`, default `target/extractors`).
 pub fn extractors_dir() -> PathBuf {
     let dir = std::env::var_os("MEDIAPARSE_EXTRACTORS")

@@ -317,6 +317,7 @@ fn test(args: &[String]) -> Result {
     build_extractors()?;
     let guests = build_test_guests()?;
     let bin = build_host_and_tests()?;
+    compile_bundled_components(&bin)?;
     check_template(&bin)?;
     // The release layout around the debug binary just built: the end-to-end
     // test unpacks it into an empty folder and starts the service from there.
@@ -351,6 +352,28 @@ fn test(args: &[String]) -> Result {
     let ran = run(c);
     report_skips(&skips);
     ran
+}
+
+/// Compile every bundled component once, on all cores, into the cache that
+/// the test services and the in-process tests share (`.cwasm-cache` in the
+/// extractors folder). Without it the first tests to start, two at a time,
+/// would each compile all of them at once. The `detect` it runs also checks
+/// that the bundled set loads and routes a URL.
+fn compile_bundled_components(host_bin: &Path) -> Result {
+    let started = std::time::Instant::now();
+    let mut detect = Command::new(host_bin);
+    detect
+        .args(["detect", "--extractors"])
+        .arg(extractors_out())
+        .arg("https://www.tiktok.com/@scout2015/video/6718335390845095173")
+        .stdout(std::process::Stdio::null());
+    run(detect)?;
+    eprintln!(
+        "  components: compiled into {} in {:.1} s",
+        extractors_out().join(".cwasm-cache").display(),
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
 }
 
 /// Where the tests record a skip (`mediaparse_tests::skip::SKIPS_FILE`).

@@ -296,7 +296,7 @@ async fn every_fixture_case_replays_through_the_host() {
 #[test]
 fn cases_with_remembered_values_replay_through_the_component() {
     use mediaparse::authoring::replay::{ComponentChoice, component_for, replay_loaded};
-    let choice = ComponentChoice::Dir(paths::extractors_dir(), None);
+    let choice = ComponentChoice::Dir(paths::extractors_dir(), Some(paths::compiled_cache_dir()));
     let mut replayed = Vec::new();
     for (platform, dir) in paths::fixture_dirs() {
         for case in Case::load_all(&dir).expect("fixtures load") {

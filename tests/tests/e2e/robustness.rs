@@ -505,7 +505,10 @@ fn request_bodies_never_panic_or_500() {
 /// with an id, or an `unsupported` failure; never a trap.
 #[test]
 fn detect_never_traps_on_any_platform() {
-    let registry = Registry::new(Runtime::new(SandboxLimits::default()).unwrap());
+    let registry = Registry::with_cache(
+        Runtime::new(SandboxLimits::default()).unwrap(),
+        Some(paths::compiled_cache_dir()),
+    );
     let loaded = registry.load_dir(&paths::extractors_dir()).unwrap();
     assert!(registry.errors().is_empty(), "{:?}", registry.errors());
     // Every bundled platform's component is here, or the property below

@@ -84,7 +84,7 @@ async fn every_auth_failure_code_charges_nothing_and_fetches_nothing() {
     assert_eq!(store.balance("default").unwrap(), 10);
 
     // Without an operator token the admin API does not exist.
-    let (_dir, extractors) = support::tiktok_only();
+    let extractors = support::tiktok_only();
     let no_admin = Service::start(ServiceOptions {
         extractors: Some(extractors),
         ..Default::default()

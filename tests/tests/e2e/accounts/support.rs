@@ -27,29 +27,39 @@ pub fn tiktok_urls() -> Vec<String> {
     urls
 }
 
-/// A folder holding only `tiktok.wasm` and the bundled `<id>.toml` files (links), so a service starts fast.
-pub fn tiktok_only() -> (tempfile::TempDir, PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    // Every bundled platform stays known (declared by its `.toml`), only
-    // tiktok is served.
-    let tomls = std::fs::read_dir(paths::extractors_dir())
-        .unwrap()
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"));
-    for src in tomls.chain([paths::extractors_dir().join("tiktok.wasm")]) {
-        let dst = dir.path().join(src.file_name().unwrap());
-        if std::os::unix::fs::symlink(&src, &dst).is_err() {
-            std::fs::copy(&src, &dst).unwrap();
+/// A folder holding only `tiktok.wasm` and the bundled `<id>.toml` files
+/// (links), so a service starts fast. Every bundled platform stays known
+/// (declared by its `.toml`); only tiktok is served.
+///
+/// One folder beside the bundled one, made once per test run and shared by
+/// every service that asks, so its compiled-component cache is shared too
+/// and tiktok compiles once, not once per service. Nothing writes into it.
+pub fn tiktok_only() -> PathBuf {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let bundled = paths::extractors_dir();
+        let mut name = bundled.file_name().unwrap().to_os_string();
+        name.push("-tiktok-only");
+        let dir = bundled.with_file_name(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let tomls = std::fs::read_dir(&bundled)
+            .unwrap()
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|x| x == "toml"));
+        for src in tomls.chain([bundled.join("tiktok.wasm")]) {
+            let dst = dir.join(src.file_name().unwrap());
+            // A link from an earlier run may point at an older build folder.
+            let _ = std::fs::remove_file(&dst);
+            std::os::unix::fs::symlink(&src, &dst).unwrap();
         }
-    }
-    let path = dir.path().to_path_buf();
-    (dir, path)
+        dir
+    })
+    .clone()
 }
 
 pub struct Env {
     pub upstream: FakeUpstream,
     pub service: Service,
-    _extractors: tempfile::TempDir,
 }
 
 pub async fn start(extra_env: &[(&str, &str)]) -> Env {
@@ -59,7 +69,7 @@ pub async fn start(extra_env: &[(&str, &str)]) -> Env {
 /// Start (or restart, with `db`) a service with the admin API on.
 pub async fn start_on(db: Option<PathBuf>, extra_env: &[(&str, &str)]) -> Env {
     let upstream = FakeUpstream::start(&tiktok_cases()).await.unwrap();
-    let (dir, extractors) = tiktok_only();
+    let extractors = tiktok_only();
     let service = Service::start(ServiceOptions {
         upstream: Some(upstream.base_url()),
         db,
@@ -73,11 +83,7 @@ pub async fn start_on(db: Option<PathBuf>, extra_env: &[(&str, &str)]) -> Env {
     })
     .await
     .unwrap();
-    Env {
-        upstream,
-        service,
-        _extractors: dir,
-    }
+    Env { upstream, service }
 }
 
 pub struct Answer {

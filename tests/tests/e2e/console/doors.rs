@@ -359,7 +359,7 @@ async fn the_operator_token_is_long_trimmed_and_guards_metrics() {
     let upstream = mediaparse_tests::fake_upstream::FakeUpstream::start(&support::tiktok_cases())
         .await
         .unwrap();
-    let (_x, extractors) = support::tiktok_only();
+    let extractors = support::tiktok_only();
     let service =
         mediaparse_tests::service::Service::start(mediaparse_tests::service::ServiceOptions {
             upstream: Some(upstream.base_url()),
@@ -425,7 +425,7 @@ async fn the_operator_token_is_long_trimmed_and_guards_metrics() {
 async fn operator_sessions_end_when_the_token_changes() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("mediaparse.db");
-    let (_x, extractors) = support::tiktok_only();
+    let extractors = support::tiktok_only();
     let start = |token: &'static str| {
         mediaparse_tests::service::Service::start(mediaparse_tests::service::ServiceOptions {
             db: Some(db.clone()),

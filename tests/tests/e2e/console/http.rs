@@ -392,7 +392,7 @@ async fn cli_invites_and_the_link_sets_the_password() {
     let upstream = mediaparse_tests::fake_upstream::FakeUpstream::start(&support::tiktok_cases())
         .await
         .unwrap();
-    let (_x, extractors) = support::tiktok_only();
+    let extractors = support::tiktok_only();
     let service =
         mediaparse_tests::service::Service::start(mediaparse_tests::service::ServiceOptions {
             upstream: Some(upstream.base_url()),
