@@ -225,3 +225,15 @@ fn declared_hosts_cover_accepted_inputs() {
         );
     }
 }
+
+/// Every URL above, and hostile variants of each, end in a target or a
+/// failure, never a panic.
+#[test]
+fn detect_never_panics() {
+    let inputs: Vec<&str> = ACCEPTED
+        .iter()
+        .map(|a| a.0)
+        .chain(REJECTED.iter().copied())
+        .collect();
+    mediaparse_sdk::testing::assert_detect_survives::<Instagram>(&inputs);
+}

@@ -139,3 +139,15 @@ fn accepted_inputs_are_routed_here() {
         ACCEPTED.iter().map(|(input, _, _)| *input),
     );
 }
+
+/// Every URL above, and hostile variants of each, end in a target or a
+/// failure, never a panic.
+#[test]
+fn detect_never_panics() {
+    let inputs: Vec<&str> = ACCEPTED
+        .iter()
+        .map(|a| a.0)
+        .chain(REJECTED.iter().copied())
+        .collect();
+    mediaparse_sdk::testing::assert_detect_survives::<Kuaishou>(&inputs);
+}
