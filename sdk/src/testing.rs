@@ -152,7 +152,7 @@ const HOSTILE_SEGMENTS: &[&str] = &["%FF%FE", "%00", "%", "\u{e9}\u{e9}", "\u{1F
 /// prefix of each of those, each with one character doubled or dropped, and
 /// each with a hostile segment after one of its `/`. Panics naming the
 /// first input that made `detect` panic.
-pub fn assert_detect_survives<E: Extractor>(inputs: &[&str]) {
+pub fn assert_detect_survives<'a, E: Extractor>(inputs: impl IntoIterator<Item = &'a str>) {
     let long = format!("https://example.com/{}", "a/".repeat(50_000));
     let mut cases: Vec<String> = HOSTILE_INPUTS.iter().map(|s| s.to_string()).collect();
     cases.push(long);
@@ -202,7 +202,7 @@ const HOSTILE_LOCATIONS: &[Option<&str>] = &[
 /// prefixes, wrong types, cut short, nested deeper than any parser's
 /// recursion limit), pages without their data, and numbers past every
 /// integer type.
-pub fn hostile_bodies() -> Vec<String> {
+fn hostile_bodies() -> Vec<String> {
     let mut bodies: Vec<String> = [
         "",
         "\u{0}\u{1}\u{FFFD}garbage",
@@ -231,9 +231,9 @@ pub fn hostile_bodies() -> Vec<String> {
 
 /// Drive `E` from each of `inputs` (each one its `detect` accepts) through
 /// its flow, answering every request with each combination of a status, a
-/// body ([`hostile_bodies`] and the platform's own `bodies`, shaped like its
-/// real answers but broken) and a `Location`, with `headers` on every
-/// answer. Whatever the answer, the flow must end in a result or a failure,
+/// body (the shared hostile ones and the platform's own `bodies`, shaped
+/// like its real answers but broken) and a `Location`, with `headers` on
+/// every answer. Whatever the answer, the flow must end in a result or a failure,
 /// never a panic: in a component a panic is a trap, and the caller's
 /// `500`. Panics naming the first combination that made the flow panic, and
 /// when no request was answered (the test would test nothing).
@@ -258,13 +258,13 @@ pub fn assert_survives_answers<E: Extractor>(
                     let driven = std::panic::catch_unwind(|| {
                         drive_with_answer::<E>(input, status, &answer_headers, body.as_bytes())
                     });
-                    let shown: String = body.chars().take(80).collect();
                     match driven {
                         Ok(0) => panic!("{input}: no request was answered"),
                         Ok(_) => {}
                         Err(e) => panic!(
-                            "{input}: the flow panicked ({}) on status {status}, Location {location:?}, body {shown:?}",
-                            panic_text(&*e)
+                            "{input}: the flow panicked ({}) on status {status}, Location {location:?}, body {:?}",
+                            panic_text(&*e),
+                            body.chars().take(80).collect::<String>()
                         ),
                     }
                 }
@@ -428,7 +428,7 @@ mod tests {
     #[test]
     #[should_panic(expected = "detect panicked (a NUL segment)")]
     fn a_detect_that_panics_fails_the_detect_harness() {
-        assert_detect_survives::<Fragile>(&["https://example.com/v/1"]);
+        assert_detect_survives::<Fragile>(["https://example.com/v/1"]);
     }
 
     #[test]
