@@ -186,6 +186,9 @@ pub async fn record(options: RecordOptions) -> anyhow::Result<i32> {
     let outcome = match &result {
         Ok((media, data)) => {
             expect.media = Some(scrub.json(&media.to_json(&platform)));
+            let data = data.sanitized().map_err(|e| {
+                anyhow::anyhow!("the extractor's platform data cannot be shown: {e}")
+            })?;
             let checks = platform_data_checks(&ext.manifest, &data.to_value(), &scrub);
             expect.platform_data = (!checks.is_empty()).then_some(checks);
             format!(

@@ -164,7 +164,9 @@ fn success(request_id: &str, shape: Shape, parsed: Parsed) -> ParseAnswer {
         Outcome::Media {
             platform: parsed.platform,
             media: parsed.media,
-            platform_data: (shape == Shape::Platform).then_some(parsed.platform_data),
+            platform_data: (shape == Shape::Platform)
+                .then_some(parsed.platform_data)
+                .flatten(),
         }
     };
     ParseAnswer {

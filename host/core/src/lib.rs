@@ -21,5 +21,5 @@ pub use clock::Clock;
 pub use delivery::Delivery;
 pub use errors::{ErrorCode, ErrorSpec, Retry};
 pub use limits::ParseLimits;
-pub use platform_data::PlatformData;
+pub use platform_data::{GuestPlatformData, PlatformData};
 pub use secrets::Secrets;

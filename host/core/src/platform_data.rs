@@ -1,7 +1,8 @@
-//! Platform data as it travels from the guest to the answer: sanitized JSON
-//! text, never a `Value` tree.
+//! Platform data as it travels from the guest to the answer: JSON text,
+//! never a `Value` tree — as the guest wrote it ([`GuestPlatformData`])
+//! until an answer shows it, then sanitized ([`PlatformData`]).
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -53,6 +54,48 @@ impl PlatformData {
     }
 }
 
+/// Platform data as a guest wrote it, not yet checked. Only the platform
+/// endpoint's answer shows platform data, so a parse sanitizes it only when
+/// its answer will show it, and at most once per extraction however many
+/// answers share it (the parse cache keeps this, not the sanitized text).
+#[derive(Clone, Debug)]
+pub struct GuestPlatformData(Arc<GuestText>);
+
+#[derive(Debug)]
+struct GuestText {
+    text: String,
+    clean: OnceLock<Result<PlatformData, SanitizeError>>,
+}
+
+impl GuestPlatformData {
+    pub fn new(text: String) -> GuestPlatformData {
+        GuestPlatformData(Arc::new(GuestText {
+            text,
+            clean: OnceLock::new(),
+        }))
+    }
+
+    /// The text sanitized ([`PlatformData::from_guest`]), or why it cannot
+    /// be; worked out on the first call, remembered for the others.
+    pub fn sanitized(&self) -> Result<PlatformData, &SanitizeError> {
+        self.0
+            .clean
+            .get_or_init(|| PlatformData::from_guest(&self.0.text))
+            .as_ref()
+            .cloned()
+    }
+
+    /// Whether the text has been sanitized yet (tests).
+    pub fn is_sanitized(&self) -> bool {
+        self.0.clean.get().is_some()
+    }
+
+    /// The guest's text as it came.
+    pub fn as_str(&self) -> &str {
+        &self.0.text
+    }
+}
+
 /// serde_json's name for a raw JSON value: its serializer writes the text
 /// as it is, and `serde_json::to_value` parses it (what
 /// `serde_json::value::RawValue` serializes as; building a `RawValue` from
@@ -98,6 +141,32 @@ mod tests {
             data.to_value(),
             json!({"id": "9007199254740993", "t": "a/b"})
         );
+    }
+
+    #[test]
+    fn guest_text_is_sanitized_once_on_demand() {
+        let data = GuestPlatformData::new(r#"{"id":1,"token":"x"}"#.to_string());
+        assert!(
+            !data.is_sanitized(),
+            "nothing is done before it is asked for"
+        );
+        let shared = data.clone();
+        let clean = data.sanitized().unwrap();
+        assert_eq!(clean.as_str(), r#"{"id":1}"#);
+        assert!(shared.is_sanitized(), "clones share the sanitized text");
+        assert!(Arc::ptr_eq(&shared.sanitized().unwrap().0, &clean.0));
+
+        let deep = format!("{{\"a\":{}1{}}}", "[".repeat(200), "]".repeat(200));
+        let refused = GuestPlatformData::new(deep);
+        assert!(
+            refused.sanitized().is_err(),
+            "deeper than anything is sanitized"
+        );
+        let not_object = GuestPlatformData::new("[1]".to_string());
+        assert!(matches!(
+            not_object.sanitized(),
+            Err(SanitizeError::NotAnObject)
+        ));
     }
 
     #[test]

@@ -14,14 +14,15 @@ use std::time::{Duration, Instant};
 
 use mediaparse_sdk as sdk;
 
-use mediaparse_core::PlatformData;
+use mediaparse_core::GuestPlatformData;
 use tokio::sync::watch;
 
 /// What a cached parse hands out again.
 #[derive(Clone, Debug)]
 pub struct CachedParse {
     pub media: sdk::Media,
-    pub platform_data: PlatformData,
+    /// As the guest wrote it: sanitized once, by the first answer that shows it.
+    pub platform_data: GuestPlatformData,
     /// The label of the exit the extraction left through.
     pub egress: String,
 }
@@ -346,7 +347,7 @@ mod tests {
     fn value() -> Arc<CachedParse> {
         Arc::new(CachedParse {
             media: media(&["https://i/1"]),
-            platform_data: PlatformData::empty(),
+            platform_data: GuestPlatformData::new("{}".to_string()),
             egress: String::new(),
         })
     }

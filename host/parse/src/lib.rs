@@ -35,7 +35,8 @@ pub use guest::Guest;
 use mediaparse_billing::{Bill, Funds};
 use mediaparse_config::OperatorConfig;
 pub use mediaparse_core::ParseLimits;
-use mediaparse_core::{Clock, PlatformData};
+use mediaparse_core::sanitize::text::SanitizeError;
+use mediaparse_core::{Clock, GuestPlatformData, PlatformData};
 use mediaparse_fetch::{ExitPools, Pacer, Sessions, Upstream};
 use mediaparse_registry::{LoadedExtractor, Registry};
 use mediaparse_store::{Charge, KeyRecord, Store};
@@ -75,7 +76,9 @@ pub struct Services {
 pub struct Parsed {
     pub platform: String,
     pub media: sdk::Media,
-    pub platform_data: PlatformData,
+    /// Sanitized and redacted, for a parse through a platform endpoint (the
+    /// only answer that shows platform data); `None` for the others.
+    pub platform_data: Option<PlatformData>,
     /// Credits taken (0 when there was no media).
     pub charged: i64,
     /// How the parse cache served it (the `Cache-Status` header).
@@ -258,7 +261,11 @@ async fn planned(
         return Err(ParseError::UpstreamTimeout);
     }
     redact_media(&secrets, &mut media);
-    let platform_data = platform_data.redacted(&secrets);
+    // Before the charge: data that cannot be shown fails the parse uncharged.
+    let platform_data = match request.platform {
+        Some(_) => Some(shown(&plan.platform, &platform_data)?.redacted(&secrets)),
+        None => None,
+    };
     let charged = if media.is_empty() || request.purpose == Purpose::Canary {
         0
     } else {
@@ -271,6 +278,17 @@ async fn planned(
         charged,
         cache,
         egress,
+    })
+}
+
+/// The guest's platform data, sanitized for an answer that shows it.
+fn shown(platform: &str, data: &GuestPlatformData) -> Result<PlatformData, ParseError> {
+    data.sanitized().map_err(|e| {
+        ParseError::ExtractorFailed(match e {
+            SanitizeError::NotJson(e) => format!("{platform} platform data is not JSON: {e}"),
+            SanitizeError::NotAnObject => format!("{platform} platform data is not an object"),
+            SanitizeError::TooDeep => format!("{platform} platform data is {e}"),
+        })
     })
 }
 
@@ -308,7 +326,7 @@ async fn charge(
 /// What the rounds give the charge step.
 struct Extracted {
     media: sdk::Media,
-    platform_data: PlatformData,
+    platform_data: GuestPlatformData,
     cache: CacheOutcome,
     /// The exit's label.
     egress: String,
@@ -454,7 +472,7 @@ async fn extract_through(
     egress: &Egress,
     guest: &Guest,
     target: sdk::Target,
-) -> Result<(sdk::Media, PlatformData), ParseError> {
+) -> Result<(sdk::Media, GuestPlatformData), ParseError> {
     let Routed {
         services,
         ext,

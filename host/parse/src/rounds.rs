@@ -7,8 +7,7 @@ use mediaparse_sdk as sdk;
 use super::guest::Guest;
 use super::{ParseError, ParseLimits};
 use mediaparse_config::PlatformLimits;
-use mediaparse_core::PlatformData;
-use mediaparse_core::sanitize::text::SanitizeError;
+use mediaparse_core::GuestPlatformData;
 use mediaparse_fetch::{
     ExitLease, ExitPools, FetchError, Outcome, Pacer, SessionLease, Sessions, Upstream,
 };
@@ -96,7 +95,7 @@ pub async fn extract(
     guest: &Guest,
     target: sdk::Target,
     mut ctx: sdk::Context,
-) -> Result<(sdk::Media, PlatformData), ParseError> {
+) -> Result<(sdk::Media, GuestPlatformData), ParseError> {
     ctx.remembered = rounds
         .memos
         .remembered(rounds.ext.platform(), ctx.now_unix_ms / 1000);
@@ -123,7 +122,7 @@ async fn run_rounds(
     target: sdk::Target,
     ctx: Arc<sdk::Context>,
     done: &mut Arc<Vec<sdk::Exchange>>,
-) -> Result<(sdk::Media, PlatformData), ParseError> {
+) -> Result<(sdk::Media, GuestPlatformData), ParseError> {
     let Rounds {
         fetcher,
         limits,
@@ -142,7 +141,7 @@ async fn run_rounds(
         match round.next {
             Next::Done(media, data) => {
                 tracing::debug!(platform, wit, rounds = round_no + 1, "extracted");
-                return finish(platform, media, &data);
+                return finish(platform, media, data);
             }
             Next::Fetch(requests) => {
                 if requests.is_empty() || requests.len() > limits.max_requests_per_round {
@@ -201,23 +200,17 @@ async fn run_rounds(
     )))
 }
 
-/// Check the media, clean the platform data (JSON text to JSON text).
+/// Check the media; keep the platform data as the guest wrote it (it is
+/// sanitized only for an answer that shows it).
 fn finish(
     platform: &str,
     media: sdk::Media,
-    data: &str,
-) -> Result<(sdk::Media, PlatformData), ParseError> {
+    data: String,
+) -> Result<(sdk::Media, GuestPlatformData), ParseError> {
     sdk::spec::validate_media(&media).map_err(|e| {
         ParseError::ExtractorFailed(format!("{platform} extractor returned invalid media: {e}"))
     })?;
-    let data = PlatformData::from_guest(data).map_err(|e| {
-        ParseError::ExtractorFailed(match e {
-            SanitizeError::NotJson(e) => format!("{platform} platform data is not JSON: {e}"),
-            SanitizeError::NotAnObject => format!("{platform} platform data is not an object"),
-            SanitizeError::TooDeep => format!("{platform} platform data is {e}"),
-        })
-    })?;
-    Ok((media, data))
+    Ok((media, GuestPlatformData::new(data)))
 }
 
 fn fetch_error(e: FetchError) -> ParseError {

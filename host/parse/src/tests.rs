@@ -129,6 +129,24 @@ impl World {
         self.parse_counted(key, input).await.0
     }
 
+    /// A parse through the platform endpoint, whose answer shows platform data.
+    async fn parse_platform(
+        &self,
+        key: &KeyRecord,
+        input: &str,
+    ) -> Result<super::Parsed, ParseError> {
+        let request = super::ParseRequest {
+            key,
+            input,
+            platform: Some("tiktok"),
+            request_id: "req_test",
+            cache: super::CacheUse::Allowed,
+            purpose: super::Purpose::Customer,
+            hold: None,
+        };
+        parse(&self.services, &request).await
+    }
+
     /// A parse and the thread hand-offs it made.
     async fn parse_counted(
         &self,
@@ -168,11 +186,14 @@ const OK: &str = "https://tiktok.mptest.example/ok";
 async fn a_parse_with_media_is_charged_once_with_one_ledger_row() {
     let w = world("", Ok(200));
     let key = w.key(None, 5);
-    let parsed = w.parse(&key, OK).await.expect("parsed");
+    let parsed = w.parse_platform(&key, OK).await.expect("parsed");
     assert_eq!(parsed.platform, "tiktok");
     assert_eq!(parsed.media.images.len(), 1);
     assert_eq!(parsed.charged, 1, "SPEC.md: 1 credit for tiktok");
-    assert_eq!(parsed.platform_data.to_value()["body"], "fake body");
+    let data = parsed
+        .platform_data
+        .expect("the platform endpoint shows platform data");
+    assert_eq!(data.to_value()["body"], "fake body");
     assert_eq!(w.fetches(), 1);
     assert_eq!(w.books(), (4, 1));
 
@@ -450,14 +471,14 @@ async fn remembered_values_reach_the_next_parse() {
     let w = world("", Ok(200));
     let key = w.key(None, 5);
     let remember = "https://tiktok.mptest.example/remember";
-    let first = w.parse(&key, remember).await.expect("first");
+    let first = w.parse_platform(&key, remember).await.expect("first");
     assert_eq!(
-        first.platform_data.to_value()["remembered"],
+        first.platform_data.expect("shown").to_value()["remembered"],
         serde_json::json!([])
     );
-    let second = w.parse(&key, remember).await.expect("second");
+    let second = w.parse_platform(&key, remember).await.expect("second");
     assert_eq!(
-        second.platform_data.to_value()["remembered"],
+        second.platform_data.expect("shown").to_value()["remembered"],
         serde_json::json!([["seen", "0"]])
     );
     let usage = w.services.registry.memos().usage("tiktok", 0);
@@ -509,4 +530,49 @@ async fn a_spinning_guest_shares_its_thread_and_stops_at_the_parse_deadline() {
         0,
         "no instance is left"
     );
+}
+
+/// Only the platform endpoint's answer shows platform data, so only its
+/// parses sanitize it: a common parse of a post whose platform data cannot
+/// be shown (nested deeper than any JSON reader here goes) succeeds and is charged,
+/// while a platform parse of it — extracted or from the cache — fails
+/// before the charge.
+#[tokio::test]
+async fn platform_data_is_sanitized_only_for_an_answer_that_shows_it() {
+    let w = world("[limits]\nparse_cache_ttl_ms = 60000\n", Ok(200));
+    let key = w.key(None, 5);
+    let deep = "https://tiktok.mptest.example/deep";
+
+    let common = w
+        .parse(&key, deep)
+        .await
+        .expect("a common parse shows no platform data");
+    assert_eq!(common.charged, 1);
+    assert!(common.platform_data.is_none());
+    assert_eq!(w.books(), (4, 1));
+
+    let from_cache = w.parse_platform(&key, deep).await;
+    assert!(
+        matches!(&from_cache, Err(ParseError::ExtractorFailed(m)) if m.contains("platform data")),
+        "{:?}",
+        from_cache.err()
+    );
+    assert_eq!(w.books(), (4, 1), "a parse that fails is not charged");
+
+    let request = super::ParseRequest {
+        key: &key,
+        input: deep,
+        platform: Some("tiktok"),
+        request_id: "req_again",
+        cache: super::CacheUse::Bypass,
+        purpose: super::Purpose::Customer,
+        hold: None,
+    };
+    let extracted = parse(&w.services, &request).await;
+    assert!(
+        matches!(&extracted, Err(ParseError::ExtractorFailed(_))),
+        "{:?}",
+        extracted.err()
+    );
+    assert_eq!(w.books(), (4, 1));
 }

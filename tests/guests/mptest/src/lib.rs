@@ -16,6 +16,7 @@
 //! - `badurl`: a video URL that is not an absolute http(s) URL;
 //! - `badenum`: a video whose source is `native-voice` (audio-only in SPEC.md);
 //! - `empty`: no media at all (SPEC's `304`);
+//! - `deep`: platform data nested deeper than the host reads JSON;
 //! - `leak`: echo every `context.config` value into the log, the media
 //!   headers and the platform data; `leakerr`: into a failure message;
 //! - `remember`: like `ok`, and remembers `seen` = how many values it was
@@ -184,6 +185,13 @@ fn map(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Extraction> 
     let mut data = json!({"platform": platform, "version": version, "mode": mode(target)});
     match mode(target) {
         "empty" => media.images.clear(),
+        "deep" => {
+            let mut nested = json!(1);
+            for _ in 0..200 {
+                nested = json!([nested]);
+            }
+            data["deep"] = nested;
+        }
         "big" => {
             data["blob"] = json!("x".repeat(100 << 20));
         }
