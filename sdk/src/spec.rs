@@ -135,15 +135,52 @@ pub fn fill_missing_members(platform: &str, data: &mut serde_json::Map<String, V
     }
 }
 
+/// Whether `url` parses as an absolute http(s) URL with a host — the same
+/// verdict as `url::Url::parse`, reached by parsing only the scheme and
+/// authority when the text starts with `http://` or `https://`: for these
+/// schemes the path, query and fragment are percent-encoded as needed and
+/// never fail a parse, and media URLs are long (signed CDN queries), so
+/// parsing them whole cost more than the rest of the checks.
+pub fn is_http_url(url: &str) -> bool {
+    let whole = |url: &str| matches!(url::Url::parse(url), Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+    let scheme_len = if url
+        .get(..8)
+        .is_some_and(|p| p.eq_ignore_ascii_case("https://"))
+    {
+        8
+    } else if url
+        .get(..7)
+        .is_some_and(|p| p.eq_ignore_ascii_case("http://"))
+    {
+        7
+    } else {
+        return whole(url);
+    };
+    // More slashes may follow the scheme's two; the authority starts after
+    // them and ends at the first of these (WHATWG URL, special schemes).
+    let start = url.len() - url[scheme_len..].trim_start_matches(['/', '\\']).len();
+    let end = url[start..]
+        .find(['/', '\\', '?', '#'])
+        .map_or(url.len(), |i| start + i);
+    let head = &url[..end];
+    // A parse trims controls and spaces from the ends of its text, so a
+    // head that ends in one would be judged on less than the whole URL has.
+    if head.bytes().any(|b| b <= b' ') {
+        return whole(url);
+    }
+    whole(head)
+}
+
 /// The host's checks on an extractor's media (DESIGN.md §2 step 8):
 /// absolute http(s) URLs everywhere, finite non-negative duration.
 pub fn validate_media(media: &crate::Media) -> Result<(), String> {
     let check = |what: &str, i: usize, url: &str| -> Result<(), String> {
-        match url::Url::parse(url) {
-            Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some() => Ok(()),
-            _ => Err(format!(
+        if is_http_url(url) {
+            Ok(())
+        } else {
+            Err(format!(
                 "{what}[{i}].url is not an absolute http(s) URL: {url:?}"
-            )),
+            ))
         }
     };
     for (i, x) in media.images.iter().enumerate() {
@@ -163,7 +200,10 @@ pub fn validate_media(media: &crate::Media) -> Result<(), String> {
             return Err(format!("audios[{i}].source live_photo is video-only"));
         }
     }
-    if !media.thumbnail.is_empty() && url::Url::parse(&media.thumbnail).is_err() {
+    if !media.thumbnail.is_empty()
+        && !is_http_url(&media.thumbnail)
+        && url::Url::parse(&media.thumbnail).is_err()
+    {
         return Err(format!("thumbnail is not a URL: {:?}", media.thumbnail));
     }
     if !media.duration.is_finite() || media.duration < 0.0 {
@@ -173,4 +213,62 @@ pub fn validate_media(media: &crate::Media) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_http_url;
+    use proptest::prelude::*;
+
+    fn whole(url: &str) -> bool {
+        matches!(url::Url::parse(url), Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
+    }
+
+    #[test]
+    fn the_short_verdict_is_the_whole_parse_on_edge_cases() {
+        for url in [
+            "https://v16.tiktokcdn.com/a/b.mp4?x=1&y=%zz&z=\u{e9}#frag",
+            "HTTPS://Example.COM/x",
+            "http://user:pw@host:8080/p?q",
+            "http://host:99999/",
+            "http://host:80a/",
+            "https:///path",
+            "https://",
+            "http://?q",
+            "http://#f",
+            "http://[::1]/x",
+            "http://[::1/x",
+            "http://a b/x",
+            "http://exa\tmple.com/x",
+            "http://exa\nmple.com/x",
+            "http://host\\path",
+            "http://%41.com/",
+            "http://%zz.com/",
+            "http://xn--/",
+            "http://1.2.3.4.5/",
+            "http://0x7f.1/",
+            "http://ho st/",
+            "http://host/pa th/\u{0}/x",
+            " https://lead.example/",
+            "https://trail.example/ ",
+            "ftp://host/x",
+            "javascript:alert(1)",
+            "//host/x",
+            "",
+        ] {
+            assert_eq!(is_http_url(url), whole(url), "{url:?}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn the_short_verdict_is_the_whole_parse(
+            scheme in "(?i)https?://|http:|https:/|ftp://|",
+            authority in "[a-zA-Z0-9.:@\\[\\]%_~ \t\n\u{0}\u{ad}\u{e9}\u{3002}\u{ff0f}\u{1f600}-]{0,24}",
+            rest in "[/?#\\\\a-z0-9%=& \u{e9}\u{0}-]{0,24}",
+        ) {
+            let url = format!("{scheme}{authority}{rest}");
+            prop_assert_eq!(is_http_url(&url), whole(&url), "{:?}", url);
+        }
+    }
 }
