@@ -13,6 +13,7 @@ mod convert;
 mod detected;
 mod limiter;
 mod memo;
+mod memory;
 pub mod runtime;
 #[cfg(feature = "testing")]
 pub mod testing;

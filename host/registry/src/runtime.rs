@@ -243,7 +243,10 @@ impl Runtime {
     }
 
     pub fn compile(&self, bytes: &[u8]) -> anyhow::Result<Component> {
-        Component::new(&self.engine, bytes).map_err(|e| anyhow::anyhow!("compiling component: {e}"))
+        let compiled = Component::new(&self.engine, bytes)
+            .map_err(|e| anyhow::anyhow!("compiling component: {e}"));
+        crate::memory::return_freed_memory();
+        compiled
     }
 
     /// Link a component with the bindings of the WIT version it names
