@@ -85,14 +85,10 @@ impl GuestPlatformData {
             .cloned()
     }
 
-    /// Whether the text has been sanitized yet (tests).
-    pub fn is_sanitized(&self) -> bool {
+    /// Whether the text has been sanitized yet.
+    #[cfg(test)]
+    fn is_sanitized(&self) -> bool {
         self.0.clean.get().is_some()
-    }
-
-    /// The guest's text as it came.
-    pub fn as_str(&self) -> &str {
-        &self.0.text
     }
 }
 
