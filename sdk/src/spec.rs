@@ -142,7 +142,7 @@ pub fn fill_missing_members(platform: &str, data: &mut serde_json::Map<String, V
 /// never fail a parse, and media URLs are long (signed CDN queries), so
 /// parsing them whole cost more than the rest of the checks.
 pub fn is_http_url(url: &str) -> bool {
-    let whole = |url: &str| matches!(url::Url::parse(url), Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some());
+    let whole = parses_as_http_url;
     let scheme_len = if url
         .get(..8)
         .is_some_and(|p| p.eq_ignore_ascii_case("https://"))
@@ -169,6 +169,11 @@ pub fn is_http_url(url: &str) -> bool {
         return whole(url);
     }
     whole(head)
+}
+
+/// The verdict of a whole parse: an absolute http(s) URL with a host.
+fn parses_as_http_url(url: &str) -> bool {
+    matches!(url::Url::parse(url), Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
 }
 
 /// The host's checks on an extractor's media (DESIGN.md §2 step 8):
@@ -217,12 +222,8 @@ pub fn validate_media(media: &crate::Media) -> Result<(), String> {
 
 #[cfg(test)]
 mod tests {
-    use super::is_http_url;
+    use super::{is_http_url, parses_as_http_url as whole};
     use proptest::prelude::*;
-
-    fn whole(url: &str) -> bool {
-        matches!(url::Url::parse(url), Ok(u) if matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
-    }
 
     #[test]
     fn the_short_verdict_is_the_whole_parse_on_edge_cases() {

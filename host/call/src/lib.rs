@@ -164,9 +164,8 @@ fn success(request_id: &str, shape: Shape, parsed: Parsed) -> ParseAnswer {
         Outcome::Media {
             platform: parsed.platform,
             media: parsed.media,
-            platform_data: (shape == Shape::Platform)
-                .then_some(parsed.platform_data)
-                .flatten(),
+            // Present exactly when the call named a platform (Shape::Platform).
+            platform_data: parsed.platform_data,
         }
     };
     ParseAnswer {

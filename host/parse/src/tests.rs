@@ -135,16 +135,7 @@ impl World {
         key: &KeyRecord,
         input: &str,
     ) -> Result<super::Parsed, ParseError> {
-        let request = super::ParseRequest {
-            key,
-            input,
-            platform: Some("tiktok"),
-            request_id: "req_test",
-            cache: super::CacheUse::Allowed,
-            purpose: super::Purpose::Customer,
-            hold: None,
-        };
-        parse(&self.services, &request).await
+        parse(&self.services, &request(key, input, Some("tiktok"))).await
     }
 
     /// A parse and the thread hand-offs it made.
@@ -153,16 +144,7 @@ impl World {
         key: &KeyRecord,
         input: &str,
     ) -> (Result<super::Parsed, ParseError>, u32) {
-        let request = super::ParseRequest {
-            key,
-            input,
-            platform: None,
-            request_id: "req_test",
-            cache: super::CacheUse::Allowed,
-            purpose: super::Purpose::Customer,
-            hold: None,
-        };
-        mediaparse_core::handoffs::counted(parse(&self.services, &request)).await
+        mediaparse_core::handoffs::counted(parse(&self.services, &request(key, input, None))).await
     }
 
     fn fetches(&self) -> usize {
@@ -178,6 +160,24 @@ impl World {
 }
 
 const OK: &str = "https://tiktok.mptest.example/ok";
+
+/// A customer's parse of `input` (through the `platform` endpoint, if
+/// given) that the parse cache may serve.
+fn request<'a>(
+    key: &'a KeyRecord,
+    input: &'a str,
+    platform: Option<&'a str>,
+) -> super::ParseRequest<'a> {
+    super::ParseRequest {
+        key,
+        input,
+        platform,
+        request_id: "req_test",
+        cache: super::CacheUse::Allowed,
+        purpose: super::Purpose::Customer,
+        hold: None,
+    }
+}
 
 /// Charged the catalogue's price: SPEC.md's Limits table says 1 credit for
 /// TikTok (extractors/tiktok/platform.toml), and an operator's `[platforms.
@@ -268,13 +268,9 @@ async fn a_detected_input_makes_no_instance_for_detect_again() {
     );
 
     let request = super::ParseRequest {
-        key: &key,
-        input: OK,
-        platform: None,
         request_id: "req_again",
         cache: super::CacheUse::Bypass,
-        purpose: super::Purpose::Customer,
-        hold: None,
+        ..request(&key, OK, None)
     };
     parse(&w.services, &request).await.expect("parsed");
     assert_eq!(made() - first, first - 1, "the same rounds, without detect");
@@ -560,13 +556,9 @@ async fn platform_data_is_sanitized_only_for_an_answer_that_shows_it() {
     assert_eq!(w.books(), (4, 1), "a parse that fails is not charged");
 
     let request = super::ParseRequest {
-        key: &key,
-        input: deep,
-        platform: Some("tiktok"),
         request_id: "req_again",
         cache: super::CacheUse::Bypass,
-        purpose: super::Purpose::Customer,
-        hold: None,
+        ..request(&key, deep, Some("tiktok"))
     };
     let extracted = parse(&w.services, &request).await;
     assert!(
