@@ -310,8 +310,8 @@ const TEST_SELECTION: &[&str] = &["--workspace", "--exclude", "mediaparse-bench"
 fn test(args: &[String]) -> Result {
     native::ensure_native_build_tools()?;
     // Network and unpacking, not compilation: done while the builds run.
-    // The test programs' `apt-get` starts after the build tools' one has
-    // finished, so the two never contend for dpkg's lock.
+    // Every `apt-get` waits its turn (`native::apt_turn`): the guests'
+    // build tools and the test programs never contend for dpkg's lock.
     let test_programs = std::thread::spawn(system::ensure_test_programs);
     let python_tools = std::thread::spawn(prepare_python_tools);
     build_extractors()?;

@@ -8,6 +8,7 @@
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::{Mutex, MutexGuard};
 
 use crate::Result;
 
@@ -16,6 +17,16 @@ const HOST_PACKAGES: &[&str] = &["cmake", "g++", "libclang-dev"];
 
 /// Debian packages the extractors' build needs.
 const GUEST_PACKAGES: &[&str] = &["clang-19", "llvm-19", "wasi-libc"];
+
+/// Held around every `apt-get` xtask runs: the build tools and the test
+/// programs are installed from different threads, and two `apt-get`s at
+/// once fail on dpkg's lock.
+static APT: Mutex<()> = Mutex::new(());
+
+/// The right to run `apt-get` now.
+pub fn apt_turn() -> MutexGuard<'static, ()> {
+    APT.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
 
 pub fn ensure_native_build_tools() -> Result {
     ensure(
@@ -32,6 +43,7 @@ pub fn ensure_guest_build_tools() -> Result {
 }
 
 fn ensure(packages: &[&'static str], purpose: &str) -> Result {
+    let _turn = apt_turn();
     let missing: Vec<&str> = packages
         .iter()
         .copied()

@@ -133,6 +133,7 @@ fn is_root() -> bool {
 
 /// Make sure every program of [`TEST_PROGRAMS`] is there.
 pub fn ensure_test_programs() -> Result {
+    let _turn = crate::native::apt_turn();
     let missing: Vec<&(Present, &str, &str)> = TEST_PROGRAMS
         .iter()
         .filter(|(present, ..)| !present.check())
