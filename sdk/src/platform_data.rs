@@ -214,6 +214,27 @@ impl<'a> ObjectWriter<'a> {
         self.rest_of_where(object, |_, _| true)
     }
 
+    /// Every member of `object` whose name was not written yet, copied as
+    /// its text; as [`Self::rest_of`], without a pass over the text (the
+    /// members were found when `object` was read).
+    pub fn rest_of_object(&mut self, object: &crate::fields::Object<'a>) -> &mut Self {
+        self.rest_of_object_where(object, |_, _| true)
+    }
+
+    /// As [`Self::rest_of_object`], only the members `keep` accepts.
+    pub fn rest_of_object_where(
+        &mut self,
+        object: &crate::fields::Object<'a>,
+        mut keep: impl FnMut(&str, &RawValue) -> bool,
+    ) -> &mut Self {
+        for (name, value) in object.members() {
+            if keep(name, value) {
+                self.raw(name.clone(), value);
+            }
+        }
+        self
+    }
+
     /// As [`Self::rest_of`], only the members `keep` accepts.
     pub fn rest_of_where(
         &mut self,

@@ -15,6 +15,8 @@
 //! - [`object`], [`objects`], [`strings`]: a member (or each element of a
 //!   list) read when it has the expected type, else the default, as `Value`
 //!   accessors pass over a member of another type — in one pass.
+//! - [`Object`]: an object's members found in one pass, for several typed
+//!   reads of one object that each parse only the members they name.
 //! - [`Text`]: a string or a number as text, borrowed from the page when it
 //!   holds no escapes; ids above 2^53 keep their exact digits.
 //! - [`RawValue`]: a member kept as its JSON text (`#[serde(borrow)] &'a
@@ -47,6 +49,8 @@
 //! assert!(err.message().starts_with("the page data is not the known JSON"));
 //! ```
 
+mod object;
+
 use std::borrow::Cow;
 use std::fmt;
 
@@ -54,6 +58,7 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAcces
 
 use crate::Failure;
 
+pub use object::Object;
 pub use serde_json::value::RawValue;
 
 /// Read `T` from the JSON `text`, borrowing from it where `T` asks to. A
