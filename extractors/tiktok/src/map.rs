@@ -1,7 +1,7 @@
 //! `itemStruct` (web, camelCase) → the media object and platformData
 //! (guide §4–§5).
 
-use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
+use mediaparse_sdk::fields::{self, Object, RawValue, Text, kind_of};
 use mediaparse_sdk::serde_json;
 use mediaparse_sdk::{
     Audio, Exchange, Extraction, Failure, Header, Image, Media, MediaSource, ObjectWriter,
@@ -125,9 +125,8 @@ enum MusicUrl {
 /// Map one `itemStruct` (its JSON text) to the media object. `headers` go
 /// on every video and audio item (Referer, User-Agent, the page's
 /// `tt_chain_token` cookie).
-pub fn media(item: &str, headers: &[Header]) -> Result<Media> {
-    let item: Item = serde_json::from_str(item)
-        .map_err(|e| Failure::changed(format!("itemStruct has an unknown shape: {e}")))?;
+pub fn media(item: &Object, headers: &[Header]) -> Result<Media> {
+    let item: Item = item.read("itemStruct")?;
     let video = item.video.unwrap_or_default();
     let mut media = Media {
         title: item.desc.unwrap_or_default(),
@@ -370,12 +369,8 @@ struct ImagePostSource<'a> {
 /// tree built) with SPEC's listed names built from the web names
 /// (`id`→`aweme_id`, `stats`/`statsV2`→`statistics`,
 /// `imagePost.images`→`images`), every other public member kept.
-pub fn platform_data(item: &str) -> Result<PlatformData> {
-    let raw: &RawValue = fields::from_text(item, "itemStruct")?;
-    if kind_of(raw) != b'{' {
-        return Err(Failure::changed("itemStruct is not a JSON object"));
-    }
-    let source: DataSource = fields::from_text(item, "itemStruct")?;
+pub fn platform_data(item: &Object) -> Result<PlatformData> {
+    let source: DataSource = item.read("itemStruct")?;
     let is = |k: u8| move |v: &&RawValue| kind_of(v) == k;
     let mut out = ObjectWriter::new();
     out.str("aweme_id", source.id.as_str());
@@ -420,16 +415,19 @@ pub fn platform_data(item: &str) -> Result<PlatformData> {
     {
         out.raw("statistics", stats);
     }
-    out.rest_of(raw)?;
+    out.rest_of_object(item);
     Ok(out.finish("tiktok"))
 }
 
 /// Media and platform data of one `itemStruct` (its JSON text), with the
 /// download headers the page answers in `done` call for.
 pub fn extraction(item: &str, done: &[Exchange]) -> Result<Extraction> {
+    // One pass finds the item's members; the media and the platform data
+    // then parse only the members each names.
+    let item = Object::from_text(item, "itemStruct")?;
     Ok(Extraction {
-        media: media(item, &media_headers(done))?,
-        platform_data: platform_data(item)?,
+        media: media(&item, &media_headers(done))?,
+        platform_data: platform_data(&item)?,
     })
 }
 
@@ -458,11 +456,9 @@ pub fn media_headers(done: &[Exchange]) -> Vec<Header> {
 mod tests {
     use super::*;
 
-    /// An `itemStruct` text, checked to be JSON.
-    fn parse_item(text: &str) -> Result<&str> {
-        serde_json::from_str::<serde_json::Value>(text)
-            .map_err(|e| Failure::changed(e.to_string()))?;
-        Ok(text)
+    /// An `itemStruct` text's members.
+    fn parse_item(text: &str) -> Result<Object<'_>> {
+        Object::from_text(text, "itemStruct")
     }
 
     #[test]
@@ -497,7 +493,7 @@ mod tests {
             r#"{"desc":null,"video":{"duration":"12","width":"720","height":1280.0,"playAddr":[{"src":"https://v16-webapp-prime.tiktok.com/a"},{"src":null}]},"music":{"playUrl":{"urlList":["https://sf16-ies-music.tiktokcdn.com/a.mp3"]}}}"#,
         )
         .unwrap();
-        let media = media(item, &[]).unwrap();
+        let media = media(&item, &[]).unwrap();
         assert_eq!(media.title, "");
         assert_eq!(media.duration, 12.0);
         assert_eq!(media.videos.len(), 1);
@@ -524,7 +520,7 @@ mod tests {
             ]}}"#,
         )
         .unwrap();
-        let media = media(item, &[]).unwrap();
+        let media = media(&item, &[]).unwrap();
         let urls: Vec<&str> = media.videos.iter().map(|v| v.url.as_str()).collect();
         assert_eq!(urls, ["https://v19-webapp-prime.tiktok.com/w"]);
         assert_eq!((media.videos[0].width, media.videos[0].height), (720, 1280));
@@ -534,9 +530,9 @@ mod tests {
     #[test]
     fn classified_post_without_media_needs_login() {
         let item = parse_item(r#"{"id":"1","isContentClassified":true}"#).unwrap();
-        assert_eq!(media(item, &[]).unwrap_err().code(), "login_required");
+        assert_eq!(media(&item, &[]).unwrap_err().code(), "login_required");
         let item = parse_item(r#"{"id":"1"}"#).unwrap();
-        assert!(media(item, &[]).unwrap().is_empty());
+        assert!(media(&item, &[]).unwrap().is_empty());
     }
 
     #[test]
@@ -545,7 +541,7 @@ mod tests {
             r#"{"id":"7305827432509082913","desc":"d","author":"someone","authorId":"68","statsV2":{"playCount":"5"},"imagePost":{"images":[{"imageWidth":1}]}}"#,
         )
         .unwrap();
-        let data = platform_data(item).unwrap().to_value();
+        let data = platform_data(&item).unwrap().to_value();
         assert_eq!(data["aweme_id"], "7305827432509082913");
         assert_eq!(data["author"]["uniqueId"], "someone");
         assert_eq!(data["author"]["id"], "68");
