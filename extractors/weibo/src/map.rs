@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use mediaparse_sdk::fields::{self, RawValue, kind_of};
+use mediaparse_sdk::fields::{self, Object, RawValue, kind_of};
 use mediaparse_sdk::ids::{self, nullable};
 use mediaparse_sdk::json::without_nulls;
 use mediaparse_sdk::platform_data::fits_listed;
@@ -242,16 +242,15 @@ fn download_headers() -> Vec<Header> {
     ]
 }
 
-fn parse_status(raw: &RawValue) -> Result<Status<'_>> {
-    serde_json::from_str(raw.get())
-        .map_err(|e| Failure::changed(format!("the status has an unknown shape: {e}")))
-}
-
 /// Map one status object (either schema, its text) to the extraction.
 /// Reposts: the post's own media first; when it has none, the original's.
 /// The platform data copies the status's members as their text.
 pub fn extract_status(raw: &RawValue) -> Result<Extraction> {
-    let status = parse_status(raw)?;
+    // One pass finds the status's members; the media and the platform data
+    // then parse only the members each names.
+    let object =
+        Object::of(raw).ok_or_else(|| Failure::changed("the status is not a JSON object"))?;
+    let status: Status = object.read("the status")?;
     let mut chosen = own_media(&status)?;
     if chosen.media.is_empty()
         && let Some(original) = &status.retweeted_status
@@ -264,7 +263,7 @@ pub fn extract_status(raw: &RawValue) -> Result<Extraction> {
     if chosen.media.title.is_empty() {
         chosen.media.title = post_text(&status);
     }
-    let platform_data = status_data(raw, chosen.video_object.as_deref())?;
+    let platform_data = status_data(&object, chosen.video_object.as_deref())?;
     Ok(Extraction {
         media: chosen.media,
         platform_data,
@@ -582,8 +581,11 @@ struct DataSource<'a> {
 /// platformData of a status: SPEC.md's members from either schema, then
 /// the status's own members (those of a listed name only when of the
 /// listed type), copied as their text.
-fn status_data(raw: &RawValue, video_object: Option<&str>) -> Result<mediaparse_sdk::PlatformData> {
-    let source: DataSource = fields::from_text(raw.get(), "the status")?;
+fn status_data(
+    object: &Object,
+    video_object: Option<&str>,
+) -> Result<mediaparse_sdk::PlatformData> {
+    let source: DataSource = object.read("the status")?;
     let text_of = |v: Option<&RawValue>| read::<String>(v);
     let id = text_of(source.idstr)
         .or_else(|| read::<Value>(source.id).as_ref().and_then(ids::id_text))
@@ -612,7 +614,7 @@ fn status_data(raw: &RawValue, video_object: Option<&str>) -> Result<mediaparse_
         },
     };
     data.str("video_details_url", &video_details_url(video_object));
-    data.rest_of_where(raw, |name, value| fits_listed("weibo", name, value))?;
+    data.rest_of_object_where(object, |name, value| fits_listed("weibo", name, value));
     Ok(data.finish("weibo"))
 }
 
