@@ -524,54 +524,82 @@ pub fn string<'de, D: Deserializer<'de>>(d: D) -> Result<Text<'de>, D::Error> {
 /// assert!(fields::at(Some(raw), &["x"]).is_none());
 /// ```
 pub fn at<'a>(raw: Option<&'a RawValue>, path: &[&str]) -> Option<&'a RawValue> {
-    let mut here = raw?;
-    for name in path {
-        here = member(here, name)?;
-    }
-    Some(here)
-}
-
-/// One member of the object `raw` (see [`at`]).
-fn member<'a>(raw: &'a RawValue, name: &str) -> Option<&'a RawValue> {
-    struct Find<'n>(&'n str);
-    impl<'de> Visitor<'de> for Find<'_> {
-        type Value = Option<&'de RawValue>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("an object")
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut found = None;
-            while let Some(is_it) = map.next_key_seed(KeyIs(self.0))? {
-                let value: &'de RawValue = map.next_value()?;
-                if is_it {
-                    found = Some(value);
-                }
-            }
-            Ok(found)
-        }
-    }
-    // Compares a member name without keeping it.
-    struct KeyIs<'n>(&'n str);
-    impl<'de> de::DeserializeSeed<'de> for KeyIs<'_> {
-        type Value = bool;
-        fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
-            d.deserialize_str(self)
-        }
-    }
-    impl<'de> Visitor<'de> for KeyIs<'_> {
-        type Value = bool;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("a member name")
-        }
-        fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
-            Ok(v == self.0)
-        }
+    let raw = raw?;
+    if path.is_empty() {
+        return Some(raw);
     }
     if kind_of(raw) != b'{' {
         return None;
     }
+    // One pass down the path: each level passes over the members it does
+    // not want and descends into the one it does, in the same read.
     let mut de = serde_json::Deserializer::from_str(raw.get());
-    de.deserialize_map(Find(name)).ok().flatten()
+    de::DeserializeSeed::deserialize(Path(path), &mut de)
+        .ok()
+        .flatten()
+}
+
+/// The rest of a path (never empty) below the value being read.
+struct Path<'p>(&'p [&'p str]);
+
+impl<'de> de::DeserializeSeed<'de> for Path<'_> {
+    type Value = Option<&'de RawValue>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Path<'_> {
+    type Value = Option<&'de RawValue>;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any value")
+    }
+    default_for_scalars!(None);
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        skip_seq(seq)?;
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let Some((name, rest)) = self.0.split_first() else {
+            skip_map(map)?;
+            return Ok(None);
+        };
+        // Of a name given twice, the last decides, as `Value::pointer` reads.
+        let mut found = None;
+        while let Some(is_it) = map.next_key_seed(KeyIs(name))? {
+            if !is_it {
+                map.next_value::<IgnoredAny>()?;
+            } else if rest.is_empty() {
+                found = Some(map.next_value::<&'de RawValue>()?);
+            } else {
+                found = map.next_value_seed(Path(rest))?;
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// Compares a member name without keeping it.
+struct KeyIs<'n>(&'n str);
+
+impl<'de> de::DeserializeSeed<'de> for KeyIs<'_> {
+    type Value = bool;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KeyIs<'_> {
+    type Value = bool;
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a member name")
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<bool, E> {
+        Ok(v == self.0)
+    }
 }
 
 #[cfg(test)]
@@ -624,6 +652,60 @@ mod tests {
                 (slow.f.to_bits(), slow.u, &slow.i),
                 "{v}"
             );
+        }
+    }
+
+    /// `at` by building the tree: each level an object's member, the last
+    /// of a name given twice.
+    fn at_by_tree(text: &str, path: &[&str]) -> Option<serde_json::Value> {
+        let mut here: serde_json::Value = serde_json::from_str(text).ok()?;
+        for name in path {
+            here = here.as_object()?.get(*name)?.clone();
+        }
+        Some(here)
+    }
+
+    fn object_text() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just("null".to_string()),
+            "-?[1-9][0-9]{0,3}",
+            "\"[a-c]{0,3}\"",
+        ];
+        let value = leaf.prop_recursive(4, 32, 4, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..3)
+                    .prop_map(|items| format!("[{}]", items.join(","))),
+                prop::collection::vec(
+                    (prop::sample::select(vec!["a", "b", "\\u0061"]), inner),
+                    0..4
+                )
+                .prop_map(|members| {
+                    let members: Vec<String> = members
+                        .iter()
+                        .map(|(k, v)| format!("\"{k}\":{v}"))
+                        .collect();
+                    format!("{{{}}}", members.join(","))
+                }),
+            ]
+        });
+        prop::collection::vec((prop::sample::select(vec!["a", "b"]), value), 0..4).prop_map(
+            |members| {
+                let members: Vec<String> = members
+                    .iter()
+                    .map(|(k, v)| format!("\"{k}\" : {v}"))
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            },
+        )
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn at_finds_what_the_tree_finds(text in object_text(), path in proptest::collection::vec(proptest::sample::select(vec!["a", "b"]), 0..4)) {
+            let raw: &RawValue = serde_json::from_str(&text).unwrap();
+            let found = at(Some(raw), &path).map(|r| serde_json::from_str::<serde_json::Value>(r.get()).unwrap());
+            proptest::prop_assert_eq!(found, at_by_tree(&text, &path), "{} {:?}", text, path);
         }
     }
 
