@@ -2,7 +2,7 @@
 //! Two upstream shapes (upstream/instagram.md §4): the API-v1 item (Polaris
 //! GraphQL, permalink page) and the legacy GraphQL shape (embed page).
 
-use mediaparse_sdk::fields::{self, RawValue, kind_of};
+use mediaparse_sdk::fields::{self, Object, RawValue, kind_of};
 use mediaparse_sdk::{
     Extraction, Failure, Header, Image, Media, MediaSource, ObjectWriter, Result, Video,
 };
@@ -109,8 +109,11 @@ struct V1Members<'a> {
 }
 
 fn map_v1(raw: &RawValue) -> Result<Extraction> {
-    let item: Item = serde_json::from_str(raw.get())
-        .map_err(|e| Failure::changed(format!("media item has an unexpected shape: {e}")))?;
+    // One pass finds the item's members; the media, the platform data's own
+    // members and the rest copied then parse only the members each names.
+    let object = Object::of(raw)
+        .ok_or_else(|| Failure::changed("media item has an unexpected shape: not an object"))?;
+    let item: Item = object.read("the media item")?;
     let mut media = Media {
         title: item.caption_text(),
         thumbnail: item.thumbnail(),
@@ -129,8 +132,7 @@ fn map_v1(raw: &RawValue) -> Result<Extraction> {
     }
     sane_duration(&mut media);
 
-    // Parsing `Item` accepted the text as an object.
-    let members: V1Members = fields::from_text(raw.get(), "the media item")?;
+    let members: V1Members = object.read("the media item")?;
     let mut data = ObjectWriter::new();
     if let Some(id) = id_text(members.id).or_else(|| id_text(members.pk)) {
         data.str("id", &id);
@@ -155,7 +157,7 @@ fn map_v1(raw: &RawValue) -> Result<Extraction> {
         Some(images) => data.raw("image_versions", images),
         None => data.object("image_versions", |_| {}),
     };
-    data.rest_of(raw)?;
+    data.rest_of_object(&object);
     Ok(Extraction {
         media,
         platform_data: data.finish(PLATFORM),
