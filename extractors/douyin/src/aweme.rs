@@ -2,7 +2,7 @@
 //! `videoInfoRes.item_list[0]`, web API `aweme_detail`: one schema) and its
 //! mapping to the media object.
 
-use mediaparse_sdk::{Audio, Failure, Header, Image, Media, MediaSource, Video, ids};
+use mediaparse_sdk::{Audio, Header, Image, Media, MediaSource, Video, ids};
 use serde::Deserialize;
 
 use crate::urls::unwatermark;
@@ -114,12 +114,6 @@ fn is_http(url: &str) -> bool {
 }
 
 impl Aweme {
-    /// Read the typed view of an aweme object from its text; a shape we do
-    /// not know is `upstream-changed`.
-    pub fn from_text(text: &str) -> Result<Self, Failure> {
-        serde_json::from_str(text).map_err(|e| Failure::changed(format!("aweme object: {e}")))
-    }
-
     /// Image post: it has images, or its type says so.
     pub fn is_image_post(&self) -> bool {
         !self.images.is_empty() || matches!(self.aweme_type, 2 | 68) || self.media_type == 2

@@ -3,7 +3,7 @@
 //! platform data of an aweme (typed view in `aweme`) or of a direct URL.
 
 use mediaparse_sdk::cascade::Attempt;
-use mediaparse_sdk::fields::{self, RawValue, kind_of};
+use mediaparse_sdk::fields::{self, Object, RawValue, kind_of};
 use mediaparse_sdk::html::{self, assigned_value};
 use mediaparse_sdk::spec::{fill_missing_members, listed_members};
 use mediaparse_sdk::{
@@ -299,17 +299,19 @@ fn filter_verdict(filter: Option<&Value>, has_items: bool) -> Result<()> {
 /// platform data, copied as its text (the host writes integers beyond 2^53
 /// as strings).
 pub fn post_extraction(object: &RawValue) -> Result<Extraction> {
-    if kind_of(object) != b'{' {
+    // One pass finds the aweme's members; the media parses only the ones
+    // it names, and the platform data copies them without another pass.
+    let Some(members) = Object::of(object) else {
         return Err(Failure::changed("the aweme is not an object"));
-    }
-    let aweme = aweme::Aweme::from_text(object.get())?;
+    };
+    let aweme: aweme::Aweme = members.read("aweme object")?;
     let media = aweme.to_media();
     let mut data = ObjectWriter::new();
     // A listed member the upstream sent as `null` is its type's empty value.
     let listed = listed_members(PLATFORM);
-    data.rest_of_where(object, |name, value| {
+    data.rest_of_object_where(&members, |name, value| {
         value.get() != "null" || !listed.iter().any(|(n, _)| *n == name)
-    })?;
+    });
     Ok(Extraction {
         media,
         platform_data: data.finish(PLATFORM),
