@@ -1,6 +1,6 @@
 //! Mapping the selected post object (upstream/threads.md §4–5).
 
-use mediaparse_sdk::fields::{self, RawValue, kind_of};
+use mediaparse_sdk::fields::{self, Object, RawValue, kind_of};
 use mediaparse_sdk::{Extraction, Failure, Header, Image, Media, ObjectWriter, Result};
 use serde::Deserialize;
 
@@ -59,16 +59,16 @@ struct GiphyRendition {
 impl TPost {
     /// The post of `text`, and of its linked inline media (`None` when
     /// none is linked).
-    fn read(text: &str) -> std::result::Result<(TPost, Option<TPost>), serde_json::Error> {
-        let item: Item = serde_json::from_str(text)?;
-        let extra: Extra = serde_json::from_str(text)?;
+    fn read(post: &Object) -> Result<(TPost, Option<TPost>)> {
+        let item: Item = post.read("the post")?;
+        let extra: Extra = post.read("the post")?;
         let inline = match extra
             .text_post_app_info
             .as_ref()
             .and_then(|i| i.linked_inline_media.as_deref())
             .filter(|raw| kind_of(raw) != b'n')
         {
-            Some(raw) => Some(TPost::read(raw.get())?.0),
+            Some(raw) => Some(TPost::read(&object(raw)?)?.0),
             None => None,
         };
         Ok((TPost { item, extra }, inline))
@@ -133,9 +133,16 @@ struct PostMembers<'a> {
     text_post_app_info: Option<&'a RawValue>,
 }
 
+/// A post's members, found in one pass: the media, the platform data's
+/// own members and the rest copied each parse only the members they name.
+fn object(raw: &RawValue) -> Result<Object<'_>> {
+    Object::of(raw)
+        .ok_or_else(|| Failure::changed("the post has an unexpected shape: not an object"))
+}
+
 pub fn map(raw: &RawValue) -> Result<Extraction> {
-    let (post, inline) = TPost::read(raw.get())
-        .map_err(|e| Failure::changed(format!("the post has an unexpected shape: {e}")))?;
+    let object = object(raw)?;
+    let (post, inline) = TPost::read(&object)?;
     if post
         .extra
         .text_post_app_info
@@ -156,7 +163,7 @@ pub fn map(raw: &RawValue) -> Result<Extraction> {
     post.collect(&mut media, inline.as_ref());
     sane_duration(&mut media);
 
-    let members: PostMembers = fields::from_text(raw.get(), "the post")?;
+    let members: PostMembers = object.read("the post")?;
     let mut data = ObjectWriter::new();
     let pk = id_text(members.pk);
     match id_text(members.id) {
@@ -191,7 +198,7 @@ pub fn map(raw: &RawValue) -> Result<Extraction> {
             data.value(name, &[] as &[u8]);
         }
     }
-    data.rest_of(raw)?;
+    data.rest_of_object(&object);
     Ok(Extraction {
         media,
         platform_data: data.finish(PLATFORM),
