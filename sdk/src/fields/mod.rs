@@ -434,33 +434,7 @@ impl<'de> Deserialize<'de> for StringOrNone<'de> {
 /// assert!(fields::members(members[0].1).is_none());
 /// ```
 pub fn members(raw: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
-    struct Members<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
-    impl<'de> Deserialize<'de> for Members<'de> {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            struct MembersVisitor;
-            impl<'de> Visitor<'de> for MembersVisitor {
-                type Value = Members<'de>;
-                fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                    f.write_str("an object")
-                }
-                fn visit_map<A: MapAccess<'de>>(
-                    self,
-                    mut map: A,
-                ) -> Result<Members<'de>, A::Error> {
-                    let mut list = Vec::new();
-                    while let Some(name) = map.next_key::<Text<'de>>()? {
-                        list.push((name.0, map.next_value::<&'de RawValue>()?));
-                    }
-                    Ok(Members(list))
-                }
-            }
-            d.deserialize_map(MembersVisitor)
-        }
-    }
-    if kind_of(raw) != b'{' {
-        return None;
-    }
-    serde_json::from_str::<Members>(raw.get()).ok().map(|m| m.0)
+    Object::of(raw).map(Object::into_members)
 }
 
 /// The first byte of a value's text: `"` a string, `{` an object, `[` an
