@@ -16,7 +16,7 @@ use mediaparse_sdk::{
 };
 use serde::{Deserialize, Deserializer};
 
-use crate::page::{get, members};
+use crate::page::{get, members_in};
 
 /// A desktop browser User-Agent, sent upstream and suggested for downloads.
 pub const DESKTOP_UA: &str = mediaparse_sdk::ua::CHROME_126_WINDOWS;
@@ -115,8 +115,7 @@ fn write_snaked<'a>(out: &mut ObjectWriter<'a>, name: impl Into<Cow<'a, str>>, v
 /// `snake_case`, the web names moved to the app names), other public
 /// members kept.
 pub fn platform_data(note: &str) -> PlatformData {
-    let raw: Option<&RawValue> = serde_json::from_str(note).ok();
-    let upstream = raw.and_then(members).unwrap_or_default();
+    let upstream = members_in(note).unwrap_or_default();
     // Names in snake_case; of two that become one, the last value.
     let mut all: Vec<(Cow<str>, &RawValue)> = Vec::with_capacity(upstream.len());
     for (name, value) in upstream {

@@ -231,10 +231,17 @@ fn note_in<'a>(state: &'a RawValue, id: &str) -> Option<&'a RawValue> {
 /// The members of an object in their order, a name given twice once (its
 /// last value, at its first place); `None` when `raw` is not an object.
 pub fn members(raw: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
-    if kind_of(raw) != b'{' {
+    members_in(raw.get())
+}
+
+/// The members of the object the JSON `text` holds, as [`members`] reads
+/// them; `None` when it is not JSON or holds no object. One pass: the text
+/// is not checked as a whole first.
+pub fn members_in(text: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
+    if !text.trim_start().starts_with('{') {
         return None;
     }
-    let all: Vec<(fields::Text, &RawValue)> = serde_json::from_str::<Pairs>(raw.get()).ok()?.0;
+    let all: Vec<(fields::Text, &RawValue)> = serde_json::from_str::<Pairs>(text).ok()?.0;
     let mut out: Vec<(Cow<str>, &RawValue)> = Vec::with_capacity(all.len());
     for (name, value) in all {
         match out.iter_mut().find(|(n, _)| *n == name.as_str()) {
