@@ -42,14 +42,14 @@
 //! ```
 
 use std::borrow::Cow;
-use std::fmt;
 
 use serde::Serialize;
-use serde::de::{self, Deserialize, Deserializer, MapAccess, Visitor};
+use serde::de::{self, Deserialize, Deserializer};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
 use crate::Failure;
+use crate::fields::Object;
 use crate::spec::Kind;
 
 /// The platform data of an extraction: the text of a JSON object. The host
@@ -217,14 +217,14 @@ impl<'a> ObjectWriter<'a> {
     /// Every member of `object` whose name was not written yet, copied as
     /// its text; as [`Self::rest_of`], without a pass over the text (the
     /// members were found when `object` was read).
-    pub fn rest_of_object(&mut self, object: &crate::fields::Object<'a>) -> &mut Self {
+    pub fn rest_of_object(&mut self, object: &Object<'a>) -> &mut Self {
         self.rest_of_object_where(object, |_, _| true)
     }
 
     /// As [`Self::rest_of_object`], only the members `keep` accepts.
     pub fn rest_of_object_where(
         &mut self,
-        object: &crate::fields::Object<'a>,
+        object: &Object<'a>,
         mut keep: impl FnMut(&str, &RawValue) -> bool,
     ) -> &mut Self {
         for (name, value) in object.members() {
@@ -241,26 +241,8 @@ impl<'a> ObjectWriter<'a> {
         object: &'a RawValue,
         keep: impl FnMut(&str, &RawValue) -> bool,
     ) -> Result<&mut Self, Failure> {
-        struct Members<'w, 'a, K>(&'w mut ObjectWriter<'a>, K);
-        impl<'de: 'a, 'a, K: FnMut(&str, &RawValue) -> bool> Visitor<'de> for Members<'_, 'a, K> {
-            type Value = ();
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: MapAccess<'de>>(mut self, mut map: A) -> Result<(), A::Error> {
-                while let Some(name) = map.next_key::<Name<'de>>()? {
-                    let value: &'de RawValue = map.next_value()?;
-                    if (self.1)(&name.0, value) {
-                        self.0.raw(name.0, value);
-                    }
-                }
-                Ok(())
-            }
-        }
-        let mut de = serde_json::Deserializer::from_str(object.get());
-        de.deserialize_map(Members(self, keep))
-            .map_err(|e| Failure::changed(format!("platform data source is not an object: {e}")))?;
-        Ok(self)
+        let members = Object::from_text(object.get(), "platform data source")?;
+        Ok(self.rest_of_object_where(&members, keep))
     }
 
     fn close(mut self) -> String {
@@ -309,28 +291,6 @@ pub fn fits_listed(platform: &str, name: &str, raw: &RawValue) -> bool {
         .iter()
         .find(|(listed, _)| *listed == name)
         .is_none_or(|(_, kind)| kind_accepts(*kind, raw))
-}
-
-/// A member name, borrowed from the text when it holds no escapes.
-struct Name<'de>(Cow<'de, str>);
-
-impl<'de> Deserialize<'de> for Name<'de> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct NameVisitor;
-        impl<'de> Visitor<'de> for NameVisitor {
-            type Value = Name<'de>;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-                f.write_str("a member name")
-            }
-            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Borrowed(v)))
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Name<'de>, E> {
-                Ok(Name(Cow::Owned(v.to_string())))
-            }
-        }
-        d.deserialize_str(NameVisitor)
-    }
 }
 
 /// `s` as a JSON string.

@@ -238,44 +238,17 @@ pub fn members(raw: &RawValue) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
 /// them; `None` when it is not JSON or holds no object. One pass: the text
 /// is not checked as a whole first.
 pub fn members_in(text: &str) -> Option<Vec<(Cow<'_, str>, &RawValue)>> {
-    if !text.trim_start().starts_with('{') {
-        return None;
-    }
-    let all: Vec<(fields::Text, &RawValue)> = serde_json::from_str::<Pairs>(text).ok()?.0;
+    let all = fields::Object::from_text(text, "the object")
+        .ok()?
+        .into_members();
     let mut out: Vec<(Cow<str>, &RawValue)> = Vec::with_capacity(all.len());
     for (name, value) in all {
-        match out.iter_mut().find(|(n, _)| *n == name.as_str()) {
+        match out.iter_mut().find(|(n, _)| *n == name) {
             Some(slot) => slot.1 = value,
-            None => out.push((name.0, value)),
+            None => out.push((name, value)),
         }
     }
     Some(out)
-}
-
-/// An object's members as read, in order.
-struct Pairs<'a>(Vec<(fields::Text<'a>, &'a RawValue)>);
-
-impl<'de> serde::Deserialize<'de> for Pairs<'de> {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-        struct V;
-        impl<'de> serde::de::Visitor<'de> for V {
-            type Value = Pairs<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> std::result::Result<Pairs<'de>, A::Error> {
-                let mut out = Vec::new();
-                while let Some(pair) = map.next_entry()? {
-                    out.push(pair);
-                }
-                Ok(Pairs(out))
-            }
-        }
-        d.deserialize_map(V)
-    }
 }
 
 /// The member `name` of a member list.
