@@ -20,7 +20,9 @@
 //!    (`egress.rs`).
 //!
 //! `MEDIAPARSE_BIN` (a release build) and `MEDIAPARSE_EXTRACTORS` say what
-//! to measure; `--quick` runs fewer iterations, `--json PATH` sets the output.
+//! to measure; `--quick` runs fewer iterations, `--json PATH` sets the output,
+//! `--only SECTION` runs one section and `--platform ID` one platform's row
+//! of the extractor section.
 
 use std::collections::BTreeMap;
 mod cluster;
@@ -51,6 +53,8 @@ struct Options {
     quick: bool,
     /// `extractors`, `e2e`, `start` or `egress`: run one section (profiling).
     only: Option<String>,
+    /// One platform's row of the extractor section (profiling one guest).
+    platform: Option<String>,
     json: PathBuf,
 }
 
@@ -68,7 +72,17 @@ fn options() -> Options {
         .position(|a| a == "--only")
         .and_then(|i| args.get(i + 1))
         .cloned();
-    Options { quick, json, only }
+    let platform = args
+        .iter()
+        .position(|a| a == "--platform")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    Options {
+        quick,
+        json,
+        only,
+        platform,
+    }
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -87,7 +101,8 @@ async fn main() -> anyhow::Result<()> {
         eprintln!("[1/4] extractor cost per platform");
         extractors = tokio::task::spawn_blocking({
             let quick = opts.quick;
-            move || extractor_costs(quick)
+            let platform = opts.platform.clone();
+            move || extractor_costs(quick, platform.as_deref())
         })
         .await??;
         report.insert("extractors".into(), Value::Array(extractors.clone()));
@@ -292,7 +307,7 @@ fn cost<E: Extractor>(platform: &str, registry: &Registry, quick: bool) -> anyho
     }))
 }
 
-fn extractor_costs(quick: bool) -> anyhow::Result<Vec<Value>> {
+fn extractor_costs(quick: bool, platform: Option<&str>) -> anyhow::Result<Vec<Value>> {
     let registry = Registry::new(Runtime::new(SandboxLimits::default())?);
     // A component embeds its platform.toml; natively the SDK learns the
     // listed members from these registrations.
@@ -313,20 +328,30 @@ fn extractor_costs(quick: bool) -> anyhow::Result<Vec<Value>> {
     use mediaparse_extractor_weibo::Weibo;
     use mediaparse_extractor_xiaohongshu::Xiaohongshu;
     use mediaparse_extractor_youtube::YouTube;
-    let r = &registry;
-    Ok(vec![
-        cost::<Bilibili>("bilibili", r, quick)?,
-        cost::<Douyin>("douyin", r, quick)?,
-        cost::<Instagram>("instagram", r, quick)?,
-        cost::<Kuaishou>("kuaishou", r, quick)?,
-        cost::<Threads>("threads", r, quick)?,
-        cost::<TikTok>("tiktok", r, quick)?,
-        cost::<Toutiao>("toutiao", r, quick)?,
-        cost::<Twitter>("twitter", r, quick)?,
-        cost::<Weibo>("weibo", r, quick)?,
-        cost::<Xiaohongshu>("xiaohongshu", r, quick)?,
-        cost::<YouTube>("youtube", r, quick)?,
-    ])
+    type Cost = fn(&str, &Registry, bool) -> anyhow::Result<Value>;
+    let platforms: [(&str, Cost); 11] = [
+        ("bilibili", cost::<Bilibili>),
+        ("douyin", cost::<Douyin>),
+        ("instagram", cost::<Instagram>),
+        ("kuaishou", cost::<Kuaishou>),
+        ("threads", cost::<Threads>),
+        ("tiktok", cost::<TikTok>),
+        ("toutiao", cost::<Toutiao>),
+        ("twitter", cost::<Twitter>),
+        ("weibo", cost::<Weibo>),
+        ("xiaohongshu", cost::<Xiaohongshu>),
+        ("youtube", cost::<YouTube>),
+    ];
+    if let Some(wanted) = platform
+        && !platforms.iter().any(|(name, _)| *name == wanted)
+    {
+        anyhow::bail!("--platform {wanted}: not a bundled platform");
+    }
+    platforms
+        .iter()
+        .filter(|(name, _)| platform.is_none_or(|wanted| wanted == *name))
+        .map(|(name, cost)| cost(name, &registry, quick))
+        .collect()
 }
 
 fn us(d: Duration) -> f64 {
