@@ -73,10 +73,82 @@ impl<'a> Conversation<'a> {
     }
 }
 
+/// `tweetResult`: its `result` read as the post in the envelope's one pass
+/// over the answer, `None` when it is no object with members (what
+/// [`classify`] calls missing).
 #[derive(Debug, Default, Deserialize)]
 pub struct Holder<'a> {
-    #[serde(default, borrow)]
-    pub result: Option<&'a RawValue>,
+    #[serde(default, borrow, deserialize_with = "filled_post")]
+    pub result: Option<Post<'a>>,
+}
+
+/// `deserialize_with`: an object with at least one member read as a
+/// [`Post`]; `None` for an empty object and for any other value, which is
+/// passed over.
+fn filled_post<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Post<'de>>, D::Error> {
+    use serde::de::{self, MapAccess, Visitor};
+
+    /// A map that counts the members it hands on.
+    struct Counted<A> {
+        map: A,
+        members: usize,
+    }
+    impl<'de, A: MapAccess<'de>> MapAccess<'de> for &mut Counted<A> {
+        type Error = A::Error;
+        fn next_key_seed<K: de::DeserializeSeed<'de>>(
+            &mut self,
+            seed: K,
+        ) -> Result<Option<K::Value>, A::Error> {
+            let key = self.map.next_key_seed(seed)?;
+            self.members += usize::from(key.is_some());
+            Ok(key)
+        }
+        fn next_value_seed<V: de::DeserializeSeed<'de>>(
+            &mut self,
+            seed: V,
+        ) -> Result<V::Value, A::Error> {
+            self.map.next_value_seed(seed)
+        }
+        fn size_hint(&self) -> Option<usize> {
+            self.map.size_hint()
+        }
+    }
+
+    struct FilledPost;
+    impl<'de> Visitor<'de> for FilledPost {
+        type Value = Option<Post<'de>>;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("any value")
+        }
+        fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+            let mut counted = Counted { map, members: 0 };
+            let post = Post::deserialize(de::value::MapAccessDeserializer::new(&mut counted))?;
+            Ok((counted.members > 0).then_some(post))
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+            Ok(None)
+        }
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+    }
+    d.deserialize_any(FilledPost)
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -290,17 +362,13 @@ fn boolean<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
 }
 
 /// Unwrap `TweetWithVisibilityResults` (possibly nested) to the post.
-fn unwrap_visibility(mut raw: &RawValue) -> Post<'_> {
-    let mut post: Post = object(Some(raw));
+fn unwrap_visibility(mut post: Post<'_>) -> Post<'_> {
     for _ in 0..4 {
         if post.typename.as_str() != "TweetWithVisibilityResults" {
             break;
         }
         match post.tweet {
-            Some(inner) => {
-                raw = inner;
-                post = object(Some(raw));
-            }
+            Some(inner) => post = object(Some(inner)),
             None => break,
         }
     }
@@ -312,9 +380,20 @@ fn is_filled_object(raw: &RawValue) -> bool {
     kind_of(raw) == b'{' && !raw.get()[1..].trim_start().starts_with('}')
 }
 
-/// Classify `data.tweetResult.result` (guide section 4 and 6).
+/// Classify a GraphQL result given as its text (a conversation's focal
+/// entry): as [`classify_post`] once it is read.
 pub fn classify(result: Option<&RawValue>) -> Outcome<'_> {
-    let Some(result) = result.filter(|r| is_filled_object(r)) else {
+    classify_post(
+        result
+            .filter(|r| is_filled_object(r))
+            .map(|r| object(Some(r))),
+    )
+}
+
+/// Classify a GraphQL result read as a post (guide section 4 and 6):
+/// `None` is no object with members.
+pub fn classify_post(result: Option<Post<'_>>) -> Outcome<'_> {
+    let Some(result) = result else {
         return Outcome::Missing;
     };
     let post = unwrap_visibility(result);
@@ -597,7 +676,7 @@ fn graphql_media<'a>(
     .into_iter()
     .flatten()
     {
-        let inner = unwrap_visibility(inner);
+        let inner = unwrap_visibility(object(Some(inner)));
         let holder = inner.legacy.and_then(|l| l.extended_entities);
         let media = media_list(holder);
         if !media.is_empty() {
@@ -901,7 +980,7 @@ pub fn read_graphql(response: &HttpResponse) -> GqlAnswer<'_> {
                     ..
                 }),
             ..
-        }) => GqlAnswer::Result(classify(holder.result)),
+        }) => GqlAnswer::Result(classify_post(holder.result)),
         Some(Envelope { data: Some(_), .. }) => GqlAnswer::Result(Outcome::Missing),
         other => no_data(other),
     }
@@ -993,15 +1072,49 @@ mod tests {
         assert_eq!(clean_title("no media", &links), "no media");
     }
 
-    #[test]
-    fn classifies_results() {
-        let kind = |v: Value| match classify(Some(&raw(&v))) {
+    fn kind_of_outcome(outcome: &Outcome) -> &'static str {
+        match outcome {
             Outcome::Post(_) => "post",
             Outcome::Sensitive(_) => "sensitive",
             Outcome::Gone(_) => "gone",
             Outcome::Missing => "missing",
+        }
+    }
+
+    /// A `TweetResultByRestId` answer whose `tweetResult.result` is `result`.
+    fn graphql_answer(result: &Value) -> HttpResponse {
+        HttpResponse {
+            request_url: "https://api.x.com/graphql/q/TweetResultByRestId".into(),
+            final_url: "https://api.x.com/graphql/q/TweetResultByRestId".into(),
+            status: 200,
+            headers: Vec::new(),
+            body: json!({"data": {"tweetResult": {"result": result}}})
+                .to_string()
+                .into_bytes(),
+        }
+    }
+
+    #[test]
+    fn classifies_results() {
+        // The result read in the envelope's one pass is classified as the
+        // same result read from its own text.
+        let kind = |v: Value| {
+            let from_text = kind_of_outcome(&classify(Some(&raw(&v))));
+            let answer = graphql_answer(&v);
+            let GqlAnswer::Result(outcome) = read_graphql(&answer) else {
+                panic!("{v}: the answer has a result");
+            };
+            assert_eq!(kind_of_outcome(&outcome), from_text, "{v}");
+            from_text
         };
         assert_eq!(kind(json!({})), "missing");
+        assert_eq!(kind(json!(null)), "missing");
+        assert_eq!(kind(json!([{"__typename": "Tweet"}])), "missing");
+        assert_eq!(kind(json!("Tweet")), "missing");
+        assert_eq!(kind(json!(7)), "missing");
+        assert_eq!(kind(json!({"__typename": "Tweet"})), "post");
+        assert_eq!(kind(json!({"rest_id": "1", "legacy": {}})), "post");
+        assert_eq!(kind(json!({"rest_id": "1"})), "missing");
         assert_eq!(
             kind(json!({"__typename": "TweetUnavailable", "reason": "Suspended"})),
             "gone"
@@ -1030,6 +1143,10 @@ mod tests {
                 json!({"__typename": "TweetWithVisibilityResults", "tweet": {"rest_id": "1", "legacy": {}}})
             ),
             "post"
+        );
+        assert_eq!(
+            kind(json!({"__typename": "TweetWithVisibilityResults", "tweet": {}})),
+            "missing"
         );
         assert!(matches!(classify(None), Outcome::Missing));
     }
