@@ -16,7 +16,9 @@
 //!   list) read when it has the expected type, else the default, as `Value`
 //!   accessors pass over a member of another type — in one pass.
 //! - [`Object`]: an object's members found in one pass, for several typed
-//!   reads of one object that each parse only the members they name.
+//!   reads of one object that each parse only the members they name; as a
+//!   struct member ([`object_members`]) they are found in the pass that
+//!   reads the struct around it.
 //! - [`Text`]: a string or a number as text, borrowed from the page when it
 //!   holds no escapes; ids above 2^53 keep their exact digits.
 //! - [`RawValue`]: a member kept as its JSON text (`#[serde(borrow)] &'a
@@ -58,7 +60,7 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAcces
 
 use crate::Failure;
 
-pub use object::Object;
+pub use object::{Object, object_members};
 pub use serde_json::value::RawValue;
 
 /// Read `T` from the JSON `text`, borrowing from it where `T` asks to. A
@@ -319,6 +321,8 @@ macro_rules! default_for_scalars {
         }
     };
 }
+// Reachable by path from the submodules, declared before the macro.
+use default_for_scalars;
 
 struct ObjectOr<T>(std::marker::PhantomData<T>);
 

@@ -91,6 +91,77 @@ impl<'a> Object<'a> {
     }
 }
 
+/// An object read where it stands, in the pass over the text around it:
+/// a struct member typed `Object` (or `Option<Object>`) costs no second
+/// pass over the object, as [`Object::of`] on the member's text would.
+/// Anything but an object is an error, as for any struct; see
+/// [`super::object_members`] for a reader that passes over other values.
+impl<'de: 'a, 'a> Deserialize<'de> for Object<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        MembersOf::deserialize(d).map(|m| Object { members: m.0 })
+    }
+}
+
+/// `deserialize_with`: the member's own members when it is an object,
+/// found in the pass that reads the struct around it (the members
+/// [`Object::of`] finds on its text); `None` for any other value, which is
+/// passed over.
+///
+/// ```
+/// use mediaparse_sdk::fields::{self, Object, RawValue};
+/// #[derive(serde::Deserialize)]
+/// struct Page<'a> {
+///     #[serde(borrow, default, deserialize_with = "fields::object_members")]
+///     item: Option<Object<'a>>,
+///     #[serde(borrow, default, deserialize_with = "fields::object_members")]
+///     list: Option<Object<'a>>,
+///     #[serde(borrow, default, deserialize_with = "fields::object_members")]
+///     number: Option<Object<'a>>,
+/// }
+/// let page: Page =
+///     fields::from_text(r#"{"item":{"id":7,"v":[1]},"list":[{}],"number":1.5}"#, "t").unwrap();
+/// let item = page.item.unwrap();
+/// assert_eq!(item.get("v").map(RawValue::get), Some("[1]"));
+/// assert!(page.list.is_none() && page.number.is_none());
+/// ```
+pub fn object_members<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<Object<'a>>, D::Error> {
+    struct V;
+    impl<'de> Visitor<'de> for V {
+        type Value = Option<Object<'de>>;
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("any value")
+        }
+        super::default_for_scalars!(None);
+        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+            d.deserialize_any(self)
+        }
+        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+            super::skip_seq(seq)?;
+            Ok(None)
+        }
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut list = Vec::with_capacity(map.size_hint().unwrap_or(16));
+            while let Some(name) = map.next_key::<Text<'de>>()? {
+                // A number serde_json keeps as text arrives as a one-member
+                // map: it is no object.
+                if list.is_empty() && name.as_str() == super::NUMBER_TOKEN {
+                    map.next_value::<de::IgnoredAny>()?;
+                    super::skip_map(map)?;
+                    return Ok(None);
+                }
+                list.push((name.0, map.next_value::<&'de RawValue>()?));
+            }
+            Ok(Some(Object { members: list }))
+        }
+    }
+    d.deserialize_any(V)
+}
+
 /// An object's members as its text gives them.
 struct MembersOf<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
 
@@ -454,7 +525,70 @@ mod tests {
         .prop_map(|n| format!("\"{n}\""))
     }
 
+    /// A member read as its members where it stands: the members
+    /// [`Object::of`] finds on its own text, for objects; `None` for every
+    /// other value. Read as `Object` it must be an object.
+    fn found_in_place(value: &str) {
+        #[derive(Deserialize)]
+        struct Lenient<'a> {
+            #[serde(borrow, default, deserialize_with = "fields::object_members")]
+            m: Option<Object<'a>>,
+            #[serde(default)]
+            after: Option<u8>,
+        }
+        #[derive(Deserialize)]
+        struct Strict<'a> {
+            #[serde(borrow)]
+            m: Object<'a>,
+        }
+        let listed = |o: &Object| -> Vec<(String, String)> {
+            o.members()
+                .iter()
+                .map(|(n, v)| (n.to_string(), v.get().to_string()))
+                .collect()
+        };
+        let text = format!(r#"{{"m" : {value} , "after":1}}"#);
+        let raw: &RawValue = serde_json::from_str(value).unwrap();
+        let expected = Object::of(raw).map(|o| listed(&o));
+        let lenient: Lenient = fields::from_text(&text, "t").unwrap();
+        assert_eq!(lenient.m.as_ref().map(listed), expected, "{value}");
+        assert_eq!(lenient.after, Some(1), "{value}");
+        let strict = fields::from_text::<Strict>(&text, "t");
+        assert_eq!(strict.ok().map(|s| listed(&s.m)), expected, "{value}");
+    }
+
+    #[test]
+    fn members_found_in_place_are_the_members_of_the_text() {
+        for value in [
+            "{}",
+            r#"{"a":1,"b":{"c":[1,{"d":2}]},"a":"again","\u0061":null}"#,
+            "[]",
+            r#"[{"a":1}]"#,
+            "null",
+            "true",
+            r#""{}""#,
+            "7",
+            "-1.5e3",
+            "12345678901234567890123",
+        ] {
+            found_in_place(value);
+        }
+        // A struct's absent member is `None`.
+        #[derive(Deserialize)]
+        struct Absent<'a> {
+            #[serde(borrow, default, deserialize_with = "fields::object_members")]
+            m: Option<Object<'a>>,
+        }
+        let absent: Absent = fields::from_text("{}", "t").unwrap();
+        assert!(absent.m.is_none());
+    }
+
     proptest! {
+        #[test]
+        fn generated_members_are_found_in_place(v in value()) {
+            found_in_place(&v);
+        }
+
         #[test]
         fn generated_objects_read_alike(members in prop::collection::vec((name(), value()), 0..8)) {
             let members: Vec<String> = members.iter().map(|(k, v)| format!("{k} : {v}")).collect();
