@@ -40,7 +40,7 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
     // app API can get past.
     let page = page_step(&post, ctx, done).and_then(|page| match page {
         PageStep::Fetch(request) => Ok(Step::one(request)),
-        PageStep::Ready(item) => Ok(Step::Done(map::extraction(&item, done)?)),
+        PageStep::Ready(extraction) => Ok(Step::Done(extraction)),
     });
     let mut cascade =
         Cascade::new().attempt(|| Attempt::moving_on(page, |f| app.is_some() && falls_back(f)));
@@ -131,11 +131,11 @@ pub fn is_page(exchange: &Exchange) -> bool {
 /// Where the post-page conversation stands.
 enum PageStep {
     Fetch(HttpRequest),
-    Ready(String),
+    Ready(Extraction),
 }
 
 /// Where the post-page conversation stands: the next page request, the
-/// post's `itemStruct`, or the error the answers amount to (guide §6).
+/// post's `itemStruct` mapped, or the error the answers amount to (guide §6).
 fn page_step(post: &Post, ctx: &Context, done: &[Exchange]) -> Result<PageStep> {
     let pages: Vec<&Exchange> = done.iter().filter(|e| is_page(e)).collect();
     let Some((last, earlier)) = pages.split_last() else {
@@ -153,15 +153,16 @@ fn page_step(post: &Post, ctx: &Context, done: &[Exchange]) -> Result<PageStep> 
             junk,
         )));
     }
-    match page::analyze(&last.response, &post.id)? {
-        page::Page::Item(item) => Ok(PageStep::Ready(item)),
+    let html = last.response.text();
+    match page::analyze(&last.response, &html, &post.id)? {
+        page::Page::Item(item) => Ok(PageStep::Ready(map::extraction(&item, done)?)),
         page::Page::Challenge => {
             if earlier.iter().any(|e| is_challenge_answer(e)) || exhausted {
                 return Err(Failure::RateLimited(
                     "TikTok served its anti-bot challenge again after it was solved".into(),
                 ));
             }
-            let mut cookies = challenge::solve(&last.response.text())?;
+            let mut cookies = challenge::solve(&html)?;
             cookies.extend(received);
             Ok(PageStep::Fetch(page_request(&last.request.url, &cookies)))
         }

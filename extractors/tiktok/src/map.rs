@@ -419,15 +419,14 @@ pub fn platform_data(item: &Object) -> Result<PlatformData> {
     Ok(out.finish("tiktok"))
 }
 
-/// Media and platform data of one `itemStruct` (its JSON text), with the
-/// download headers the page answers in `done` call for.
-pub fn extraction(item: &str, done: &[Exchange]) -> Result<Extraction> {
-    // One pass finds the item's members; the media and the platform data
-    // then parse only the members each names.
-    let item = Object::from_text(item, "itemStruct")?;
+/// Media and platform data of one `itemStruct` (its members, found in the
+/// pass that read the page), with the download headers the page answers in
+/// `done` call for. The media and the platform data parse only the members
+/// each names.
+pub fn extraction(item: &Object, done: &[Exchange]) -> Result<Extraction> {
     Ok(Extraction {
-        media: media(&item, &media_headers(done))?,
-        platform_data: platform_data(&item)?,
+        media: media(item, &media_headers(done))?,
+        platform_data: platform_data(item)?,
     })
 }
 

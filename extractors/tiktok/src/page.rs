@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use mediaparse_sdk::fields::{self, RawValue, Text};
+use mediaparse_sdk::fields::{self, Object, RawValue, Text};
 use mediaparse_sdk::html::script_by_id;
 use mediaparse_sdk::serde_json::{self, Value};
 use mediaparse_sdk::{Failure, HttpResponse, Result};
@@ -14,9 +14,10 @@ use crate::challenge;
 
 /// What one page answer says.
 #[derive(Debug)]
-pub enum Page {
-    /// The post's `itemStruct`, as its JSON text (read by `map`).
-    Item(String),
+pub enum Page<'h> {
+    /// The post's `itemStruct`, its members found in the pass that read
+    /// the page's data (read by `map`).
+    Item(Object<'h>),
     /// The WAF proof-of-work page.
     Challenge,
     /// A page without the post's data and without a challenge; `canonical`
@@ -54,8 +55,9 @@ struct VideoDetail<'a> {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ItemInfo<'a> {
-    #[serde(default, borrow)]
-    item_struct: Option<&'a RawValue>,
+    /// Only ever an object; anything else is no item.
+    #[serde(default, borrow, deserialize_with = "fields::object_members")]
+    item_struct: Option<Object<'a>>,
 }
 
 /// `SIGI_STATE`: the posts by id (`ItemModule`, read only when it is an object).
@@ -65,32 +67,27 @@ struct Sigi<'a> {
     item_module: Option<&'a RawValue>,
 }
 
-/// The JSON text of an object member (`itemStruct` is only ever an object).
-fn object_text(raw: &RawValue) -> Option<String> {
-    raw.get().starts_with('{').then(|| raw.get().to_string())
-}
-
 #[derive(Deserialize)]
 struct SeoAbtest {
     #[serde(default)]
     canonical: Option<String>,
 }
 
-/// Read one page answer for post `id`.
-pub fn analyze(response: &HttpResponse, id: &str) -> Result<Page> {
+/// Read one page answer for post `id`; `html` is its text (the post's
+/// item is read in place from it).
+pub fn analyze<'h>(response: &HttpResponse, html: &'h str, id: &str) -> Result<Page<'h>> {
     if response.is_redirect() {
         return response.location().map(Page::Redirect).ok_or_else(|| {
             Failure::upstream("TikTok redirected the post page without a Location")
         });
     }
-    let html = response.text();
-    if let Some(blob) = script_by_id(&html, "__UNIVERSAL_DATA_FOR_REHYDRATION__") {
+    if let Some(blob) = script_by_id(html, "__UNIVERSAL_DATA_FOR_REHYDRATION__") {
         return from_universal(blob);
     }
-    if let Some(blob) = script_by_id(&html, "SIGI_STATE") {
+    if let Some(blob) = script_by_id(html, "SIGI_STATE") {
         return from_sigi(blob, id);
     }
-    if challenge::is_challenge(&html) {
+    if challenge::is_challenge(html) {
         return Ok(Page::Challenge);
     }
     match response.status {
@@ -108,7 +105,7 @@ pub fn analyze(response: &HttpResponse, id: &str) -> Result<Page> {
     }
 }
 
-fn from_universal(blob: &str) -> Result<Page> {
+fn from_universal(blob: &str) -> Result<Page<'_>> {
     let universal: Universal = fields::from_text(blob, "rehydration data")?;
     let canonical = universal.scope.seo.and_then(|s| s.canonical);
     let Some(detail) = universal.scope.detail else {
@@ -116,10 +113,7 @@ fn from_universal(blob: &str) -> Result<Page> {
     };
     let code = status_code(&detail.status_code);
     let msg = detail.status_msg.unwrap_or_default();
-    let item = detail
-        .item_info
-        .and_then(|i| i.item_struct)
-        .and_then(object_text);
+    let item = detail.item_info.and_then(|i| i.item_struct);
     check_status(code, &msg, item.is_some())?;
     Ok(match item {
         Some(item) => Page::Item(item),
@@ -128,7 +122,7 @@ fn from_universal(blob: &str) -> Result<Page> {
 }
 
 /// Older pages: `<script id="SIGI_STATE">` with the post at `ItemModule[id]`.
-fn from_sigi(blob: &str, id: &str) -> Result<Page> {
+fn from_sigi<'h>(blob: &'h str, id: &str) -> Result<Page<'h>> {
     // Any JSON is a SIGI_STATE; one without an `ItemModule` object has no post.
     let module = match serde_json::from_str::<Sigi>(blob) {
         Ok(state) => state.item_module,
@@ -141,7 +135,7 @@ fn from_sigi(blob: &str, id: &str) -> Result<Page> {
     let item = posts
         .as_ref()
         .and_then(|posts| posts.get(&Text(id.into())))
-        .and_then(|raw| object_text(raw));
+        .and_then(|raw| Object::of(raw));
     Ok(match item {
         Some(item) => Page::Item(item),
         None => Page::NoData { canonical: None },
@@ -205,6 +199,11 @@ mod tests {
         }
     }
 
+    /// `analyze` on a response's own (UTF-8) text.
+    fn analyze_page<'r>(response: &'r HttpResponse, id: &str) -> Result<Page<'r>> {
+        analyze(response, std::str::from_utf8(&response.body).unwrap(), id)
+    }
+
     fn universal(scope: &str) -> String {
         format!(
             r#"<html><script id="__UNIVERSAL_DATA_FOR_REHYDRATION__" type="application/json">{{"__DEFAULT_SCOPE__":{scope}}}</script></html>"#
@@ -248,7 +247,7 @@ mod tests {
     fn message_alone_marks_a_deleted_post() {
         let page =
             universal(r#"{"webapp.video-detail":{"statusCode":0,"statusMsg":"status_deleted"}}"#);
-        let err = analyze(&response(200, &page), "1").unwrap_err();
+        let err = analyze_page(&response(200, &page), "1").unwrap_err();
         assert_eq!(err.code(), "content_unavailable");
         assert!(err.message().contains("status_deleted"));
     }
@@ -258,7 +257,7 @@ mod tests {
         let page = universal(
             r#"{"seo.abtest":{"canonical":"https://www.tiktok.com/@a/video/1"},"webapp.app-context":{}}"#,
         );
-        match analyze(&response(200, &page), "1").unwrap() {
+        match analyze_page(&response(200, &page), "1").unwrap() {
             Page::NoData { canonical } => {
                 assert_eq!(
                     canonical.as_deref(),
@@ -272,12 +271,19 @@ mod tests {
     #[test]
     fn sigi_state_fallback() {
         let page = r#"<script id="SIGI_STATE" type="application/json">{"ItemModule":{"1":{"id":"1","desc":"old"}}}</script>"#;
-        match analyze(&response(200, page), "1").unwrap() {
-            Page::Item(item) => assert_eq!(item, r#"{"id":"1","desc":"old"}"#),
+        match analyze_page(&response(200, page), "1").unwrap() {
+            Page::Item(item) => {
+                let members: Vec<(&str, &str)> = item
+                    .members()
+                    .iter()
+                    .map(|(n, v)| (n.as_ref(), v.get()))
+                    .collect();
+                assert_eq!(members, [("id", r#""1""#), ("desc", r#""old""#)]);
+            }
             other => panic!("{other:?}"),
         }
         assert!(matches!(
-            analyze(&response(200, page), "2").unwrap(),
+            analyze_page(&response(200, page), "2").unwrap(),
             Page::NoData { canonical: None }
         ));
     }
@@ -285,7 +291,7 @@ mod tests {
     #[test]
     fn http_errors_and_redirects() {
         let code = |status| {
-            analyze(&response(status, "<html></html>"), "1")
+            analyze_page(&response(status, "<html></html>"), "1")
                 .unwrap_err()
                 .code()
         };
@@ -293,12 +299,12 @@ mod tests {
         assert_eq!(code(429), "upstream_rate_limited");
         assert_eq!(code(403), "upstream_rate_limited");
         assert_eq!(code(500), "upstream_error");
-        match analyze(&response(302, ""), "1").unwrap() {
+        match analyze_page(&response(302, ""), "1").unwrap() {
             Page::Redirect(loc) => assert_eq!(loc, "https://www.tiktok.com/login?redirect_url=x"),
             other => panic!("{other:?}"),
         }
         assert!(matches!(
-            analyze(&response(200, "<html><body>hello</body></html>"), "1").unwrap(),
+            analyze_page(&response(200, "<html><body>hello</body></html>"), "1").unwrap(),
             Page::NoData { canonical: None }
         ));
     }
@@ -308,7 +314,7 @@ mod tests {
         let page =
             r#"<script id="__UNIVERSAL_DATA_FOR_REHYDRATION__">{"__DEFAULT_SCOPE__":</script>"#;
         assert_eq!(
-            analyze(&response(200, page), "1").unwrap_err().code(),
+            analyze_page(&response(200, page), "1").unwrap_err().code(),
             "upstream_error"
         );
     }
