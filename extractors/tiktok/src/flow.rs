@@ -38,9 +38,9 @@ pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
     let app = app::AppInfo::from_config(ctx);
     // Strategy A: the post page; strategy B only on the failure signals the
     // app API can get past.
-    let page = page_step(&post, ctx, done).and_then(|page| match page {
-        PageStep::Fetch(request) => Ok(Step::one(request)),
-        PageStep::Ready(extraction) => Ok(Step::Done(extraction)),
+    let page = page_step(&post, ctx, done).map(|page| match page {
+        PageStep::Fetch(request) => Step::one(request),
+        PageStep::Ready(extraction) => Step::Done(extraction),
     });
     let mut cascade =
         Cascade::new().attempt(|| Attempt::moving_on(page, |f| app.is_some() && falls_back(f)));
