@@ -4,7 +4,7 @@
 
 use mediaparse_sdk::encode::strict;
 use mediaparse_sdk::exchanges::Exchanges;
-use mediaparse_sdk::fields::{self, RawValue};
+use mediaparse_sdk::fields::{Object, RawValue};
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::serde_json::{self, Value};
 use mediaparse_sdk::urls::InputUrl;
@@ -312,9 +312,9 @@ pub fn visitor_cookie(response: &HttpResponse) -> Option<String> {
     })
 }
 
-/// The PC answer: the status, `None` to fall back to the mobile API, or a
-/// final failure (deleted, login-only).
-fn read_pc(response: &HttpResponse) -> Result<Option<Box<RawValue>>> {
+/// The PC answer: the status (its members), `None` to fall back to the
+/// mobile API, or a final failure (deleted, login-only).
+fn read_pc(response: &HttpResponse) -> Result<Option<Object<'_>>> {
     if response.is_redirect() {
         let location = response.location().unwrap_or_default();
         if location.contains("sorry") || location.contains("pagenotfound") {
@@ -329,15 +329,14 @@ fn read_pc(response: &HttpResponse) -> Result<Option<Box<RawValue>>> {
     if !response.is_success() {
         return Ok(None);
     }
-    let Ok(body) = response.json::<Box<RawValue>>() else {
-        return Ok(None);
+    let (body, object) = match Answer::of(response) {
+        Answer::Object(body, object) => (body, object),
+        Answer::Other(tree) => return Err(refusal(&tree)),
+        Answer::NoJson => return Ok(None),
     };
-    let head = Head::of(&body);
+    let head = Head::of(&object);
     if is_ok(head.ok.as_ref()) || (head.ok.is_none() && head.has_id) {
-        if head.has_id {
-            return Ok(Some(body));
-        }
-        return Ok(None);
+        return Ok(head.has_id.then_some(object));
     }
     // `{"ok":-100,"url":"https://weibo.com/login.php?…"}`: the cookie
     // (visitor or operator) is not, or no longer, accepted; the mobile API
@@ -345,13 +344,35 @@ fn read_pc(response: &HttpResponse) -> Result<Option<Box<RawValue>>> {
     if ok_code(head.ok.as_ref()).is_some_and(|code| code < 0) {
         return Ok(None);
     }
-    Err(refusal(
-        &serde_json::from_str(body.get()).unwrap_or_default(),
-    ))
+    Err(refusal(&serde_json::from_str(body).unwrap_or_default()))
+}
+
+/// A JSON answer: an object's members, found in one pass (the status is
+/// the PC answer itself, or the mobile answer's `data`); any other JSON
+/// as its tree; or no JSON at all.
+enum Answer<'a> {
+    Object(&'a str, Object<'a>),
+    Other(Value),
+    NoJson,
+}
+
+impl<'a> Answer<'a> {
+    fn of(response: &'a HttpResponse) -> Answer<'a> {
+        let Ok(body) = std::str::from_utf8(&response.body) else {
+            return Answer::NoJson;
+        };
+        match Object::from_text(body, "the answer") {
+            Ok(object) => Answer::Object(body, object),
+            Err(_) => match serde_json::from_str(body) {
+                Ok(tree) => Answer::Other(tree),
+                Err(_) => Answer::NoJson,
+            },
+        }
+    }
 }
 
 /// What decides whether an answer holds a status: its `ok` and whether it
-/// names an id, read without building the answer's tree.
+/// names an id. Of a member named twice, the last (as a tree reads it).
 #[derive(Debug, Default)]
 struct Head<'a> {
     ok: Option<Value>,
@@ -360,44 +381,22 @@ struct Head<'a> {
 }
 
 impl<'a> Head<'a> {
-    fn of(body: &'a RawValue) -> Head<'a> {
-        #[derive(serde::Deserialize)]
-        struct Members<'a> {
-            #[serde(borrow, default, deserialize_with = "fields::raw")]
-            ok: Option<&'a RawValue>,
-            #[serde(borrow, default, deserialize_with = "fields::raw")]
-            idstr: Option<&'a RawValue>,
-            #[serde(borrow, default, deserialize_with = "fields::raw")]
-            id: Option<&'a RawValue>,
-            #[serde(borrow, default, deserialize_with = "fields::raw")]
-            mid: Option<&'a RawValue>,
-            #[serde(borrow, default, deserialize_with = "fields::raw")]
-            data: Option<&'a RawValue>,
-        }
-        let is_object = fields::kind_of(body) == b'{';
-        match serde_json::from_str::<Members>(body.get()) {
-            Ok(m) if is_object => Head {
-                ok: m.ok.and_then(|o| serde_json::from_str(o.get()).ok()),
-                has_id: [m.idstr, m.id, m.mid]
-                    .iter()
-                    .any(|v| v.is_some_and(|v| v.get() != "null")),
-                data: m.data,
-            },
-            // Not an object, or a member named twice: as a tree reads it.
-            _ => {
-                let tree: Value = serde_json::from_str(body.get()).unwrap_or_default();
-                Head {
-                    ok: tree.get("ok").cloned(),
-                    has_id: has_id(&tree),
-                    data: None,
-                }
-            }
+    fn of(object: &Object<'a>) -> Head<'a> {
+        Head {
+            ok: object
+                .get("ok")
+                .and_then(|o| serde_json::from_str(o.get()).ok()),
+            has_id: ["idstr", "id", "mid"]
+                .iter()
+                .any(|k| object.get(k).is_some_and(|v| v.get() != "null")),
+            data: object.get("data"),
         }
     }
 }
 
-/// The mobile API answer: `{ok: 1, data: {...}}`.
-fn read_m(response: &HttpResponse) -> Result<Box<RawValue>> {
+/// The mobile API answer: `{ok: 1, data: {...}}`; the status is `data`
+/// (its members).
+fn read_m(response: &HttpResponse) -> Result<Object<'_>> {
     if response.is_redirect() || matches!(response.status, 403 | 418 | 429 | 432) {
         return Err(Failure::RateLimited(format!(
             "m.weibo.cn refused the request (status {}, anti-crawl)",
@@ -413,26 +412,23 @@ fn read_m(response: &HttpResponse) -> Result<Box<RawValue>> {
             response.status
         )));
     }
-    let body: Box<RawValue> = response
-        .json()
-        .map_err(|_| Failure::upstream("m.weibo.cn answered with a non-JSON page"))?;
-    let head = Head::of(&body);
-    if is_ok(head.ok.as_ref()) {
-        let data = match head.data {
-            Some(data) => Some(data.to_owned()),
-            // Read as a tree (a member named twice): take `data` from it.
-            None => serde_json::from_str::<Value>(body.get())
-                .ok()
-                .and_then(|tree| tree.get("data").map(|d| d.to_string()))
-                .and_then(|d| RawValue::from_string(d).ok()),
-        };
-        if let Some(data) = data.filter(|d| Head::of(d).has_id) {
-            return Ok(data);
+    let (body, object) = match Answer::of(response) {
+        Answer::Object(body, object) => (body, object),
+        Answer::Other(tree) => return Err(refusal(&tree)),
+        Answer::NoJson => {
+            return Err(Failure::upstream(
+                "m.weibo.cn answered with a non-JSON page",
+            ));
         }
+    };
+    let head = Head::of(&object);
+    if is_ok(head.ok.as_ref())
+        && let Some(data) = head.data.and_then(Object::of)
+        && Head::of(&data).has_id
+    {
+        return Ok(data);
     }
-    Err(refusal(
-        &serde_json::from_str(body.get()).unwrap_or_default(),
-    ))
+    Err(refusal(&serde_json::from_str(body).unwrap_or_default()))
 }
 
 /// `ok` as a number (`-100`, `"-100"`), when it is one.
@@ -451,12 +447,6 @@ fn is_ok(ok: Option<&Value>) -> bool {
         Some(Value::Bool(b)) => *b,
         _ => false,
     }
-}
-
-fn has_id(v: &Value) -> bool {
-    ["idstr", "id", "mid"]
-        .iter()
-        .any(|k| v.get(*k).is_some_and(|x| !x.is_null()))
 }
 
 /// `ok: 0`: login-only posts, else deleted or hidden.
@@ -567,6 +557,73 @@ mod tests {
         let body = r#"{"ok":-100,"url":"https://weibo.com/login.php?url=https%3A%2F%2Fweibo.com%2Fu%2F7117031969"}"#;
         let answer = response(200, &[("Content-Type", "application/json")], body);
         assert!(matches!(read_pc(&answer), Ok(None)));
+    }
+
+    /// What each reader makes of an answer: the status's `idstr`, a
+    /// fallback (`none`), or the failure's code.
+    fn verdicts(body: &str) -> (String, String) {
+        let answer = response(200, &[("Content-Type", "application/json")], body);
+        let id = |status: &Object| {
+            status
+                .get("idstr")
+                .map(|v| v.get().to_string())
+                .unwrap_or_default()
+        };
+        let pc = match read_pc(&answer) {
+            Ok(Some(status)) => id(&status),
+            Ok(None) => "none".into(),
+            Err(f) => f.code().to_string(),
+        };
+        let m = match read_m(&answer) {
+            Ok(status) => id(&status),
+            Err(f) => f.code().to_string(),
+        };
+        (pc, m)
+    }
+
+    #[test]
+    fn answers_read_in_one_pass() {
+        // The verdicts of the readers that kept the answer as its text and
+        // read it again (checked against them): the same here.
+        let v = |body: &str| {
+            let (pc, m) = verdicts(body);
+            format!("{pc} | {m}")
+        };
+        // The PC answer is the status; the mobile answer's `data` is.
+        assert_eq!(
+            v(r#"{"ok":1,"idstr":"1","text_raw":"a"}"#),
+            r#""1" | content_unavailable"#
+        );
+        assert_eq!(v(r#"{"idstr":"1"}"#), r#""1" | content_unavailable"#);
+        assert_eq!(
+            v(r#"{"ok":1,"data":{"idstr":"2","mid":"2"}}"#),
+            r#"none | "2""#
+        );
+        // Of a member named twice, the last (as a tree reads it).
+        assert_eq!(
+            v(r#"{"ok":0,"data":{"idstr":"2"},"ok":1,"data":{"idstr":"3"}}"#),
+            r#"none | "3""#
+        );
+        assert_eq!(
+            v(r#"{"ok":1,"idstr":null,"mid":null}"#),
+            "none | content_unavailable"
+        );
+        // `data` that is no object, or names no id, is no status.
+        assert_eq!(
+            v(r#"{"ok":1,"data":[{"idstr":"2"}]}"#),
+            "none | content_unavailable"
+        );
+        assert_eq!(
+            v(r#"{"ok":1,"data":{"idstr":null}}"#),
+            "none | content_unavailable"
+        );
+        // Refusals, other JSON, no JSON.
+        assert_eq!(
+            v(r#"{"ok":0,"message":"current status can only be seen by login user"}"#),
+            "login_required | login_required"
+        );
+        assert_eq!(v("[1]"), "content_unavailable | content_unavailable");
+        assert_eq!(v("<html>"), "none | upstream_error");
     }
 
     #[test]

@@ -242,14 +242,12 @@ fn download_headers() -> Vec<Header> {
     ]
 }
 
-/// Map one status object (either schema, its text) to the extraction.
-/// Reposts: the post's own media first; when it has none, the original's.
-/// The platform data copies the status's members as their text.
-pub fn extract_status(raw: &RawValue) -> Result<Extraction> {
-    // One pass finds the status's members; the media and the platform data
-    // then parse only the members each names.
-    let object =
-        Object::of(raw).ok_or_else(|| Failure::changed("the status is not a JSON object"))?;
+/// Map one status object (either schema, its members found in the pass
+/// that read the answer) to the extraction. Reposts: the post's own media
+/// first; when it has none, the original's. The media and the platform
+/// data parse only the members each names; the platform data copies the
+/// status's members as their text.
+pub fn extract_status(object: &Object) -> Result<Extraction> {
     let status: Status = object.read("the status")?;
     let mut chosen = own_media(&status)?;
     if chosen.media.is_empty()
@@ -263,7 +261,7 @@ pub fn extract_status(raw: &RawValue) -> Result<Extraction> {
     if chosen.media.title.is_empty() {
         chosen.media.title = post_text(&status);
     }
-    let platform_data = status_data(&object, chosen.video_object.as_deref())?;
+    let platform_data = status_data(object, chosen.video_object.as_deref())?;
     Ok(Extraction {
         media: chosen.media,
         platform_data,
@@ -776,6 +774,12 @@ mod tests {
         );
     }
 
+    /// The extraction of a status given as a tree.
+    fn extract(status: &Value) -> Extraction {
+        let text = status.to_string();
+        extract_status(&Object::from_text(&text, "the status").unwrap()).unwrap()
+    }
+
     #[test]
     fn pc_pictures_livephoto_and_flat_fallback() {
         let status = json!({
@@ -786,7 +790,7 @@ mod tests {
                 "b": {"type": "pic", "mw2000": {"url": "https://wx1.sinaimg.cn/mw2000/b.jpg", "width": 1, "height": 2}}
             }
         });
-        let ex = extract_status(&serde_json::value::to_raw_value(&status).unwrap()).unwrap();
+        let ex = extract(&status);
         let urls: Vec<_> = ex.media.images.iter().map(|i| i.url.as_str()).collect();
         assert_eq!(
             urls,
@@ -810,7 +814,7 @@ mod tests {
         let status = json!({"idstr": "1", "page_info": {"object_type": "video", "object_id": "1034:1",
             "media_info": {"playback_list": [], "stream_url": "http://f.video.weibocdn.com/a.mp4?label=mp4_ld&template=640x360.25.0",
                             "mp4_sd_url": "http://f.video.weibocdn.com/a.mp4?label=mp4_ld&template=640x360.25.0", "h265_mp4_hd": ""}}});
-        let ex = extract_status(&serde_json::value::to_raw_value(&status).unwrap()).unwrap();
+        let ex = extract(&status);
         assert_eq!(ex.media.videos.len(), 1);
         assert_eq!(ex.media.videos[0].quality, "mp4_ld");
         assert_eq!(
@@ -822,7 +826,7 @@ mod tests {
     #[test]
     fn text_post_has_no_media() {
         let status = json!({"id": 4857851275384530u64, "text_raw": "hello"});
-        let ex = extract_status(&serde_json::value::to_raw_value(&status).unwrap()).unwrap();
+        let ex = extract(&status);
         assert!(ex.media.is_empty());
         assert_eq!(ex.platform_data.to_value()["id"], "4857851275384530");
         assert_eq!(ex.platform_data.to_value()["mblogid"], "MogYvmALg");
