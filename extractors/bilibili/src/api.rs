@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use mediaparse_sdk::fields::{self, RawValue};
+use mediaparse_sdk::fields::{self, Object, RawValue};
 use mediaparse_sdk::html;
 use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
@@ -191,8 +191,26 @@ pub fn unavailable_reason(code: i64) -> Option<&'static str> {
     })
 }
 
-/// Parse an API answer's envelope, mapping transport-level failures.
-pub fn envelope<'a>(exchange: &'a Exchange, what: &str) -> Result<Envelope<'a>, Outcome> {
+/// A play-URL answer's envelope: `data` and `result` read as their members
+/// in the one pass over the answer, `None` when they are no object.
+#[derive(Debug, Default, Deserialize)]
+pub struct PlayEnvelope<'a> {
+    #[serde(default)]
+    pub code: i64,
+    #[serde(default)]
+    pub message: String,
+    #[serde(default, borrow, deserialize_with = "fields::object_members")]
+    pub data: Option<Object<'a>>,
+    #[serde(default, borrow, deserialize_with = "fields::object_members")]
+    pub result: Option<Object<'a>>,
+}
+
+/// Parse an API answer's envelope (an [`Envelope`] or a
+/// [`PlayEnvelope`]), mapping transport-level failures.
+pub fn envelope<'a, E: Deserialize<'a>>(
+    exchange: &'a Exchange,
+    what: &str,
+) -> Result<E, Outcome<'a>> {
     let response = &exchange.response;
     if response.status == 412 || response.status == 429 {
         return Err(Outcome::Retry {
@@ -206,7 +224,7 @@ pub fn envelope<'a>(exchange: &'a Exchange, what: &str) -> Result<Envelope<'a>, 
             message: format!("{what}: HTTP {}", response.status),
         });
     }
-    serde_json::from_slice::<Envelope>(&response.body).map_err(|e| Outcome::Retry {
+    serde_json::from_slice::<E>(&response.body).map_err(|e| Outcome::Retry {
         risk: false,
         message: format!("{what}: not the JSON envelope we know ({e})"),
     })
@@ -214,20 +232,19 @@ pub fn envelope<'a>(exchange: &'a Exchange, what: &str) -> Result<Envelope<'a>, 
 
 /// The verdict on a play-URL answer.
 #[derive(Debug)]
-pub enum Outcome {
+pub enum Outcome<'a> {
     /// Streams found: the play-URL object (`data`, or pgc `video_info`).
-    Streams(PlayUrl),
+    Streams(PlayUrl<'a>),
     /// A final answer about the post (unavailable, login wall).
     Fatal(Failure),
     /// Try the next strategy; `risk` when it was risk control.
     Retry { risk: bool, message: String },
 }
 
-/// A play-URL object as its text (copied out of the answer: the video
-/// page's is read from a decoded copy of the page).
+/// A play-URL object, its members found in the pass over the answer.
 #[derive(Debug)]
-pub struct PlayUrl {
-    pub object: Box<RawValue>,
+pub struct PlayUrl<'a> {
+    pub object: Object<'a>,
     /// A pgc `result` whose `video_info` was no object: that member is not
     /// part of the play-URL object.
     pub without_video_info: bool,
@@ -264,8 +281,9 @@ struct DashVideos<'a> {
 }
 
 impl<'a> Verdict<'a> {
-    fn of(object: &'a RawValue) -> Verdict<'a> {
-        serde_json::from_str(object.get()).unwrap_or_default()
+    /// The verdict's members (none of an object that names one twice).
+    fn of(object: &Object<'a>) -> Verdict<'a> {
+        object.read("the play-URL object").unwrap_or_default()
     }
 }
 
@@ -274,13 +292,9 @@ pub fn read<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T> {
     serde_json::from_str(raw?.get()).ok()
 }
 
-fn is_object(raw: &&RawValue) -> bool {
-    fields::kind_of(raw) == b'{'
-}
-
 /// Judge a play-URL envelope whose object sits in `data` (ugc, pugv) or in
 /// `result` / `result.video_info` (pgc).
-pub fn judge_playurl(env: Envelope, what: &str, ctx: &Context) -> Outcome {
+pub fn judge_playurl<'a>(env: PlayEnvelope<'a>, what: &str, ctx: &Context) -> Outcome<'a> {
     let code = env.code;
     if code != 0 {
         let message = format!("{what}: code {code} {}", env.message);
@@ -307,23 +321,25 @@ pub fn judge_playurl(env: Envelope, what: &str, ctx: &Context) -> Outcome {
             message,
         };
     }
-    let (outer, object, without_video_info) =
-        match (env.data.filter(is_object), env.result.filter(is_object)) {
-            (Some(data), _) => (None, data, false),
-            (_, Some(result)) => match Verdict::of(result).video_info {
-                Some(info) if is_object(&info) => (Some(result), info, false),
-                other => (None, result, other.is_some()),
+    let (outer, object, without_video_info) = match (env.data, env.result) {
+        (Some(data), _) => (None, data, false),
+        (_, Some(result)) => match Verdict::of(&result).video_info {
+            Some(info) => match Object::of(info) {
+                Some(info) => (Some(result), info, false),
+                None => (None, result, true),
             },
-            _ => {
-                return Outcome::Retry {
-                    risk: false,
-                    message: format!("{what}: no data object"),
-                };
-            }
-        };
-    let verdict = Verdict::of(object);
+            None => (None, result, false),
+        },
+        _ => {
+            return Outcome::Retry {
+                risk: false,
+                message: format!("{what}: no data object"),
+            };
+        }
+    };
+    let verdict = Verdict::of(&object);
     if let Some(outer) = outer
-        && let Some(reason) = restriction(&Verdict::of(outer))
+        && let Some(reason) = restriction(&Verdict::of(&outer))
     {
         return Outcome::Fatal(Failure::unavailable(format!("{what}: {reason}")));
     }
@@ -332,7 +348,7 @@ pub fn judge_playurl(env: Envelope, what: &str, ctx: &Context) -> Outcome {
     }
     if has_streams(&verdict) {
         Outcome::Streams(PlayUrl {
-            object: object.to_owned(),
+            object,
             without_video_info,
         })
     } else {
@@ -373,8 +389,9 @@ fn has_streams(object: &Verdict) -> bool {
     non_empty(object.dash.video) || non_empty(object.durl)
 }
 
-/// Judge the video page: `window.__playinfo__` (same shape as playurl).
-pub fn judge_page(exchange: &Exchange, ctx: &Context) -> Outcome {
+/// Judge the video page, `html` its text: `window.__playinfo__` (same
+/// shape as playurl).
+pub fn judge_page<'a>(exchange: &Exchange, html: &'a str, ctx: &Context) -> Outcome<'a> {
     let response = &exchange.response;
     if response.status == 412 || response.status == 429 {
         return Outcome::Retry {
@@ -391,9 +408,8 @@ pub fn judge_page(exchange: &Exchange, ctx: &Context) -> Outcome {
             message: format!("video page: HTTP {}", response.status),
         };
     }
-    let html = response.text();
-    if let Some(json) = mediaparse_sdk::html::assigned_value(&html, "window.__playinfo__") {
-        return match serde_json::from_str::<Envelope>(json) {
+    if let Some(json) = mediaparse_sdk::html::assigned_value(html, "window.__playinfo__") {
+        return match serde_json::from_str::<PlayEnvelope>(json) {
             Ok(env) => judge_playurl(env, "__playinfo__", ctx),
             Err(e) => Outcome::Retry {
                 risk: false,
@@ -401,7 +417,7 @@ pub fn judge_page(exchange: &Exchange, ctx: &Context) -> Outcome {
             },
         };
     }
-    if html::contains(&html, "_riskdata_") || html::contains(&html, "v_voucher") {
+    if html::contains(html, "_riskdata_") || html::contains(html, "v_voucher") {
         return Outcome::Retry {
             risk: true,
             message: "video page: risk-control page (v_voucher)".into(),
@@ -422,6 +438,74 @@ pub fn id_string(value: Option<&Value>) -> Option<String> {
 mod tests {
     use super::*;
     use crate::fingerprint::tests::{assert_b64_shape, assert_inter_shape};
+
+    /// The verdict on an answer's text: the play-URL object's member
+    /// names and whether `video_info` was left out, or the failure.
+    fn verdict(answer: &str) -> String {
+        let env: PlayEnvelope = serde_json::from_str(answer).unwrap();
+        match judge_playurl(env, "t", &Context::default()) {
+            Outcome::Streams(play) => {
+                let names: Vec<&str> = play
+                    .object
+                    .members()
+                    .iter()
+                    .map(|(n, _)| n.as_ref())
+                    .collect();
+                format!("streams {} {}", names.join(","), play.without_video_info)
+            }
+            Outcome::Fatal(f) => format!("fatal {}", f.code()),
+            Outcome::Retry { risk, message } => format!("retry {risk} {message}"),
+        }
+    }
+
+    #[test]
+    fn play_url_objects_are_found_where_they_stand() {
+        let durl = r#""durl":[{"url":"https://a/b.mp4"}]"#;
+        // `data` when it is an object; else `result`, or its `video_info`.
+        assert_eq!(
+            verdict(&format!(r#"{{"code":0,"data":{{"quality":16,{durl}}}}}"#)),
+            "streams quality,durl false"
+        );
+        assert_eq!(
+            verdict(&format!(
+                r#"{{"code":0,"data":[1],"result":{{{durl},"x":1}}}}"#
+            )),
+            "streams durl,x false"
+        );
+        assert_eq!(
+            verdict(&format!(
+                r#"{{"code":0,"result":{{"video_info":{{{durl}}},"x":1}}}}"#
+            )),
+            "streams durl false"
+        );
+        assert_eq!(
+            verdict(&format!(
+                r#"{{"code":0,"result":{{"video_info":null,{durl}}}}}"#
+            )),
+            "streams video_info,durl true"
+        );
+        assert_eq!(
+            verdict(&format!(
+                r#"{{"code":0,"result":{{"video_info":[],{durl}}}}}"#
+            )),
+            "streams video_info,durl true"
+        );
+        assert_eq!(
+            verdict(r#"{"code":0,"data":null,"result":"x"}"#),
+            "retry false t: no data object"
+        );
+        assert_eq!(
+            verdict(r#"{"code":0,"data":{"durl":[]}}"#),
+            "retry false t: neither DASH streams nor durl in the answer"
+        );
+        // An outer `result` that says preview-only decides.
+        assert_eq!(
+            verdict(&format!(
+                r#"{{"code":0,"result":{{"is_preview":1,"video_info":{{{durl}}}}}}}"#
+            )),
+            "fatal content_unavailable"
+        );
+    }
 
     #[test]
     fn signed_playurl_carries_browser_shaped_dm_params() {

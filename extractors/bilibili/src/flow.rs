@@ -34,7 +34,7 @@ const SHORT_LINKS: ShortLinks = ShortLinks {
 
 /// The finished extraction of a play-URL object.
 fn ready(play: PlayUrl, meta: Meta) -> Result<Step> {
-    let view = map::View::of(&play.object)?;
+    let view = map::View::of(&play.object);
     let media = map::build(&view, &meta)?;
     let platform_data = map::platform_data(&play, &view, meta)?;
     Ok(Step::Done(Extraction {
@@ -130,7 +130,7 @@ fn api_object(exchange: &Exchange, what: &str, ctx: &Context) -> Result<Map<Stri
 /// An API answer's `data`/`result` object as its JSON text (checked to be
 /// an object), or the failure its code means.
 fn api_object_text<'a>(exchange: &'a Exchange, what: &str, ctx: &Context) -> Result<&'a RawValue> {
-    let env = api::envelope(exchange, what).map_err(outcome_failure)?;
+    let env: api::Envelope = api::envelope(exchange, what).map_err(outcome_failure)?;
     if env.code != 0 {
         let message = format!("{what}: code {} {}", env.code, env.message);
         if api::is_risk_code(env.code) {
@@ -162,8 +162,8 @@ fn outcome_failure(outcome: Outcome) -> Failure {
     }
 }
 
-fn judge_api(exchange: &Exchange, what: &str, ctx: &Context) -> Outcome {
-    match api::envelope(exchange, what) {
+fn judge_api<'a>(exchange: &'a Exchange, what: &str, ctx: &Context) -> Outcome<'a> {
+    match api::envelope::<api::PlayEnvelope>(exchange, what) {
         Ok(env) => api::judge_playurl(env, what, ctx),
         Err(outcome) => outcome,
     }
@@ -275,11 +275,14 @@ fn video(bvid: &str, page: u32, ctx: &Context, done: &[Exchange]) -> Result<Step
     let page_request = api::page_request(bvid, page, ctx);
     match done.last_at(&page_request.url) {
         None => return fetch(vec![page_request]),
-        Some(exchange) => match api::judge_page(exchange, ctx) {
-            Outcome::Streams(object) => return ready(object, meta),
-            Outcome::Fatal(failure) => return Err(failure),
-            Outcome::Retry { risk, message } => misses.add(risk, message),
-        },
+        Some(exchange) => {
+            let html = exchange.response.text();
+            match api::judge_page(exchange, &html, ctx) {
+                Outcome::Streams(object) => return ready(object, meta),
+                Outcome::Fatal(failure) => return Err(failure),
+                Outcome::Retry { risk, message } => misses.add(risk, message),
+            }
+        }
     }
     // Fallback b: the legacy unsigned playurl, `platform=html5` MP4.
     let html5 = api::html5_playurl_request(&aid, bvid, &cid, ctx);

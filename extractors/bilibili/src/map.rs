@@ -2,7 +2,7 @@
 
 use std::borrow::Cow;
 
-use mediaparse_sdk::fields::{self, RawValue};
+use mediaparse_sdk::fields::{self, Object, RawValue};
 use mediaparse_sdk::platform_data::fits_listed;
 use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::{
@@ -269,29 +269,20 @@ pub struct View<'a> {
 }
 
 impl<'a> View<'a> {
-    pub fn of(object: &'a RawValue) -> Result<View<'a>> {
-        let members = fields::members(object)
-            .ok_or_else(|| Failure::changed("the play-URL object is not an object"))?;
-        // Of a name given twice, the last.
-        let get = |name: &str| {
-            members
-                .iter()
-                .rev()
-                .find(|(n, _)| n == name)
-                .map(|(_, v)| *v)
-        };
-        Ok(View {
-            timelength: get("timelength"),
-            dash: get("dash"),
-            durl: get("durl"),
-            quality: get("quality"),
-            format: get("format"),
-            support_formats: get("support_formats"),
-            support_formats_camel: get("supportFormats"),
-            accept_quality: get("accept_quality"),
-            accept_description: get("accept_description"),
-            members,
-        })
+    /// Of a name given twice, the last.
+    pub fn of(object: &Object<'a>) -> View<'a> {
+        View {
+            timelength: object.get("timelength"),
+            dash: object.get("dash"),
+            durl: object.get("durl"),
+            quality: object.get("quality"),
+            format: object.get("format"),
+            support_formats: object.get("support_formats"),
+            support_formats_camel: object.get("supportFormats"),
+            accept_quality: object.get("accept_quality"),
+            accept_description: object.get("accept_description"),
+            members: object.members().to_vec(),
+        }
     }
 }
 
@@ -459,6 +450,10 @@ mod tests {
         serde_json::value::to_raw_value(&v).unwrap()
     }
 
+    fn members(object: &RawValue) -> Object<'_> {
+        Object::of(object).unwrap()
+    }
+
     #[test]
     fn dash_items_backups_labels_and_audio_order() {
         let o = text(json!({
@@ -477,7 +472,7 @@ mod tests {
                           "bandwidth": 900000, "mimeType": "audio/mp4", "codecs": "fLaC"}}
             }
         }));
-        let m = build(&View::of(&o).unwrap(), &Meta::default()).unwrap_or_default();
+        let m = build(&View::of(&members(&o)), &Meta::default()).unwrap_or_default();
         assert_eq!(m.duration, 1.5);
         assert_eq!(m.videos.len(), 2);
         assert_eq!(m.videos[0].url, "https://a/v.m4s");
@@ -503,7 +498,7 @@ mod tests {
             "accept_quality": [116, 16], "accept_description": ["高清 1080P60", "流畅 360P"],
             "supportFormats": [{"quality": 16, "description": "流畅 360P"}]
         }));
-        let labels = Labels::of(&View::of(&o).unwrap());
+        let labels = Labels::of(&View::of(&members(&o)));
         assert_eq!(labels.label(116), "高清 1080P60");
         assert_eq!(labels.label(16), "流畅 360P");
         assert_eq!(labels.label(127), "8K");
@@ -512,9 +507,10 @@ mod tests {
 
     #[test]
     fn platform_data_keeps_members_and_fills_listed_ones() {
+        let play_text = text(json!({"quality": 16, "format": "flv360", "timelength": 1,
+            "supportFormats": [{"quality": 16}], "durl": [], "dash": null, "title": 5}));
         let play = PlayUrl {
-            object: text(json!({"quality": 16, "format": "flv360", "timelength": 1,
-                "supportFormats": [{"quality": 16}], "durl": [], "dash": null, "title": 5})),
+            object: members(&play_text),
             without_video_info: false,
         };
         let meta = Meta {
@@ -523,7 +519,7 @@ mod tests {
             extras: object(json!({"aid": "1", "quality": "ignored"})),
             ..Meta::default()
         };
-        let pd = platform_data(&play, &View::of(&play.object).unwrap(), meta)
+        let pd = platform_data(&play, &View::of(&play.object), meta)
             .unwrap()
             .to_value();
         assert!(
