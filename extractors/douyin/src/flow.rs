@@ -5,10 +5,11 @@
 
 use mediaparse_sdk::cascade::{self, Attempt, Cascade};
 use mediaparse_sdk::exchanges::Exchanges;
-use mediaparse_sdk::fields::RawValue;
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Step, Target, ua};
+use mediaparse_sdk::{
+    Context, Exchange, Extraction, Failure, HttpRequest, Result, Step, Target, ua,
+};
 
 use crate::map;
 use crate::urls::{self, Link};
@@ -84,10 +85,10 @@ fn mobile_get(url: String) -> HttpRequest {
     HttpRequest::get(url).header("User-Agent", ua::SAFARI_17_IPHONE)
 }
 
-/// An aweme a strategy found, mapped; a miss passed on.
-fn found(attempt: Attempt<Box<RawValue>>) -> Result<Attempt<Step>> {
+/// An aweme a strategy found and mapped; a miss passed on.
+fn found(attempt: Attempt<Extraction>) -> Result<Attempt<Step>> {
     Ok(match attempt {
-        Attempt::Got(aweme) => Attempt::Got(Step::Done(map::post_extraction(&aweme)?)),
+        Attempt::Got(extraction) => Attempt::Got(Step::Done(extraction)),
         Attempt::Missed(miss) => Attempt::Missed(miss),
     })
 }

@@ -3,7 +3,7 @@
 //! platform data of an aweme (typed view in `aweme`) or of a direct URL.
 
 use mediaparse_sdk::cascade::Attempt;
-use mediaparse_sdk::fields::{self, Object, RawValue, kind_of};
+use mediaparse_sdk::fields::{self, Object, RawValue};
 use mediaparse_sdk::html::{self, assigned_value};
 use mediaparse_sdk::spec::{fill_missing_members, listed_members};
 use mediaparse_sdk::{
@@ -60,8 +60,8 @@ fn http_miss(response: &HttpResponse) -> Option<Failure> {
     None
 }
 
-/// `{"aweme_details":[…]}`: the first item, or why there is none.
-pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>> {
+/// `{"aweme_details":[…]}`: the first item mapped, or why there is none.
+pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Extraction>> {
     if let Some(miss) = http_miss(response) {
         return Ok(Attempt::Missed(miss));
     }
@@ -74,7 +74,7 @@ pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>
     if is_anti_bot(&text) {
         return Ok(Attempt::Missed(anti_bot()));
     }
-    let Ok(body) = serde_json::from_str::<&RawValue>(&text) else {
+    let Some(body) = Container::of_text(&text) else {
         if is_blocked_page(&text) {
             return Ok(Attempt::Missed(Failure::upstream(
                 "Douyin shows this post only in its app",
@@ -84,7 +84,6 @@ pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>
             "slidesinfo did not answer JSON",
         )));
     };
-    let body = Container::of(body);
     check_filters_text(body.filter_list, body.item_list.or(body.aweme_details))?;
     let Some(details) = body.aweme_details else {
         return Ok(Attempt::Missed(Failure::changed(
@@ -94,17 +93,26 @@ pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>
     if details.get() == "null" {
         return Ok(Attempt::Missed(no_post()));
     }
-    let Some(items) = read::<Vec<&RawValue>>(Some(details)) else {
+    // Each item's members are found in the one pass over the list.
+    let Some(items) = read::<Vec<Element>>(Some(details)) else {
         return Ok(Attempt::Missed(Failure::changed(
             "slidesinfo answer has no aweme_details",
         )));
     };
-    Ok(match items.first() {
-        Some(item) if kind_of(item) == b'{' => Attempt::Got((*item).to_owned()),
-        Some(_) => Attempt::Missed(Failure::changed("slidesinfo item is not an object")),
+    Ok(match items.into_iter().next() {
+        Some(Element(Some(item))) => Attempt::Got(post_extraction(&item)?),
+        Some(Element(None)) => {
+            Attempt::Missed(Failure::changed("slidesinfo item is not an object"))
+        }
         None => Attempt::Missed(no_post()),
     })
 }
+
+/// A list element: its members when it is an object.
+#[derive(Deserialize)]
+struct Element<'a>(
+    #[serde(borrow, deserialize_with = "fields::object_members")] Option<Object<'a>>,
+);
 
 /// A member's text read as `T` (`None` when absent or of another type).
 fn read<'a, T: Deserialize<'a>>(raw: Option<&'a RawValue>) -> Option<T> {
@@ -132,16 +140,20 @@ struct Container<'a> {
 }
 
 impl<'a> Container<'a> {
-    fn of(body: &'a RawValue) -> Container<'a> {
-        if kind_of(body) != b'{' {
-            return Container::default();
+    /// The members of the JSON `text` (its members found once); `None`
+    /// when it is no JSON at all.
+    fn of_text(text: &'a str) -> Option<Container<'a>> {
+        match Object::from_text(text, "the answer") {
+            Ok(object) => Some(object.read("the answer").unwrap_or_default()),
+            Err(_) => serde_json::from_str::<serde::de::IgnoredAny>(text)
+                .ok()
+                .map(|_| Container::default()),
         }
-        serde_json::from_str(body.get()).unwrap_or_default()
     }
 }
 
 /// `window._ROUTER_DATA = {"loaderData":{"video_(id)/page":{"videoInfoRes":…}}}`.
-pub fn read_share_page(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>> {
+pub fn read_share_page(response: &HttpResponse) -> Result<Attempt<Extraction>> {
     if let Some(miss) = http_miss(response) {
         return Ok(Attempt::Missed(miss));
     }
@@ -182,7 +194,10 @@ pub fn read_share_page(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>
         Some(items) => Ok(match items.first() {
             // The page's data may be a JavaScript literal: read as a tree.
             Some(item @ Value::Object(_)) => match serde_json::value::to_raw_value(item) {
-                Ok(text) => Attempt::Got(text),
+                Ok(text) => match Object::of(&text) {
+                    Some(item) => Attempt::Got(post_extraction(&item)?),
+                    None => Attempt::Missed(Failure::changed("the share page's item")),
+                },
                 Err(e) => Attempt::Missed(Failure::changed(format!("the share page's item: {e}"))),
             },
             _ => Attempt::Missed(no_post()),
@@ -193,8 +208,8 @@ pub fn read_share_page(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>
     }
 }
 
-/// `{"aweme_detail":{…}}`, or `null` with `status_code`/`filter_detail`.
-pub fn read_web_api(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>> {
+/// `{"aweme_detail":{…}}` mapped, or `null` with `status_code`/`filter_detail`.
+pub fn read_web_api(response: &HttpResponse) -> Result<Attempt<Extraction>> {
     if let Some(miss) = http_miss(response) {
         return Ok(Attempt::Missed(miss));
     }
@@ -207,12 +222,21 @@ pub fn read_web_api(response: &HttpResponse) -> Result<Attempt<Box<RawValue>>> {
     if is_anti_bot(&text) {
         return Ok(Attempt::Missed(anti_bot()));
     }
-    let body: &RawValue = serde_json::from_str(&text)
-        .map_err(|e| Failure::changed(format!("the web API did not answer JSON: {e}")))?;
-    let body = Container::of(body);
-    match body.aweme_detail {
-        Some(item) if kind_of(item) == b'{' => Ok(Attempt::Got(item.to_owned())),
-        Some(item) if item.get() != "null" => Ok(Attempt::Missed(Failure::changed(
+    let body = match Container::of_text(&text) {
+        Some(body) => body,
+        None => {
+            let e = serde_json::from_str::<serde::de::IgnoredAny>(&text)
+                .err()
+                .map(|e| e.to_string())
+                .unwrap_or_default();
+            return Err(Failure::changed(format!(
+                "the web API did not answer JSON: {e}"
+            )));
+        }
+    };
+    match body.aweme_detail.map(|item| (Object::of(item), item)) {
+        Some((Some(item), _)) => Ok(Attempt::Got(post_extraction(&item)?)),
+        Some((None, item)) if item.get() != "null" => Ok(Attempt::Missed(Failure::changed(
             "aweme_detail is not an object",
         ))),
         _ => {
@@ -295,21 +319,17 @@ fn filter_verdict(filter: Option<&Value>, has_items: bool) -> Result<()> {
     )))
 }
 
-/// Map an aweme object (its text): media plus the object itself as
+/// Map an aweme object (its members): media plus the object itself as
 /// platform data, copied as its text (the host writes integers beyond 2^53
-/// as strings).
-pub fn post_extraction(object: &RawValue) -> Result<Extraction> {
-    // One pass finds the aweme's members; the media parses only the ones
-    // it names, and the platform data copies them without another pass.
-    let Some(members) = Object::of(object) else {
-        return Err(Failure::changed("the aweme is not an object"));
-    };
+/// as strings). The media parses only the members it names, and the
+/// platform data copies them without another pass.
+pub fn post_extraction(members: &Object) -> Result<Extraction> {
     let aweme: aweme::Aweme = members.read("aweme object")?;
     let media = aweme.to_media();
     let mut data = ObjectWriter::new();
     // A listed member the upstream sent as `null` is its type's empty value.
     let listed = listed_members(PLATFORM);
-    data.rest_of_object_where(&members, |name, value| {
+    data.rest_of_object_where(members, |name, value| {
         value.get() != "null" || !listed.iter().any(|(n, _)| *n == name)
     });
     Ok(Extraction {
@@ -359,6 +379,69 @@ pub fn direct_extraction(link: &Link) -> Extraction {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// What the slidesinfo and web API readers make of an answer's body.
+    fn verdicts(body: &str) -> String {
+        let response = HttpResponse {
+            request_url: "https://www.iesdouyin.com/web/api/v2/aweme/slidesinfo/".into(),
+            final_url: "https://www.iesdouyin.com/web/api/v2/aweme/slidesinfo/".into(),
+            status: 200,
+            headers: Vec::new(),
+            body: body.as_bytes().to_vec(),
+        };
+        let say = |answer: Result<Attempt<Extraction>>| match answer {
+            Ok(Attempt::Got(ex)) => format!(
+                "got {} {}",
+                ex.platform_data.to_value()["aweme_id"],
+                ex.media.images.len()
+            ),
+            Ok(Attempt::Missed(f)) => format!("missed {} {}", f.code(), f.message()),
+            Err(f) => format!("failed {} {}", f.code(), f.message()),
+        };
+        format!(
+            "{} | {}",
+            say(read_slidesinfo(&response)),
+            say(read_web_api(&response))
+        )
+    }
+
+    const ANSWERS: &[&str] = &[
+        r#"{"aweme_details":[{"aweme_id":"1","images":[{"url_list":["https://p3-sign.douyinpic.com/a.jpeg"]}]}],"aweme_detail":{"aweme_id":"2"}}"#,
+        r#"{"aweme_details":[7,{"aweme_id":"1"}]}"#,
+        r#"{"aweme_details":[]}"#,
+        r#"{"aweme_details":null,"aweme_detail":null,"filter_detail":{"filter_reason":"x"}}"#,
+        r#"{"aweme_details":{"aweme_id":"1"},"aweme_detail":[1]}"#,
+        r#"{"aweme_details":[{"aweme_id":"1","aweme_id":"3"}],"aweme_detail":{"a":1,"a":2}}"#,
+        r#"{"filter_list":[{"filter_reason":"self_see"}],"aweme_details":[]}"#,
+        r#"{"aweme_details":[{"aweme_id":"1"}],"aweme_details":[]}"#,
+        r#"[{"aweme_id":"1"}]"#,
+        r#"7"#,
+        r#"<html>抱歉出错了</html>"#,
+        r#"{"aweme_details":[{"aweme_id":"1"}"#,
+    ];
+
+    /// The readers find each answer's members once; their verdicts are the
+    /// ones the readers that kept the answer as its text gave (checked
+    /// against them).
+    #[test]
+    fn answers_read_in_one_pass() {
+        let expected = [
+            r#"got "1" 1 | got "2" 0"#,
+            "missed upstream_error slidesinfo item is not an object | failed content_unavailable Douyin filtered this post (filtered)",
+            "missed content_unavailable Douyin returned no post for this id (deleted or hidden) | failed content_unavailable Douyin filtered this post (filtered)",
+            "missed content_unavailable Douyin returned no post for this id (deleted or hidden) | failed content_unavailable Douyin filtered this post (x)",
+            "missed upstream_error slidesinfo answer has no aweme_details | missed upstream_error aweme_detail is not an object",
+            r#"got "1" 0 | got "" 0"#,
+            "failed content_unavailable the post is private or visible to friends only (self_see) | failed content_unavailable Douyin filtered this post (filtered)",
+            "missed upstream_error slidesinfo answer has no aweme_details | failed content_unavailable Douyin filtered this post (filtered)",
+            "missed upstream_error slidesinfo answer has no aweme_details | failed content_unavailable Douyin filtered this post (filtered)",
+            "missed upstream_error slidesinfo answer has no aweme_details | failed content_unavailable Douyin filtered this post (filtered)",
+            "missed upstream_error Douyin shows this post only in its app | failed upstream_error the web API did not answer JSON: expected value at line 1 column 1",
+            "missed upstream_error slidesinfo did not answer JSON | failed upstream_error the web API did not answer JSON: EOF while parsing a list at line 1 column 34",
+        ];
+        for (answer, expected) in ANSWERS.iter().zip(expected) {
+            assert_eq!(verdicts(answer), expected, "{answer}");
+        }
+    }
 
     #[test]
     fn filters_map_to_unavailable() {
