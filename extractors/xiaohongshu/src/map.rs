@@ -31,19 +31,26 @@ pub fn snake_keys(text: &str) -> Option<String> {
     let mut copied = 0;
     let mut i = 0;
     while i < b.len() {
-        if b[i] != b'"' {
-            i += 1;
-            continue;
+        // The next string, and its end: jumps, not a byte at a time.
+        match memchr::memchr(b'"', &b[i..]) {
+            Some(k) => i += k,
+            None => break,
         }
         let start = i;
         i += 1;
         let mut escaped = false;
-        while i < b.len() && b[i] != b'"' {
-            if b[i] == b'\\' {
-                escaped = true;
-                i += 1;
+        while i < b.len() {
+            match memchr::memchr2(b'"', b'\\', &b[i..]) {
+                Some(k) if b[i + k] == b'\\' => {
+                    escaped = true;
+                    i += k + 2;
+                }
+                Some(k) => {
+                    i += k;
+                    break;
+                }
+                None => i = b.len(),
             }
-            i += 1;
         }
         let end = (i + 1).min(b.len());
         i = end;
@@ -572,6 +579,96 @@ mod tests {
     use super::*;
     use mediaparse_sdk::serde_json::{Value, json};
     use mediaparse_sdk::spec;
+
+    /// Where [`snake_keys`] finds each string, a byte at a time: the
+    /// reading it must keep.
+    fn string_ends_bytewise(text: &str) -> Vec<(usize, usize, bool)> {
+        let b = text.as_bytes();
+        let mut found = Vec::new();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] != b'"' {
+                i += 1;
+                continue;
+            }
+            let start = i;
+            i += 1;
+            let mut escaped = false;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    escaped = true;
+                    i += 1;
+                }
+                i += 1;
+            }
+            let end = (i + 1).min(b.len());
+            found.push((start, end, escaped));
+            i = end;
+        }
+        found
+    }
+
+    /// The same texts renamed as a byte-at-a-time reading renames them.
+    fn snake_keys_bytewise(text: &str) -> Option<String> {
+        let mut out: Option<String> = None;
+        let mut copied = 0;
+        for (start, end, escaped) in string_ends_bytewise(text) {
+            let rest = &text.as_bytes()[end..];
+            let next = rest.iter().position(|c| !c.is_ascii_whitespace());
+            if next.is_none_or(|n| rest[n] != b':') || end - start < 2 {
+                continue;
+            }
+            let name: Cow<str> = if escaped {
+                match serde_json::from_str::<String>(&text[start..end]) {
+                    Ok(name) => Cow::Owned(name),
+                    Err(_) => continue,
+                }
+            } else {
+                Cow::Borrowed(&text[start + 1..end - 1])
+            };
+            let snaked = snake(&name);
+            if !name.bytes().any(|c| c.is_ascii_uppercase()) || snaked == name {
+                continue;
+            }
+            let out = out.get_or_insert_with(String::new);
+            out.push_str(&text[copied..start]);
+            out.push_str(&serde_json::to_string(&snaked).unwrap_or_default());
+            copied = end;
+        }
+        out.map(|mut out| {
+            out.push_str(&text[copied..]);
+            out
+        })
+    }
+
+    #[test]
+    fn names_are_renamed_as_a_bytewise_reading_renames_them() {
+        let mut texts: Vec<String> = vec![
+            r#"{"noteId":"a","imageList":[{"urlDefault":"x\"y","infoList":[]}]}"#.into(),
+            r#"{"a\"B":1,"xsecToken" : "t","WB_DFT":{"h264":[]},"k":"v:"}"#.into(),
+            r#"{"tail\"#.into(),
+            r#"{"openName":"#.into(),
+            r#""\\":1,"aB\u0043":2"#.into(),
+            r#"no strings at all"#.into(),
+            r#"{"é":"ü","nameÄ":1}"#.into(),
+        ];
+        let fixtures = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+        for case in std::fs::read_dir(&fixtures).unwrap() {
+            let case = case.unwrap().path();
+            if !case.is_dir() {
+                continue;
+            }
+            for file in std::fs::read_dir(&case).unwrap() {
+                if let Ok(text) = std::fs::read_to_string(file.unwrap().path()) {
+                    texts.push(text);
+                }
+            }
+        }
+        assert!(texts.len() > 20, "the fixtures were read");
+        for text in &texts {
+            assert_eq!(snake_keys(text), snake_keys_bytewise(text), "{text:.200}");
+        }
+    }
 
     fn extract(note: Value) -> Result<Extraction> {
         super::extract(&note.to_string())
