@@ -60,7 +60,7 @@ use serde::de::{self, Deserialize, Deserializer, IgnoredAny, MapAccess, SeqAcces
 
 use crate::Failure;
 
-pub use object::{Object, object_members};
+pub use object::{MaybeObject, Object, maybe_object, object_members};
 pub use serde_json::value::RawValue;
 
 /// Read `T` from the JSON `text`, borrowing from it where `T` asks to. A
@@ -321,8 +321,6 @@ macro_rules! default_for_scalars {
         }
     };
 }
-// Reachable by path from the submodules, declared before the macro.
-use default_for_scalars;
 
 struct ObjectOr<T>(std::marker::PhantomData<T>);
 

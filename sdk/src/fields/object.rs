@@ -102,6 +102,112 @@ impl<'de: 'a, 'a> Deserialize<'de> for Object<'a> {
     }
 }
 
+/// A value read where it stands: its members when it is an object, else
+/// which other value it is. For a struct that tells `null` from an object
+/// and from anything else in the one pass over its text.
+///
+/// ```
+/// use mediaparse_sdk::fields::{self, MaybeObject};
+/// #[derive(serde::Deserialize)]
+/// struct Page<'a> {
+///     #[serde(borrow, default, deserialize_with = "fields::maybe_object")]
+///     a: Option<MaybeObject<'a>>,
+///     #[serde(borrow, default, deserialize_with = "fields::maybe_object")]
+///     b: Option<MaybeObject<'a>>,
+///     #[serde(borrow, default, deserialize_with = "fields::maybe_object")]
+///     c: Option<MaybeObject<'a>>,
+///     #[serde(borrow, default, deserialize_with = "fields::maybe_object")]
+///     absent: Option<MaybeObject<'a>>,
+/// }
+/// let page: Page = fields::from_text(r#"{"a":{"k":1},"b":null,"c":[2]}"#, "t").unwrap();
+/// assert!(matches!(page.a, Some(MaybeObject::Object(o)) if o.get("k").is_some()));
+/// assert!(matches!(page.b, Some(MaybeObject::Null)));
+/// assert!(matches!(page.c, Some(MaybeObject::Other)));
+/// assert!(page.absent.is_none());
+/// ```
+#[derive(Clone, Debug)]
+pub enum MaybeObject<'a> {
+    /// An object: its members.
+    Object(Object<'a>),
+    /// `null`.
+    Null,
+    /// Any other value (passed over).
+    Other,
+}
+
+impl<'a> MaybeObject<'a> {
+    /// The object's members, `None` for any other value.
+    pub fn into_object(self) -> Option<Object<'a>> {
+        match self {
+            MaybeObject::Object(object) => Some(object),
+            _ => None,
+        }
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for MaybeObject<'a> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = MaybeObject<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("any value")
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(MaybeObject::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(MaybeObject::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(MaybeObject::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(MaybeObject::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeObject::Null)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(MaybeObject::Null)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(MaybeObject::Other)
+            }
+            fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+                d.deserialize_any(self)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+                super::skip_seq(seq)?;
+                Ok(MaybeObject::Other)
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut list = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                while let Some(name) = map.next_key::<Text<'de>>()? {
+                    // A number serde_json keeps as text arrives as a
+                    // one-member map: it is no object.
+                    if list.is_empty() && name.as_str() == super::NUMBER_TOKEN {
+                        map.next_value::<de::IgnoredAny>()?;
+                        super::skip_map(map)?;
+                        return Ok(MaybeObject::Other);
+                    }
+                    list.push((name.0, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(MaybeObject::Object(Object { members: list }))
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `deserialize_with`: a present member as [`MaybeObject`], `null`
+/// included (an absent one is the field's default, `None`).
+pub fn maybe_object<'de: 'a, 'a, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Option<MaybeObject<'a>>, D::Error> {
+    MaybeObject::deserialize(d).map(Some)
+}
+
 /// `deserialize_with`: the member's own members when it is an object,
 /// found in the pass that reads the struct around it (the members
 /// [`Object::of`] finds on its text); `None` for any other value, which is
@@ -127,39 +233,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Object<'a> {
 pub fn object_members<'de: 'a, 'a, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Option<Object<'a>>, D::Error> {
-    struct V;
-    impl<'de> Visitor<'de> for V {
-        type Value = Option<Object<'de>>;
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-            f.write_str("any value")
-        }
-        super::default_for_scalars!(None);
-        fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
-            Ok(None)
-        }
-        fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-            d.deserialize_any(self)
-        }
-        fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
-            super::skip_seq(seq)?;
-            Ok(None)
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-            let mut list = Vec::with_capacity(map.size_hint().unwrap_or(16));
-            while let Some(name) = map.next_key::<Text<'de>>()? {
-                // A number serde_json keeps as text arrives as a one-member
-                // map: it is no object.
-                if list.is_empty() && name.as_str() == super::NUMBER_TOKEN {
-                    map.next_value::<de::IgnoredAny>()?;
-                    super::skip_map(map)?;
-                    return Ok(None);
-                }
-                list.push((name.0, map.next_value::<&'de RawValue>()?));
-            }
-            Ok(Some(Object { members: list }))
-        }
-    }
-    d.deserialize_any(V)
+    MaybeObject::deserialize(d).map(MaybeObject::into_object)
 }
 
 /// An object's members as its text gives them.
@@ -541,6 +615,11 @@ mod tests {
             #[serde(borrow)]
             m: Object<'a>,
         }
+        #[derive(Deserialize)]
+        struct Kind<'a> {
+            #[serde(borrow, default, deserialize_with = "fields::maybe_object")]
+            m: Option<MaybeObject<'a>>,
+        }
         let listed = |o: &Object| -> Vec<(String, String)> {
             o.members()
                 .iter()
@@ -555,6 +634,15 @@ mod tests {
         assert_eq!(lenient.after, Some(1), "{value}");
         let strict = fields::from_text::<Strict>(&text, "t");
         assert_eq!(strict.ok().map(|s| listed(&s.m)), expected, "{value}");
+        let kind: Kind = fields::from_text(&text, "t").unwrap();
+        match kind.m {
+            Some(MaybeObject::Object(o)) => assert_eq!(Some(listed(&o)), expected, "{value}"),
+            Some(MaybeObject::Null) => assert_eq!(raw.get(), "null"),
+            Some(MaybeObject::Other) => {
+                assert!(expected.is_none() && raw.get() != "null", "{value}")
+            }
+            None => panic!("{value}: a present member"),
+        }
     }
 
     #[test]
