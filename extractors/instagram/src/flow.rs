@@ -3,18 +3,19 @@
 //! logged-out Polaris GraphQL query, the permalink page, the embed page.
 
 use mediaparse_meta_web::cascade::{Cascade, Judged, Next, found, miss, rank, stop, strategy};
-use mediaparse_meta_web::graphql::{Query, json_text};
+use mediaparse_meta_web::graphql::{Query, strip_hijack_prefix};
 use mediaparse_meta_web::session::{Session, document_request, home_request};
 use mediaparse_meta_web::share::{Hop, ShareLinks};
 use mediaparse_meta_web::{CHROME_UA, data_sjs_blobs, scan, shortcode};
 use mediaparse_sdk::exchanges::Exchanges;
-use mediaparse_sdk::fields::{self, RawValue, Text, kind_of};
+use mediaparse_sdk::fields::{self, MaybeObject, Object, RawValue, Text, kind_of};
 use mediaparse_sdk::html;
 use mediaparse_sdk::urls::InputUrl;
-use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest, Result, Step, Target};
+use mediaparse_sdk::{Context, Exchange, Extraction, Failure, HttpRequest, Result, Step, Target};
+use serde::Deserialize;
 use serde_json::Value;
 
-use crate::map::Post;
+use crate::map::{Post, map, map_v1};
 use crate::urls::{WWW, is_share, post_code};
 
 pub const HOME: &str = "https://www.instagram.com/";
@@ -52,10 +53,12 @@ const SHARE_LINKS: ShareLinks<'static, String> = ShareLinks {
 
 /// The flow: the next requests, or the post found and mapped.
 pub fn step(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Step> {
-    find_post(target, ctx, done)?.into_step(|post| crate::map::map(&post))
+    find_post(target, ctx, done)?.into_step(Ok)
 }
 
-fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Post>> {
+/// The post, found and mapped by the first strategy that has it (each
+/// maps it while its answer's text is at hand).
+fn find_post(target: &Target, ctx: &Context, done: &[Exchange]) -> Result<Next<Extraction>> {
     let home = done.last_at(HOME);
     let code = if is_share(target) {
         match SHARE_LINKS.follow(&target.canonical_url, done)? {
@@ -126,7 +129,7 @@ fn share_dead_end(first: Option<&str>, path: &str) -> Failure {
 
 // ---------------------------------------------------------- strategy A
 
-fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Post> {
+fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Extraction> {
     let status = ex.response.status;
     if status == 429 {
         return miss(Failure::RateLimited(
@@ -139,20 +142,26 @@ fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Post> {
         )));
     }
     let text = ex.response.text();
-    let Some(json) = json_text(&text) else {
+    let json = strip_hijack_prefix(&text);
+    let Some(media) = polaris_media(json) else {
         return miss(Failure::upstream(
             "the GraphQL query answered something other than JSON (blocked without a browser fingerprint?)",
         ));
     };
-    let Some(media) = fields::at(Some(json), &["data", "xig_polaris_media"]) else {
-        return miss(Failure::changed(
-            "the GraphQL answer has no data.xig_polaris_media",
-        ));
+    let media = match media {
+        None => {
+            return miss(Failure::changed(
+                "the GraphQL answer has no data.xig_polaris_media",
+            ));
+        }
+        Some(MaybeObject::Null) => {
+            return miss(Failure::upstream("the GraphQL answer names no post"));
+        }
+        Some(MaybeObject::Object(media)) => Some(media),
+        Some(MaybeObject::Other) => None,
     };
-    if kind_of(media) == b'n' {
-        return miss(Failure::upstream("the GraphQL answer names no post"));
-    }
-    match fields::at(Some(media), &["if_not_gated_logged_out"]).map(|item| (kind_of(item), item)) {
+    let item = media.and_then(|m| m.get("if_not_gated_logged_out"));
+    match item.map(|item| (kind_of(item), item)) {
         Some((b'{', item)) => checked_v1(item, code),
         Some((b'n', _)) => stop(Failure::LoginRequired(
             "Instagram shows this post only to signed-in users".into(),
@@ -163,16 +172,49 @@ fn eval_graphql(ex: &Exchange, code: &str) -> Judged<Post> {
     }
 }
 
-/// A string member of an object's text (`None` for any other value).
-fn string_member<'a>(object: &'a RawValue, name: &str) -> Option<Text<'a>> {
-    fields::at(Some(object), &[name])
-        .filter(|r| kind_of(r) == b'"')
-        .and_then(|r| serde_json::from_str(r.get()).ok())
+/// `data.xig_polaris_media` of a GraphQL answer's JSON: absent (`None`)
+/// or which value it is, its members found in one pass over the answer;
+/// `None` when the answer is no JSON.
+fn polaris_media(json: &str) -> Option<Option<MaybeObject<'_>>> {
+    #[derive(Default, Deserialize)]
+    struct Answer<'a> {
+        #[serde(borrow, default, deserialize_with = "fields::object")]
+        data: Data<'a>,
+    }
+    #[derive(Default, Deserialize)]
+    struct Data<'a> {
+        #[serde(borrow, default, deserialize_with = "fields::maybe_object")]
+        xig_polaris_media: Option<MaybeObject<'a>>,
+    }
+    if let Ok(answer) = serde_json::from_str::<Answer>(json) {
+        return Some(answer.data.xig_polaris_media);
+    }
+    // A name given twice (the last counts), or no object: level by level.
+    let answer = match Object::from_text(json, "the GraphQL answer") {
+        Ok(answer) => answer,
+        Err(_) => {
+            serde_json::from_str::<serde::de::IgnoredAny>(json).ok()?;
+            Object::default()
+        }
+    };
+    let media = answer
+        .get("data")
+        .and_then(Object::of)
+        .and_then(|data| data.get("xig_polaris_media"));
+    Some(media.and_then(|m| serde_json::from_str(m.get()).ok()))
 }
 
-fn checked_v1(item: &RawValue, code: &str) -> Judged<Post> {
-    match string_member(item, "code") {
-        Some(c) if c.as_str() == code => found(Post::V1(item.to_owned())),
+/// The media item `item` mapped when it is the post `code`.
+fn checked_v1(item: &RawValue, code: &str) -> Judged<Extraction> {
+    let Some(object) = Object::of(item) else {
+        return miss(Failure::changed("the media item has no code"));
+    };
+    let named = object
+        .get("code")
+        .filter(|r| kind_of(r) == b'"')
+        .and_then(|r| serde_json::from_str::<Text>(r.get()).ok());
+    match named {
+        Some(c) if c.as_str() == code => found(map_v1(&object)?),
         Some(other) => miss(Failure::upstream(format!(
             "Instagram answered with another post ({})",
             other.as_str()
@@ -194,7 +236,7 @@ fn login_wall(ex: &Exchange) -> Option<Failure> {
     }
 }
 
-fn status_miss(ex: &Exchange, what: &str) -> Option<Judged<Post>> {
+fn status_miss(ex: &Exchange, what: &str) -> Option<Judged<Extraction>> {
     if let Some(f) = login_wall(ex) {
         return Some(miss(f));
     }
@@ -212,7 +254,7 @@ fn status_miss(ex: &Exchange, what: &str) -> Option<Judged<Post>> {
     }
 }
 
-fn eval_page(ex: &Exchange, code: &str) -> Judged<Post> {
+fn eval_page(ex: &Exchange, code: &str) -> Judged<Extraction> {
     if let Some(m) = status_miss(ex, "post page") {
         return m;
     }
@@ -222,7 +264,8 @@ fn eval_page(ex: &Exchange, code: &str) -> Judged<Post> {
             continue;
         }
         if let Some(media) = scan::find_key(blob, "xig_polaris_media") {
-            match fields::at(Some(media), &["if_not_gated_logged_out"]).map(|i| (kind_of(i), i)) {
+            let item = Object::of(media).and_then(|m| m.get("if_not_gated_logged_out"));
+            match item.map(|i| (kind_of(i), i)) {
                 Some((b'{', item)) => return checked_v1(item, code),
                 Some((b'n', _)) => {
                     return stop(Failure::LoginRequired(
@@ -233,7 +276,7 @@ fn eval_page(ex: &Exchange, code: &str) -> Judged<Post> {
             }
         }
         if let Some(item) = scan::find_key(blob, "xdt_api__v1__media__shortcode__web_info")
-            .and_then(|w| fields::at(Some(w), &["items"]))
+            .and_then(|w| Object::of(w).and_then(|w| w.get("items")))
             .and_then(first_element)
         {
             return checked_v1(item, code);
@@ -242,8 +285,8 @@ fn eval_page(ex: &Exchange, code: &str) -> Judged<Post> {
             m.string("code").as_deref() == Some(code)
                 && (m.has("image_versions2") || m.has("carousel_media"))
         });
-        if let Some(item) = post {
-            return found(Post::V1(item.to_owned()));
+        if let Some(item) = post.and_then(Object::of) {
+            return found(map_v1(&item)?);
         }
     }
     miss(Failure::changed(
@@ -275,7 +318,7 @@ fn embed_request(url: &str) -> HttpRequest {
 
 const INIT_MARKER: &str = "\"init\",[],[";
 
-fn eval_embed(ex: &Exchange, code: &str) -> Judged<Post> {
+fn eval_embed(ex: &Exchange, code: &str) -> Judged<Extraction> {
     if let Some(m) = status_miss(ex, "embed page") {
         return m;
     }
@@ -302,7 +345,7 @@ fn eval_embed(ex: &Exchange, code: &str) -> Judged<Post> {
                 .filter(|m| m.is_object())
             {
                 return match media.get("shortcode").and_then(Value::as_str) {
-                    Some(c) if c == code => found(Post::Legacy(media.clone())),
+                    Some(c) if c == code => found(map(&Post::Legacy(media.clone()))?),
                     Some(other) => miss(Failure::upstream(format!(
                         "the embed page shows another post ({other})"
                     ))),
@@ -315,7 +358,7 @@ fn eval_embed(ex: &Exchange, code: &str) -> Judged<Post> {
 }
 
 /// The embed's HTML when its `contextJSON` is null: a single image only.
-fn embed_html_image(html: &str, code: &str) -> Judged<Post> {
+fn embed_html_image(html: &str, code: &str) -> Judged<Extraction> {
     let mut kind = None;
     let mut media_id = None;
     let mut owner_id = None;
@@ -351,14 +394,14 @@ fn embed_html_image(html: &str, code: &str) -> Judged<Post> {
         ));
     }
     match image {
-        Some((url, width)) => found(Post::EmbedImage {
+        Some((url, width)) => found(map(&Post::EmbedImage {
             code: code.into(),
             url,
             width,
             media_id,
             owner_id,
             username,
-        }),
+        })?),
         None => miss(Failure::changed("the embed page carries no media")),
     }
 }
@@ -385,4 +428,108 @@ fn largest_src(tag: &mediaparse_sdk::html::Tag<'_>) -> Option<(String, u32)> {
             .filter(|s| s.starts_with("http"))
             .map(|s| (s, 0))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mediaparse_sdk::cascade::Attempt;
+    const CODE: &str = "DAbc";
+
+    fn answer(status: u16, body: &str) -> Exchange {
+        Exchange {
+            request: HttpRequest::get(GRAPHQL),
+            response: mediaparse_sdk::HttpResponse {
+                request_url: GRAPHQL.into(),
+                final_url: GRAPHQL.into(),
+                status,
+                headers: Vec::new(),
+                body: body.as_bytes().to_vec(),
+            },
+        }
+    }
+
+    const GRAPHQL_ANSWERS: &[(u16, &str)] = &[
+        (
+            200,
+            r#"{"data":{"xig_polaris_media":{"if_not_gated_logged_out":{"code":"DAbc","image_versions2":{"candidates":[{"url":"https://scontent.cdninstagram.com/a.jpg","width":1,"height":1}]}}}}}"#,
+        ),
+        (
+            200,
+            r#"for (;;); {"data":{"xig_polaris_media":{"if_not_gated_logged_out":{"code":"DAbc"}}}}"#,
+        ),
+        (
+            200,
+            r#"{"data":{"xig_polaris_media":{"if_not_gated_logged_out":{"code":"Other"}}}}"#,
+        ),
+        (
+            200,
+            r#"{"data":{"xig_polaris_media":{"if_not_gated_logged_out":{"code":7}}}}"#,
+        ),
+        (
+            200,
+            r#"{"data":{"xig_polaris_media":{"if_not_gated_logged_out":{"code":"DAbc","video_versions":"nope"}}}}"#,
+        ),
+        (
+            200,
+            r#"{"data":{"xig_polaris_media":{"if_not_gated_logged_out":null}}}"#,
+        ),
+        (
+            200,
+            r#"{"data":{"xig_polaris_media":{"if_not_gated_logged_out":[1]}}}"#,
+        ),
+        (200, r#"{"data":{"xig_polaris_media":{}}}"#),
+        (200, r#"{"data":{"xig_polaris_media":[]}}"#),
+        (200, r#"{"data":{"xig_polaris_media":null}}"#),
+        (
+            200,
+            r#"{"data":{"xig_polaris_media":null},"data":{"xig_polaris_media":{"if_not_gated_logged_out":{"code":"DAbc","code":"Other"}}}}"#,
+        ),
+        (200, r#"{"data":null}"#),
+        (200, r#"{"data":[]}"#),
+        (200, "[1]"),
+        (200, "7"),
+        (200, "<html>login</html>"),
+        (200, r#"{"data":"#),
+        (429, "{}"),
+        (500, "{}"),
+    ];
+
+    /// The GraphQL judge finds each level's members once; its verdicts are
+    /// the ones the judge that kept each level as its text gave (checked
+    /// against it), a mapping failure included.
+    #[test]
+    fn graphql_answers_read_in_one_pass() {
+        let expected = [
+            "got 1 0",
+            "got 0 0",
+            "missed upstream_error Instagram answered with another post (Other)",
+            "missed upstream_error the media item has no code",
+            r#"stop upstream_error the media item is not the known JSON: invalid type: string "nope", expected a sequence at line 1 column 6"#,
+            "stop login_required Instagram shows this post only to signed-in users",
+            "missed upstream_error the GraphQL answer has no if_not_gated_logged_out member",
+            "missed upstream_error the GraphQL answer has no if_not_gated_logged_out member",
+            "missed upstream_error the GraphQL answer has no if_not_gated_logged_out member",
+            "missed upstream_error the GraphQL answer names no post",
+            "missed upstream_error Instagram answered with another post (Other)",
+            "missed upstream_error the GraphQL answer has no data.xig_polaris_media",
+            "missed upstream_error the GraphQL answer has no data.xig_polaris_media",
+            "missed upstream_error the GraphQL answer has no data.xig_polaris_media",
+            "missed upstream_error the GraphQL answer has no data.xig_polaris_media",
+            "missed upstream_error the GraphQL query answered something other than JSON (blocked without a browser fingerprint?)",
+            "missed upstream_error the GraphQL query answered something other than JSON (blocked without a browser fingerprint?)",
+            "missed upstream_rate_limited Instagram is rate-limiting anonymous GraphQL",
+            "missed upstream_error the GraphQL query answered HTTP 500",
+        ];
+        for ((status, body), expected) in GRAPHQL_ANSWERS.iter().zip(expected) {
+            let verdict = match eval_graphql(&answer(*status, body), CODE) {
+                Ok(Attempt::Got(ex)) => {
+                    format!("got {} {}", ex.media.images.len(), ex.media.videos.len())
+                }
+                Ok(Attempt::Missed(f)) => format!("missed {} {}", f.code(), f.message()),
+                Err(f) => format!("stop {} {}", f.code(), f.message()),
+            };
+            assert_eq!(verdict, expected, "{body}");
+        }
+    }
 }

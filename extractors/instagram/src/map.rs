@@ -16,8 +16,6 @@ use mediaparse_meta_web::{CHROME_UA, id_string, video_quality};
 /// A post found by one of the strategies.
 #[derive(Clone, Debug)]
 pub enum Post {
-    /// API-v1 media item (its JSON text).
-    V1(Box<RawValue>),
     /// Legacy `shortcode_media` object (embed page `gql_data`).
     Legacy(Value),
     /// Only the embed page's HTML image (its `contextJSON` was null).
@@ -41,7 +39,6 @@ pub fn download_headers() -> Vec<Header> {
 
 pub fn map(post: &Post) -> Result<Extraction> {
     match post {
-        Post::V1(item) => map_v1(item),
         Post::Legacy(item) => map_legacy(item),
         Post::EmbedImage {
             code,
@@ -108,11 +105,10 @@ struct V1Members<'a> {
     image_versions2: Option<&'a RawValue>,
 }
 
-fn map_v1(raw: &RawValue) -> Result<Extraction> {
-    // One pass finds the item's members; the media, the platform data's own
-    // members and the rest copied then parse only the members each names.
-    let object = Object::of(raw)
-        .ok_or_else(|| Failure::changed("media item has an unexpected shape: not an object"))?;
+/// Map an API-v1 media item (Polaris GraphQL, the permalink page) from its
+/// members, found where the item was read: the media, the platform data's
+/// own members and the rest copied each parse only the members they name.
+pub fn map_v1(object: &Object) -> Result<Extraction> {
     let item: Item = object.read("the media item")?;
     let mut media = Media {
         title: item.caption_text(),
@@ -157,7 +153,7 @@ fn map_v1(raw: &RawValue) -> Result<Extraction> {
         Some(images) => data.raw("image_versions", images),
         None => data.object("image_versions", |_| {}),
     };
-    data.rest_of_object(&object);
+    data.rest_of_object(object);
     Ok(Extraction {
         media,
         platform_data: data.finish(PLATFORM),
@@ -459,10 +455,13 @@ mod tests {
             r#"{"video_versions":null,"image_versions2":{"candidates":[]}}"#,
         ] {
             let v = RawValue::from_string(text.into()).unwrap();
-            let ex = map(&Post::V1(v)).unwrap();
+            let ex = map_v1(&Object::of(&v).unwrap()).unwrap();
             assert!(ex.media.is_empty());
         }
         let v = RawValue::from_string(r#"{"video_versions":"nope"}"#.into()).unwrap();
-        assert_eq!(map(&Post::V1(v)).unwrap_err().code(), "upstream_error");
+        assert_eq!(
+            map_v1(&Object::of(&v).unwrap()).unwrap_err().code(),
+            "upstream_error"
+        );
     }
 }
