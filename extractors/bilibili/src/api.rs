@@ -8,6 +8,7 @@ use mediaparse_sdk::serde_json::{self, Map, Value};
 use mediaparse_sdk::{Context, Exchange, Failure, HttpRequest};
 use serde::Deserialize;
 
+use crate::map::Dash;
 use crate::{fingerprint, wbi};
 
 pub const VIEW: &str = "https://api.bilibili.com/x/web-interface/view?";
@@ -234,17 +235,19 @@ pub fn envelope<'a, E: Deserialize<'a>>(
 #[derive(Debug)]
 pub enum Outcome<'a> {
     /// Streams found: the play-URL object (`data`, or pgc `video_info`).
-    Streams(PlayUrl<'a>),
+    Streams(Box<PlayUrl<'a>>),
     /// A final answer about the post (unavailable, login wall).
     Fatal(Failure),
     /// Try the next strategy; `risk` when it was risk control.
     Retry { risk: bool, message: String },
 }
 
-/// A play-URL object, its members found in the pass over the answer.
+/// A play-URL object, its members found in the pass over the answer, and
+/// its `dash` read when it is an object.
 #[derive(Debug)]
 pub struct PlayUrl<'a> {
     pub object: Object<'a>,
+    pub dash: Option<serde_json::Result<Dash<'a>>>,
     /// A pgc `result` whose `video_info` was no object: that member is not
     /// part of the play-URL object.
     pub without_video_info: bool,
@@ -265,14 +268,14 @@ struct Verdict<'a> {
     play_check: Option<&'a RawValue>,
     #[serde(borrow, deserialize_with = "fields::raw")]
     play_video_type: Option<&'a RawValue>,
-    /// Read in the same pass (an object's `video`; nothing otherwise).
-    #[serde(borrow, deserialize_with = "fields::object")]
-    dash: DashVideos<'a>,
+    #[serde(borrow, deserialize_with = "fields::raw")]
+    dash: Option<&'a RawValue>,
     #[serde(borrow, deserialize_with = "fields::raw")]
     durl: Option<&'a RawValue>,
 }
 
-/// `dash.video`, as its text.
+/// `dash.video`, as its text: whether a `dash` that is not the known
+/// shape lists video streams.
 #[derive(Debug, Deserialize, Default)]
 #[serde(default)]
 struct DashVideos<'a> {
@@ -337,7 +340,25 @@ pub fn judge_playurl<'a>(env: PlayEnvelope<'a>, what: &str, ctx: &Context) -> Ou
             };
         }
     };
-    let verdict = Verdict::of(&object);
+    let mut verdict = Verdict::of(&object);
+    // The DASH streams are read once, here; whether a `dash` of another
+    // shape lists video streams, from its text. A `dash` naming `video`
+    // twice makes the object unknown, as a whole.
+    let dash = verdict
+        .dash
+        .filter(|d| fields::kind_of(d) == b'{')
+        .map(|d| serde_json::from_str::<Dash>(d.get()));
+    let dash_video = match (&dash, verdict.dash) {
+        (Some(Ok(dash)), _) => dash.has_video(),
+        (Some(Err(_)), Some(text)) => match serde_json::from_str::<DashVideos>(text.get()) {
+            Ok(videos) => non_empty_list(videos.video),
+            Err(_) => {
+                verdict = Verdict::default();
+                false
+            }
+        },
+        _ => false,
+    };
     if let Some(outer) = outer
         && let Some(reason) = restriction(&Verdict::of(&outer))
     {
@@ -346,11 +367,12 @@ pub fn judge_playurl<'a>(env: PlayEnvelope<'a>, what: &str, ctx: &Context) -> Ou
     if let Some(reason) = restriction(&verdict) {
         return Outcome::Fatal(Failure::unavailable(format!("{what}: {reason}")));
     }
-    if has_streams(&verdict) {
-        Outcome::Streams(PlayUrl {
+    if dash_video || non_empty_list(verdict.durl) {
+        Outcome::Streams(Box::new(PlayUrl {
             object,
+            dash,
             without_video_info,
-        })
+        }))
     } else {
         Outcome::Retry {
             risk: false,
@@ -380,13 +402,10 @@ fn restriction(level: &Verdict) -> Option<&'static str> {
     preview.then_some("only a preview is available (paid content)")
 }
 
-fn has_streams(object: &Verdict) -> bool {
-    // An array with an element (serde_json wrote or checked the text).
-    let non_empty = |raw: Option<&RawValue>| {
-        raw.and_then(|r| r.get().strip_prefix('['))
-            .is_some_and(|rest| !rest.trim_start().starts_with(']'))
-    };
-    non_empty(object.dash.video) || non_empty(object.durl)
+/// An array with an element (serde_json wrote or checked the text).
+fn non_empty_list(raw: Option<&RawValue>) -> bool {
+    raw.and_then(|r| r.get().strip_prefix('['))
+        .is_some_and(|rest| !rest.trim_start().starts_with(']'))
 }
 
 /// Judge the video page, `html` its text: `window.__playinfo__` (same
@@ -437,6 +456,57 @@ pub fn id_string(value: Option<&Value>) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    const DASH_ANSWERS: &[&str] = &[
+        r#"{"code":0,"data":{"dash":{"video":[{"id":80,"baseUrl":"https://a/v.m4s"}],"audio":[]}}}"#,
+        r#"{"code":0,"data":{"dash":{"video":[],"audio":[{"id":30280,"baseUrl":"https://a/a.m4s"}]},"durl":[]}}"#,
+        r#"{"code":0,"data":{"dash":{"video":[1]}}}"#,
+        r#"{"code":0,"data":{"dash":{"video":[{"id":"x"}]}}}"#,
+        r#"{"code":0,"data":{"dash":{"video":[],"video":[{"id":80}]}}}"#,
+        r#"{"code":0,"data":{"dash":{"video":[{"id":80}],"audio":[],"audio":[]}}}"#,
+        r#"{"code":0,"data":{"dash":null,"durl":[{"url":"https://a/b.mp4"}]}}"#,
+        r#"{"code":0,"data":{"dash":[{"video":[1]}]}}"#,
+        r#"{"code":0,"data":{"dash":{"video":{"id":80}}}}"#,
+        r#"{"code":0,"data":{"dash":{"video":[{"id":80}]},"dash":{"video":[]}}}"#,
+        r#"{"code":0,"data":{"is_preview":1,"dash":{"video":[],"video":[{"id":80}]}}}"#,
+        r#"{"code":0,"data":{"is_preview":1,"dash":{"video":[{"id":80}]}}}"#,
+    ];
+
+    /// The DASH object is read once, by the verdict; the verdicts and the
+    /// streams built are the ones the reader that read it twice gave
+    /// (checked against it), including a `dash` of another shape and
+    /// names given twice.
+    #[test]
+    fn dash_is_read_once() {
+        let expected = [
+            "streams 1 videos",
+            "retry false t: neither DASH streams nor durl in the answer",
+            "streams, build fails upstream_error unexpected DASH object: invalid type: integer `1`, expected struct Stream at line 1 column 11",
+            r#"streams, build fails upstream_error unexpected DASH object: invalid type: string "x", expected u64 at line 1 column 19"#,
+            "retry false t: neither DASH streams nor durl in the answer",
+            "streams, build fails upstream_error unexpected DASH object: duplicate field `audio` at line 1 column 39",
+            "streams 1 videos",
+            "retry false t: neither DASH streams nor durl in the answer",
+            "retry false t: neither DASH streams nor durl in the answer",
+            "retry false t: neither DASH streams nor durl in the answer",
+            "retry false t: neither DASH streams nor durl in the answer",
+            "fatal content_unavailable",
+        ];
+        for (answer, expected) in DASH_ANSWERS.iter().zip(expected) {
+            let env: PlayEnvelope = serde_json::from_str(answer).unwrap();
+            let verdict = match judge_playurl(env, "t", &Context::default()) {
+                Outcome::Streams(play) => {
+                    let view = crate::map::View::of(&play.object);
+                    match crate::map::build(&view, play.dash.as_ref(), &Default::default()) {
+                        Ok(m) => format!("streams {} videos", m.videos.len()),
+                        Err(f) => format!("streams, build fails {} {}", f.code(), f.message()),
+                    }
+                }
+                Outcome::Fatal(f) => format!("fatal {}", f.code()),
+                Outcome::Retry { risk, message } => format!("retry {risk} {message}"),
+            };
+            assert_eq!(verdict, expected, "{answer}");
+        }
+    }
     use crate::fingerprint::tests::{assert_b64_shape, assert_inter_shape};
 
     /// The verdict on an answer's text: the play-URL object's member

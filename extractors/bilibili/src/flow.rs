@@ -33,9 +33,9 @@ const SHORT_LINKS: ShortLinks = ShortLinks {
 };
 
 /// The finished extraction of a play-URL object.
-fn ready(play: PlayUrl, meta: Meta) -> Result<Step> {
+fn ready(play: Box<PlayUrl>, meta: Meta) -> Result<Step> {
     let view = map::View::of(&play.object);
-    let media = map::build(&view, &meta)?;
+    let media = map::build(&view, play.dash.as_ref(), &meta)?;
     let platform_data = map::platform_data(&play, &view, meta)?;
     Ok(Step::Done(Extraction {
         media,

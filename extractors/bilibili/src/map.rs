@@ -120,8 +120,10 @@ impl Stream<'_> {
     }
 }
 
+/// A play-URL object's `dash`: its streams, read once (by the verdict,
+/// which needs to know whether it has video streams).
 #[derive(Debug, Default, Deserialize)]
-struct Dash<'a> {
+pub struct Dash<'a> {
     #[serde(default)]
     duration: Option<f64>,
     #[serde(default, borrow)]
@@ -257,7 +259,6 @@ fn clamp(n: u64) -> u32 {
 #[derive(Debug, Default)]
 pub struct View<'a> {
     timelength: Option<&'a RawValue>,
-    dash: Option<&'a RawValue>,
     durl: Option<&'a RawValue>,
     quality: Option<&'a RawValue>,
     format: Option<&'a RawValue>,
@@ -273,7 +274,6 @@ impl<'a> View<'a> {
     pub fn of(object: &Object<'a>) -> View<'a> {
         View {
             timelength: object.get("timelength"),
-            dash: object.get("dash"),
             durl: object.get("durl"),
             quality: object.get("quality"),
             format: object.get("format"),
@@ -286,8 +286,16 @@ impl<'a> View<'a> {
     }
 }
 
-/// The media object of one play-URL object.
-pub fn build(object: &View, meta: &Meta) -> Result<Media> {
+impl Dash<'_> {
+    /// Does it list a video stream?
+    pub fn has_video(&self) -> bool {
+        self.video.as_ref().is_some_and(|v| !v.is_empty())
+    }
+}
+
+/// The media object of one play-URL object; `dash` is its `dash` read (a
+/// failed read is an upstream change).
+pub fn build(object: &View, dash: Option<&serde_json::Result<Dash>>, meta: &Meta) -> Result<Media> {
     let labels = Labels::of(object);
     let headers = download_headers();
     let mut media = Media {
@@ -297,11 +305,9 @@ pub fn build(object: &View, meta: &Meta) -> Result<Media> {
         ..Media::default()
     };
     let timelength = read::<f64>(object.timelength).unwrap_or(0.0);
-    let dash = match object.dash.filter(|d| fields::kind_of(d) == b'{') {
-        Some(d) => Some(
-            serde_json::from_str::<Dash>(d.get())
-                .map_err(|e| Failure::changed(format!("unexpected DASH object: {e}")))?,
-        ),
+    let dash = match dash {
+        Some(Ok(dash)) => Some(dash),
+        Some(Err(e)) => return Err(Failure::changed(format!("unexpected DASH object: {e}"))),
         None => None,
     };
     if timelength > 0.0 {
@@ -309,7 +315,7 @@ pub fn build(object: &View, meta: &Meta) -> Result<Media> {
     } else if let Some(seconds) = dash.as_ref().and_then(|d| d.duration).filter(|d| *d > 0.0) {
         media.duration = seconds;
     }
-    if let Some(dash) = dash.filter(|d| d.video.as_ref().is_some_and(|v| !v.is_empty())) {
+    if let Some(dash) = dash.filter(|d| d.has_video()) {
         for stream in dash.video.iter().flatten() {
             let mut quality = labels.label(stream.id);
             if let Some(codec) = stream.codec_family() {
@@ -472,7 +478,13 @@ mod tests {
                           "bandwidth": 900000, "mimeType": "audio/mp4", "codecs": "fLaC"}}
             }
         }));
-        let m = build(&View::of(&members(&o)), &Meta::default()).unwrap_or_default();
+        let object = members(&o);
+        let view = View::of(&object);
+        let dash = object
+            .get("dash")
+            .filter(|d| fields::kind_of(d) == b'{')
+            .map(|d| serde_json::from_str::<Dash>(d.get()));
+        let m = build(&view, dash.as_ref(), &Meta::default()).unwrap_or_default();
         assert_eq!(m.duration, 1.5);
         assert_eq!(m.videos.len(), 2);
         assert_eq!(m.videos[0].url, "https://a/v.m4s");
@@ -511,6 +523,7 @@ mod tests {
             "supportFormats": [{"quality": 16}], "durl": [], "dash": null, "title": 5}));
         let play = PlayUrl {
             object: members(&play_text),
+            dash: None,
             without_video_info: false,
         };
         let meta = Meta {
