@@ -130,14 +130,20 @@ enum State<'p> {
 }
 
 fn last_state<'p>(page: &'p str, name: &str) -> Option<State<'p>> {
+    let text = last_assigned(page, name)?;
+    // A JS literal (`undefined`) stops this read early.
+    Some(match serde_json::from_str::<&RawValue>(text) {
+        Ok(json) => State::Json(json),
+        Err(_) => State::Converted(jsobj::to_json(text)),
+    })
+}
+
+/// The text of the value the last script that assigns `name` assigns.
+fn last_assigned<'p>(page: &'p str, name: &str) -> Option<&'p str> {
     let mut end = page.len();
     while let Some(pos) = page[..end].rfind(name) {
         if let Some(text) = html::assigned_value(&page[pos..], name) {
-            // A JS literal (`undefined`) stops this read early.
-            return Some(match serde_json::from_str::<&RawValue>(text) {
-                Ok(json) => State::Json(json),
-                Err(_) => State::Converted(jsobj::to_json(text)),
-            });
+            return Some(text);
         }
         end = pos;
     }
@@ -147,65 +153,85 @@ fn last_state<'p>(page: &'p str, name: &str) -> Option<State<'p>> {
 /// The JSON text of the note object for `id` in a page's state, desktop or
 /// mobile layout. `Ok(None)`: the state parsed but holds no such note.
 pub fn find_note(page: &str, id: &str) -> Result<Option<String>> {
-    let states: Vec<State> = [DESKTOP_STATE, MOBILE_SETUP_STATE]
+    let texts: Vec<&str> = [DESKTOP_STATE, MOBILE_SETUP_STATE]
         .into_iter()
-        .filter_map(|name| last_state(page, name))
+        .filter_map(|name| last_assigned(page, name))
+        .collect();
+    // Each state read as written finds its places in the one pass; one
+    // that is no JSON (a JS literal such as `undefined`) is read again with
+    // its literals converted.
+    let as_written: Vec<Option<Places>> = texts.iter().map(|t| Places::of(t).ok()).collect();
+    let converted: Vec<Option<String>> = texts
+        .iter()
+        .zip(&as_written)
+        .map(|(text, read)| read.is_none().then(|| jsobj::to_json(text)))
         .collect();
     let mut why = None;
-    let parsed: Vec<&RawValue> = states
-        .iter()
-        .filter_map(|s| match s {
-            State::Json(json) => Some(*json),
-            State::Converted(text) => match serde_json::from_str(text) {
-                Ok(state) => Some(state),
+    let mut parsed: Vec<Places> = Vec::new();
+    for (read, converted) in as_written.into_iter().zip(&converted) {
+        match (read, converted) {
+            (Some(places), _) => parsed.push(places),
+            (None, Some(text)) => match Places::of(text) {
+                Ok(places) => parsed.push(places),
                 Err(e) => {
                     why.get_or_insert_with(|| e.to_string());
-                    None
                 }
             },
-        })
-        .collect();
+            (None, None) => {}
+        }
+    }
     if parsed.is_empty() {
         let why = why.unwrap_or_else(|| "no state assignment".into());
         return Err(Failure::changed(format!(
             "the note page state could not be read: {why}"
         )));
     }
-    for state in parsed {
-        if let Some(note) = note_in(state, id) {
+    for places in parsed {
+        if let Some(note) = note_in(places, id) {
             return Ok(Some(note.get().to_string()));
         }
     }
     Ok(None)
 }
 
+/// The state's members that may hold the note, read in the one pass that
+/// checks the state is JSON.
+#[derive(serde::Deserialize)]
+struct Places<'a> {
+    #[serde(borrow, default, deserialize_with = "fields::raw")]
+    note: Option<&'a RawValue>,
+    #[serde(borrow, default, rename = "noteData", deserialize_with = "fields::raw")]
+    note_data: Option<&'a RawValue>,
+    #[serde(
+        borrow,
+        default,
+        rename = "LAUNCHER_SSR_STORE_PAGE_DATA",
+        deserialize_with = "fields::raw"
+    )]
+    launcher: Option<&'a RawValue>,
+}
+
+impl<'a> Places<'a> {
+    /// The places of the state `text`; its error when it is no JSON.
+    fn of(text: &'a str) -> serde_json::Result<Places<'a>> {
+        match serde_json::from_str::<Places>(text) {
+            Ok(places) => Ok(places),
+            // A name given twice (the last counts) or no object: one at a time.
+            Err(_) => {
+                let state: &RawValue = serde_json::from_str(text)?;
+                Ok(Places {
+                    note: fields::at(Some(state), &["note"]),
+                    note_data: fields::at(Some(state), &["noteData"]),
+                    launcher: fields::at(Some(state), &["LAUNCHER_SSR_STORE_PAGE_DATA"]),
+                })
+            }
+        }
+    }
+}
+
 /// The note `id` in one state: the first of its places that holds it,
 /// each looked at only when the ones before it did not.
-fn note_in<'a>(state: &'a RawValue, id: &str) -> Option<&'a RawValue> {
-    /// The state's members that may hold the note, read in one pass.
-    #[derive(serde::Deserialize)]
-    struct Places<'a> {
-        #[serde(borrow, default, deserialize_with = "fields::raw")]
-        note: Option<&'a RawValue>,
-        #[serde(borrow, default, rename = "noteData", deserialize_with = "fields::raw")]
-        note_data: Option<&'a RawValue>,
-        #[serde(
-            borrow,
-            default,
-            rename = "LAUNCHER_SSR_STORE_PAGE_DATA",
-            deserialize_with = "fields::raw"
-        )]
-        launcher: Option<&'a RawValue>,
-    }
-    let places = match serde_json::from_str::<Places>(state.get()) {
-        Ok(places) => places,
-        // A name given twice (the last counts) or no object: one at a time.
-        Err(_) => Places {
-            note: fields::at(Some(state), &["note"]),
-            note_data: fields::at(Some(state), &["noteData"]),
-            launcher: fields::at(Some(state), &["LAUNCHER_SSR_STORE_PAGE_DATA"]),
-        },
-    };
+fn note_in<'a>(places: Places<'a>, id: &str) -> Option<&'a RawValue> {
     let found = |n: &&RawValue| is_note(n, id);
     if let Some(map) = fields::at(places.note, &["noteDetailMap"]).and_then(members) {
         let by_key = get(&map, id).and_then(|e| fields::at(Some(e), &["note"]));
@@ -287,6 +313,55 @@ fn is_note(note: &RawValue, id: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    /// Pages whose state holds (or does not hold) note `6411cf99000000001300b6d9`.
+    const STATE_PAGES: &[&str] = &[
+        r#"<script>window.__INITIAL_STATE__={"note":{"noteDetailMap":{"6411cf99000000001300b6d9":{"note":{"noteId":"6411cf99000000001300b6d9","type":"normal","desc":"a"}}}}}</script>"#,
+        r#"<script>window.__INITIAL_STATE__={"note":{"noteDetailMap":{"6411cf99000000001300b6d9":{"note":{"noteId":"6411cf99000000001300b6d9","type":"normal","x":undefined}}}}}</script>"#,
+        r#"<script>window.__INITIAL_STATE__={"note":{"noteDetailMap":{}},"note":{"noteDetailMap":{"6411cf99000000001300b6d9":{"note":{"type":"video"}}}}}</script>"#,
+        r#"<script>window.__INITIAL_STATE__={"note":{"noteDetailMap":{"k":{"note":{"id":"6411cf99000000001300b6d9","imageList":[]}}}}}</script>"#,
+        r#"<script>window.__INITIAL_STATE__={"noteData":{"data":{"noteData":{"noteId":"6411cf99000000001300b6d9","type":"normal"}}}}</script>"#,
+        r#"<script>window.__INITIAL_STATE__={"noteData":{"data":{"noteData":{"noteId":"other","type":"normal"}}},"x":undefined}</script>"#,
+        r#"<script>window.__INITIAL_STATE__=[{"note":{}}]</script>"#,
+        r#"<script>window.__INITIAL_STATE__={"a":</script>"#,
+        r#"<script>window.__INITIAL_STATE__={"a":</script><script>window.__SETUP_SERVER_STATE__={"LAUNCHER_SSR_STORE_PAGE_DATA":{"noteData":{"noteId":"6411cf99000000001300b6d9","type":"normal"}}}</script>"#,
+        r#"<script>window.__SETUP_SERVER_STATE__={"LAUNCHER_SSR_STORE_PAGE_DATA":{"noteData":{"note_id":"6411cf99000000001300b6d9","images_list":[],"u":undefined}},"LAUNCHER_SSR_STORE_PAGE_DATA":{"noteData":{}}}</script>"#,
+        r#"<script>window.__INITIAL_STATE__={"note":{"noteDetailMap":{"6411cf99000000001300b6d9":{"note":{}}}}}</script>"#,
+        r#"<html>no state</html>"#,
+        r#"<script>window.__INITIAL_STATE__={"a":1 2}</script>"#,
+        r#"<script>window.__INITIAL_STATE__={"a":1 2}</script><script>window.__SETUP_SERVER_STATE__={"LAUNCHER_SSR_STORE_PAGE_DATA":{"noteData":{"noteId":"6411cf99000000001300b6d9","type":"normal"}}}</script>"#,
+    ];
+
+    /// Each state is read once to find its places; the notes found are the
+    /// ones the reader that checked the state first found (checked against
+    /// it): JS literals, names given twice, no object, no JSON, a second
+    /// state.
+    #[test]
+    fn states_are_read_once() {
+        let expected = [
+            r#"note {"noteId":"6411cf99000000001300b6d9","type":"normal","desc":"a"}"#,
+            r#"note {"noteId":"6411cf99000000001300b6d9","type":"normal","x":null}"#,
+            r#"note {"type":"video"}"#,
+            r#"note {"id":"6411cf99000000001300b6d9","imageList":[]}"#,
+            r#"note {"noteId":"6411cf99000000001300b6d9","type":"normal"}"#,
+            "none",
+            "none",
+            "failed upstream_error the note page state could not be read: no state assignment",
+            r#"note {"noteId":"6411cf99000000001300b6d9","type":"normal"}"#,
+            "none",
+            "none",
+            "failed upstream_error the note page state could not be read: no state assignment",
+            "failed upstream_error the note page state could not be read: expected `,` or `}` at line 1 column 8",
+            r#"note {"noteId":"6411cf99000000001300b6d9","type":"normal"}"#,
+        ];
+        for (page, expected) in STATE_PAGES.iter().zip(expected) {
+            let verdict = match find_note(page, "6411cf99000000001300b6d9") {
+                Ok(Some(note)) => format!("note {note}"),
+                Ok(None) => "none".to_string(),
+                Err(f) => format!("failed {} {}", f.code(), f.message()),
+            };
+            assert_eq!(verdict, expected, "{page}");
+        }
+    }
 
     fn note(token: bool) -> NoteRef {
         NoteRef {
