@@ -471,10 +471,10 @@ mod tests {
         r#"{"code":0,"data":{"is_preview":1,"dash":{"video":[{"id":80}]}}}"#,
     ];
 
-    /// The DASH object is read once, by the verdict; the verdicts and the
-    /// streams built are the ones the reader that read it twice gave
-    /// (checked against it), including a `dash` of another shape and
-    /// names given twice.
+    /// The verdict reads `dash` once and `build` makes its streams from
+    /// that read: a `dash` of another shape is judged from its text and
+    /// fails `build`; `video` named twice in `dash`, or `dash` named twice
+    /// in the object, makes the object unknown (no streams).
     #[test]
     fn dash_is_read_once() {
         let expected = [

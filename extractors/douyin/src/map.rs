@@ -419,9 +419,10 @@ mod tests {
         r#"{"aweme_details":[{"aweme_id":"1"}"#,
     ];
 
-    /// The readers find each answer's members once; their verdicts are the
-    /// ones the readers that kept the answer as its text gave (checked
-    /// against them).
+    /// What the readers make of a table of answers: items, empty lists,
+    /// nulls, other types, names given twice (a container naming one of
+    /// its members twice reads as empty; an item's last value counts),
+    /// filters, other JSON and no JSON.
     #[test]
     fn answers_read_in_one_pass() {
         let expected = [

@@ -495,9 +495,9 @@ mod tests {
         (500, "{}"),
     ];
 
-    /// The GraphQL judge finds each level's members once; its verdicts are
-    /// the ones the judge that kept each level as its text gave (checked
-    /// against it), a mapping failure included.
+    /// The GraphQL judge's verdict on a table of answers: each level's
+    /// missing, `null` or other values, a name given twice (the last
+    /// counts), no JSON, and a mapping failure, which ends the cascade.
     #[test]
     fn graphql_answers_read_in_one_pass() {
         let expected = [

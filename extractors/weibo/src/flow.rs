@@ -583,8 +583,6 @@ mod tests {
 
     #[test]
     fn answers_read_in_one_pass() {
-        // The verdicts of the readers that kept the answer as its text and
-        // read it again (checked against them): the same here.
         let v = |body: &str| {
             let (pc, m) = verdicts(body);
             format!("{pc} | {m}")

@@ -331,10 +331,9 @@ mod tests {
         r#"<script>window.__INITIAL_STATE__={"a":1 2}</script><script>window.__SETUP_SERVER_STATE__={"LAUNCHER_SSR_STORE_PAGE_DATA":{"noteData":{"noteId":"6411cf99000000001300b6d9","type":"normal"}}}</script>"#,
     ];
 
-    /// Each state is read once to find its places; the notes found are the
-    /// ones the reader that checked the state first found (checked against
-    /// it): JS literals, names given twice, no object, no JSON, a second
-    /// state.
+    /// Where the note is found in a table of pages: JS literals converted,
+    /// names given twice (the last counts), a state that is no object or no
+    /// JSON, and a second state.
     #[test]
     fn states_are_read_once() {
         let expected = [
