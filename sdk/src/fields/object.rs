@@ -182,18 +182,19 @@ impl<'de: 'a, 'a> Deserialize<'de> for MaybeObject<'a> {
                 Ok(MaybeObject::Other)
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut list = Vec::with_capacity(map.size_hint().unwrap_or(16));
-                while let Some(name) = map.next_key::<Text<'de>>()? {
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                if let Some(name) = map.next_key::<Text<'de>>()? {
                     // A number serde_json keeps as text arrives as a
                     // one-member map: it is no object.
-                    if list.is_empty() && name.as_str() == super::NUMBER_TOKEN {
+                    if name.as_str() == super::NUMBER_TOKEN {
                         map.next_value::<de::IgnoredAny>()?;
                         super::skip_map(map)?;
                         return Ok(MaybeObject::Other);
                     }
-                    list.push((name.0, map.next_value::<&'de RawValue>()?));
+                    members.push((name.0, map.next_value::<&'de RawValue>()?));
                 }
-                Ok(MaybeObject::Object(Object { members: list }))
+                push_members(&mut map, &mut members)?;
+                Ok(MaybeObject::Object(Object { members }))
             }
         }
         d.deserialize_any(V)
@@ -248,15 +249,24 @@ impl<'de> Deserialize<'de> for MembersOf<'de> {
                 f.write_str("an object")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<MembersOf<'de>, A::Error> {
-                let mut list = Vec::with_capacity(map.size_hint().unwrap_or(16));
-                while let Some(name) = map.next_key::<Text<'de>>()? {
-                    list.push((name.0, map.next_value::<&'de RawValue>()?));
-                }
-                Ok(MembersOf(list))
+                let mut members = Vec::with_capacity(map.size_hint().unwrap_or(16));
+                push_members(&mut map, &mut members)?;
+                Ok(MembersOf(members))
             }
         }
         d.deserialize_map(V)
     }
+}
+
+/// The map's (remaining) members, each as its name and its text.
+fn push_members<'de, A: MapAccess<'de>>(
+    map: &mut A,
+    members: &mut Vec<(Cow<'de, str>, &'de RawValue)>,
+) -> Result<(), A::Error> {
+    while let Some(name) = map.next_key::<Text<'de>>()? {
+        members.push((name.0, map.next_value::<&'de RawValue>()?));
+    }
+    Ok(())
 }
 
 /// The members as a deserializer: an object, whatever is asked.
