@@ -3,7 +3,7 @@
 //! platform data of an aweme (typed view in `aweme`) or of a direct URL.
 
 use mediaparse_sdk::cascade::Attempt;
-use mediaparse_sdk::fields::{self, Object, RawValue};
+use mediaparse_sdk::fields::{self, MaybeObject, Object, RawValue};
 use mediaparse_sdk::html::{self, assigned_value};
 use mediaparse_sdk::spec::{fill_missing_members, listed_members};
 use mediaparse_sdk::{
@@ -74,7 +74,7 @@ pub fn read_slidesinfo(response: &HttpResponse) -> Result<Attempt<Extraction>> {
     if is_anti_bot(&text) {
         return Ok(Attempt::Missed(anti_bot()));
     }
-    let Some(body) = Container::of_text(&text) else {
+    let Ok(body) = Container::of_text(&text) else {
         if is_blocked_page(&text) {
             return Ok(Attempt::Missed(Failure::upstream(
                 "Douyin shows this post only in its app",
@@ -140,15 +140,13 @@ struct Container<'a> {
 }
 
 impl<'a> Container<'a> {
-    /// The members of the JSON `text` (its members found once); `None`
-    /// when it is no JSON at all.
-    fn of_text(text: &'a str) -> Option<Container<'a>> {
-        match Object::from_text(text, "the answer") {
-            Ok(object) => Some(object.read("the answer").unwrap_or_default()),
-            Err(_) => serde_json::from_str::<serde::de::IgnoredAny>(text)
-                .ok()
-                .map(|_| Container::default()),
-        }
+    /// The members of the JSON `text` (its members found once, none for
+    /// other JSON); its error when it is no JSON at all.
+    fn of_text(text: &'a str) -> serde_json::Result<Container<'a>> {
+        Ok(match serde_json::from_str::<MaybeObject>(text)? {
+            MaybeObject::Object(object) => object.read("the answer").unwrap_or_default(),
+            _ => Container::default(),
+        })
     }
 }
 
@@ -222,18 +220,8 @@ pub fn read_web_api(response: &HttpResponse) -> Result<Attempt<Extraction>> {
     if is_anti_bot(&text) {
         return Ok(Attempt::Missed(anti_bot()));
     }
-    let body = match Container::of_text(&text) {
-        Some(body) => body,
-        None => {
-            let e = serde_json::from_str::<serde::de::IgnoredAny>(&text)
-                .err()
-                .map(|e| e.to_string())
-                .unwrap_or_default();
-            return Err(Failure::changed(format!(
-                "the web API did not answer JSON: {e}"
-            )));
-        }
-    };
+    let body = Container::of_text(&text)
+        .map_err(|e| Failure::changed(format!("the web API did not answer JSON: {e}")))?;
     match body.aweme_detail.map(|item| (Object::of(item), item)) {
         Some((Some(item), _)) => Ok(Attempt::Got(post_extraction(&item)?)),
         Some((None, item)) if item.get() != "null" => Ok(Attempt::Missed(Failure::changed(

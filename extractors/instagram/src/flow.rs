@@ -190,13 +190,10 @@ fn polaris_media(json: &str) -> Option<Option<MaybeObject<'_>>> {
         return Some(answer.data.xig_polaris_media);
     }
     // A name given twice (the last counts), or no object: level by level.
-    let answer = match Object::from_text(json, "the GraphQL answer") {
-        Ok(answer) => answer,
-        Err(_) => {
-            serde_json::from_str::<serde::de::IgnoredAny>(json).ok()?;
-            Object::default()
-        }
-    };
+    let answer = serde_json::from_str::<MaybeObject>(json)
+        .ok()?
+        .into_object()
+        .unwrap_or_default();
     let media = answer
         .get("data")
         .and_then(Object::of)

@@ -4,7 +4,7 @@
 
 use mediaparse_sdk::encode::strict;
 use mediaparse_sdk::exchanges::Exchanges;
-use mediaparse_sdk::fields::{Object, RawValue};
+use mediaparse_sdk::fields::{MaybeObject, Object, RawValue};
 use mediaparse_sdk::links::{Followed, Landing, ShortLinks};
 use mediaparse_sdk::serde_json::{self, Value};
 use mediaparse_sdk::urls::InputUrl;
@@ -361,12 +361,10 @@ impl<'a> Answer<'a> {
         let Ok(body) = std::str::from_utf8(&response.body) else {
             return Answer::NoJson;
         };
-        match Object::from_text(body, "the answer") {
-            Ok(object) => Answer::Object(body, object),
-            Err(_) => match serde_json::from_str(body) {
-                Ok(tree) => Answer::Other(tree),
-                Err(_) => Answer::NoJson,
-            },
+        match serde_json::from_str::<MaybeObject>(body) {
+            Ok(MaybeObject::Object(object)) => Answer::Object(body, object),
+            Ok(_) => Answer::Other(serde_json::from_str(body).unwrap_or_default()),
+            Err(_) => Answer::NoJson,
         }
     }
 }
